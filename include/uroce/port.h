@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* The port interface: how the transport engine sends and receives Ethernet frames. */
+#ifndef UROCE_PORT_H
+#define UROCE_PORT_H
+
+#include <stdint.h>
+
+/*
+ * One Ethernet frame (FCS excluded).  @handle is the backend's buffer (an
+ * rte_mbuf for DPDK, a slot for the simulated link); the engine never looks
+ * inside it.
+ */
+struct port_frame {
+	uint8_t		*data;
+	uint32_t	len;
+	void		*handle;
+};
+
+struct port;
+
+/*
+ * Implemented by: the DPDK backend (dataplane/dp_port_dpdk.c), the
+ * simulated link (dataplane/port_sim.c) and the pcap port
+ * (dataplane/port_pcap.c).  Calls come from one thread at a time (the
+ * engine holds its lock), so a backend needs no locking of its own.
+ */
+struct port_ops {
+	/* Up to @max received frames; each stays valid until rx_release(). */
+	unsigned (*rx_burst)(struct port *p, struct port_frame *f, unsigned max);
+	void (*rx_release)(struct port *p, struct port_frame *f, unsigned n);
+	/* A transmit buffer for a frame of @len bytes; f->data is writable. -ENOBUFS if none. */
+	int (*tx_alloc)(struct port *p, struct port_frame *f, uint32_t len);
+	/* Give up a buffer from tx_alloc() that will not be sent. */
+	void (*tx_abort)(struct port *p, struct port_frame *f);
+	/*
+	 * Queue frames for sending; the port owns them from here on and sends
+	 * them by the next flush() at the latest.  A port that cannot send
+	 * drops and counts (the transport recovers like any other loss).
+	 */
+	void (*tx_burst)(struct port *p, struct port_frame *f, unsigned n);
+	void (*flush)(struct port *p);
+	/*
+	 * MAC address for an IP address in GID form (IPv4-mapped or IPv6).
+	 * Return: 0 with @mac filled; -EAGAIN while resolution is under way
+	 * (call again later); -EHOSTUNREACH when it has failed.
+	 */
+	int (*resolve)(struct port *p, const uint8_t gid[16], uint8_t mac[6]);
+	void (*destroy)(struct port *p);
+};
+
+struct port {
+	const struct port_ops	*ops;
+	uint8_t			mac[6];
+	uint32_t		mtu;		/* IP MTU of the link */
+	const char		*name;		/* for messages: "af_packet:veth0" */
+};
+
+#endif

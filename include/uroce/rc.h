@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport engine: PDs, MRs, CQs, SRQs, AHs and RC/UC/UD queue pairs,
+ * driven by a port and a clock.  No DPDK here.  Work requests, completions
+ * and attributes use libibverbs' public types (<infiniband/verbs.h>), so the
+ * provider passes them through untouched.
+ *
+ * Locking: one lock per engine, taken inside every function below, so any
+ * thread may call any function (the verbs thread-safety rules are met).
+ * Callbacks (cq_event, async_event) run with that lock held: they must not
+ * call back into the engine.
+ *
+ * Errors: functions returning int give 0 or a negative errno; functions
+ * returning a pointer give NULL and set errno.  The errno values are those
+ * the corresponding verb documents (EINVAL, ENOMEM, EBUSY, ...).
+ */
+#ifndef UROCE_RC_H
+#define UROCE_RC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "uroce/port.h"
+#include "uroce/wire.h"
+
+struct rc_engine;
+struct rc_pd;
+struct rc_mr;
+struct rc_cq;
+struct rc_srq;
+struct rc_qp;
+struct rc_ah;
+
+/* ---- Limits the engine honours (reported by query_device) ---- */
+#define RC_MAX_QP		4096
+#define RC_MAX_QP_WR		16384
+#define RC_MAX_SGE		32
+#define RC_MAX_INLINE		256
+#define RC_MAX_CQ		4096
+#define RC_MAX_CQE		(1 << 20)
+#define RC_MAX_MR		65536
+#define RC_MAX_MR_SIZE		(1ull << 40)
+#define RC_MAX_PD		4096
+#define RC_MAX_RD_ATOMIC	16	/* max_qp_rd_atom and max_qp_init_rd_atom */
+#define RC_MAX_SRQ		1024
+#define RC_MAX_SRQ_WR		16384
+#define RC_MAX_AH		65536
+#define RC_MAX_MSG_SIZE		(1u << 31)
+#define RC_GID_TABLE_LEN	16
+
+enum rc_gid_type {
+	RC_GID_ROCE_V1 = 0,	/* listed as the kernel lists it; not used for transport */
+	RC_GID_ROCE_V2 = 1,
+};
+
+struct rc_gid_entry {
+	bool		valid;
+	uint8_t		gid[16];	/* IPv4-mapped or IPv6 */
+	enum rc_gid_type type;
+};
+
+struct rc_engine_cfg {
+	struct port	*port;
+	/* Monotonic time in nanoseconds; tests give a virtual clock. */
+	uint64_t	(*now_ns)(void *arg);
+	void		*clock_arg;
+
+	/*
+	 * Host-wide QPN allocator (the dataplane shares QPNs between the
+	 * processes of one netdev).  NULL: a private allocator from 0x11.
+	 */
+	int		(*qpn_alloc)(void *arg, uint32_t *qpn);
+	void		(*qpn_free)(void *arg, uint32_t qpn);
+	void		*qpn_arg;
+
+	/* A completion entered a CQ armed by rc_cq_req_notify(). */
+	void		(*cq_event)(void *arg, struct rc_cq *cq, void *cq_user);
+	/*
+	 * Affiliated or unaffiliated asynchronous event.  @obj_user is the
+	 * @user pointer of the QP/CQ/SRQ, or NULL for port events.
+	 */
+	void		(*async_event)(void *arg, enum ibv_event_type type, void *obj_user);
+	void		*event_arg;
+
+	/* Seed for keys and initial values; 0 means from getrandom(). */
+	uint64_t	seed;
+};
+
+struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg);
+/* Frees every object still alive. */
+void rc_engine_destroy(struct rc_engine *eng);
+
+/* The GID table of the device's port (index as ibv_query_gid). */
+int rc_engine_set_gid(struct rc_engine *eng, unsigned index, const struct rc_gid_entry *e);
+int rc_engine_get_gid(struct rc_engine *eng, unsigned index, struct rc_gid_entry *e);
+
+/**
+ * rc_engine_progress() - receive, run the state machines, send, fire timers.
+ * @budget: at most this many received frames (0: one burst).
+ *
+ * Does nothing and returns 0 when another thread is progressing the engine.
+ * Return: frames received + frames sent + timers fired (0 when idle).
+ */
+unsigned rc_engine_progress(struct rc_engine *eng, unsigned budget);
+
+/* Time of the next timer in ns on the engine clock, UINT64_MAX if none is armed. */
+uint64_t rc_engine_next_deadline(struct rc_engine *eng);
+
+/* Set when rc_engine_progress() has nothing in flight (for back-off). */
+bool rc_engine_idle(struct rc_engine *eng);
+
+/* ---- Counters ---- */
+
+#define RC_COUNTERS(X)							\
+	X(rx_packets)	X(rx_bytes)	X(tx_packets)	X(tx_bytes)	\
+	X(retransmits)	X(timeouts)	X(rnr_naks_rx)	X(rnr_naks_tx)	\
+	X(seq_naks_rx)	X(seq_naks_tx)						\
+	X(inv_req_naks_rx)	X(inv_req_naks_tx)				\
+	X(rem_access_naks_rx)	X(rem_access_naks_tx)			\
+	X(rem_op_naks_rx)	X(rem_op_naks_tx)				\
+	X(duplicates)	X(out_of_sequence)	X(cnps_rx)	X(cnps_tx)	\
+	X(ecn_ce_rx)	X(unknown_qp)	X(tx_no_buffer)	X(cq_overflows)	\
+	X(acks_rx)	X(acks_tx)	X(completions)
+
+struct rc_counters {
+#define RC_COUNTER_FIELD(n) uint64_t n;
+	RC_COUNTERS(RC_COUNTER_FIELD)
+#undef RC_COUNTER_FIELD
+	struct wire_drop_stats drops;	/* frames wire_parse() rejected */
+};
+
+/* Names in field order, for printing; NULL-terminated. */
+extern const char *const rc_counter_names[];
+
+void rc_engine_counters(struct rc_engine *eng, struct rc_counters *out);
+int rc_qp_counters(struct rc_qp *qp, struct rc_counters *out);
+
+/* ---- Protection domains and memory regions ---- */
+
+struct rc_pd *rc_pd_alloc(struct rc_engine *eng);
+int rc_pd_free(struct rc_pd *pd);			/* -EBUSY while objects use it */
+
+/* @access: IBV_ACCESS_* bits.  Remote write/atomic need LOCAL_WRITE (-EINVAL). */
+struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
+			int access);
+/* @flags: IBV_REREG_MR_CHANGE_*; new keys are issued. */
+int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr,
+		size_t len, int access);
+int rc_mr_dereg(struct rc_mr *mr);			/* the keys stop working at once */
+uint32_t rc_mr_lkey(const struct rc_mr *mr);
+uint32_t rc_mr_rkey(const struct rc_mr *mr);
+
+/* ---- Completion queues ---- */
+
+/* @cqe: at least this many entries (rounded up); @user comes back in events. */
+struct rc_cq *rc_cq_create(struct rc_engine *eng, int cqe, void *user);
+int rc_cq_destroy(struct rc_cq *cq);			/* -EBUSY while QPs use it */
+int rc_cq_resize(struct rc_cq *cq, int cqe);		/* -EINVAL if below the entries held */
+int rc_cq_size(const struct rc_cq *cq);
+/*
+ * Up to @n completions, oldest first.  Does not progress the engine: the
+ * caller runs rc_engine_progress() first when it wants fresh ones.  Return:
+ * how many, or -EOVERFLOW once the CQ has overflowed (it is then in error;
+ * an IBV_EVENT_CQ_ERR async event was raised).
+ */
+int rc_cq_poll(struct rc_cq *cq, int n, struct ibv_wc *wc);
+/* Arm for one event: on the next completion, or the next solicited or error one. */
+int rc_cq_req_notify(struct rc_cq *cq, bool solicited_only);
+
+/* ---- Shared receive queues ---- */
+
+struct rc_srq *rc_srq_create(struct rc_pd *pd, struct ibv_srq_init_attr *attr, void *user);
+int rc_srq_modify(struct rc_srq *srq, struct ibv_srq_attr *attr, int mask);
+int rc_srq_query(struct rc_srq *srq, struct ibv_srq_attr *attr);
+int rc_srq_destroy(struct rc_srq *srq);			/* -EBUSY while QPs use it */
+int rc_srq_post_recv(struct rc_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* ---- Address handles (UD) ---- */
+
+/*
+ * The engine owns the ibv_ah embedded in its AH; the provider hands
+ * rc_ah_ibv() to libibverbs, and UD work requests name that ibv_ah.
+ */
+struct rc_ah *rc_ah_create(struct rc_pd *pd, struct ibv_ah_attr *attr);
+int rc_ah_destroy(struct rc_ah *ah);
+struct ibv_ah *rc_ah_ibv(struct rc_ah *ah);
+struct rc_ah *rc_ah_from_ibv(struct ibv_ah *ibv);
+
+/* ---- Queue pairs ---- */
+
+struct rc_qp_init {
+	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC or _UD */
+	struct rc_pd		*pd;
+	struct rc_cq		*send_cq;
+	struct rc_cq		*recv_cq;
+	struct rc_srq		*srq;		/* NULL: own receive queue */
+	struct ibv_qp_cap	cap;		/* in: requested; out: granted */
+	bool			sq_sig_all;
+	void			*user;		/* comes back in async events */
+};
+
+struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init);
+int rc_qp_destroy(struct rc_qp *qp);
+uint32_t rc_qp_num(const struct rc_qp *qp);
+/*
+ * ibv_modify_qp semantics: the transition must be legal from the current
+ * state with exactly the required and allowed attributes of that
+ * transition (IBA 11.2.5, table "QP state transition properties"), else
+ * -EINVAL and nothing changes.  Entering ERR flushes every outstanding
+ * work request as IBV_WC_WR_FLUSH_ERR, in order.
+ */
+int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask);
+int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
+		struct ibv_qp_init_attr *init);
+/* ibv_post_send / ibv_post_recv semantics; *bad_wr names the first refused. */
+int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int rc_post_recv(struct rc_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* Names for traces and messages. */
+const char *rc_qp_state_name(enum ibv_qp_state state);
+
+#endif

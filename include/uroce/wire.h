@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: MIT */
+/* RoCE v2 wire format: headers, opcode table, parse, build, ICRC (IBA Vol 1 ch. 9, Annex A17). */
+#ifndef UROCE_WIRE_H
+#define UROCE_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Big-endian fields.  Byte arrays, so every header has alignment 1 and can
+ * sit at any offset of a frame; read and written only through the accessors.
+ */
+typedef struct { uint8_t b[2]; } wire_be16;
+typedef struct { uint8_t b[4]; } wire_be32;
+typedef struct { uint8_t b[8]; } wire_be64;
+
+static inline uint16_t wire_get16(wire_be16 v)
+{
+	return (uint16_t)(v.b[0] << 8 | v.b[1]);
+}
+
+static inline uint32_t wire_get32(wire_be32 v)
+{
+	return (uint32_t)v.b[0] << 24 | (uint32_t)v.b[1] << 16 |
+	       (uint32_t)v.b[2] << 8 | v.b[3];
+}
+
+static inline uint64_t wire_get64(wire_be64 v)
+{
+	uint64_t x = 0;
+
+	for (int i = 0; i < 8; i++)
+		x = x << 8 | v.b[i];
+	return x;
+}
+
+static inline void wire_set16(wire_be16 *p, uint16_t x)
+{
+	p->b[0] = (uint8_t)(x >> 8);
+	p->b[1] = (uint8_t)x;
+}
+
+static inline void wire_set32(wire_be32 *p, uint32_t x)
+{
+	p->b[0] = (uint8_t)(x >> 24);
+	p->b[1] = (uint8_t)(x >> 16);
+	p->b[2] = (uint8_t)(x >> 8);
+	p->b[3] = (uint8_t)x;
+}
+
+static inline void wire_set64(wire_be64 *p, uint64_t x)
+{
+	for (int i = 7; i >= 0; i--, x >>= 8)
+		p->b[i] = (uint8_t)x;
+}
+
+#define WIRE_24BIT_MASK 0x00ffffffu
+
+/* ---- Layer 2/3/4 ---- */
+
+#define WIRE_ETH_ALEN		6
+#define WIRE_ETHERTYPE_IPV4	0x0800
+#define WIRE_ETHERTYPE_ARP	0x0806
+#define WIRE_ETHERTYPE_VLAN	0x8100
+#define WIRE_ETHERTYPE_IPV6	0x86dd
+#define WIRE_IPPROTO_UDP	17
+#define WIRE_ROCEV2_PORT	4791	/* IBA Annex A17.2.1 */
+#define WIRE_UDP_SPORT_MIN	49152	/* dynamic range: never a well-known port */
+
+struct wire_eth_hdr {
+	uint8_t		dst[WIRE_ETH_ALEN];
+	uint8_t		src[WIRE_ETH_ALEN];
+	wire_be16	ethertype;
+};
+_Static_assert(sizeof(struct wire_eth_hdr) == 14, "eth");
+
+struct wire_vlan_hdr {
+	wire_be16	tci;		/* PCP(3) DEI(1) VID(12) */
+	wire_be16	ethertype;	/* of the encapsulated frame */
+};
+_Static_assert(sizeof(struct wire_vlan_hdr) == 4, "vlan");
+
+struct wire_ipv4_hdr {
+	uint8_t		version_ihl;
+	uint8_t		tos;		/* DSCP(6) ECN(2) */
+	wire_be16	total_len;
+	wire_be16	id;
+	wire_be16	frag_off;	/* flags(3) offset(13) */
+	uint8_t		ttl;
+	uint8_t		protocol;
+	wire_be16	checksum;
+	uint8_t		src[4];
+	uint8_t		dst[4];
+};
+_Static_assert(sizeof(struct wire_ipv4_hdr) == 20, "ipv4");
+#define WIRE_IPV4_DF		0x4000
+#define WIRE_IPV4_MF		0x2000
+#define WIRE_IPV4_OFFMASK	0x1fff
+
+struct wire_ipv6_hdr {
+	wire_be32	vtc_flow;	/* version(4) traffic class(8) flow label(20) */
+	wire_be16	payload_len;
+	uint8_t		next_header;
+	uint8_t		hop_limit;
+	uint8_t		src[16];
+	uint8_t		dst[16];
+};
+_Static_assert(sizeof(struct wire_ipv6_hdr) == 40, "ipv6");
+
+struct wire_udp_hdr {
+	wire_be16	sport;
+	wire_be16	dport;
+	wire_be16	len;
+	wire_be16	checksum;
+};
+_Static_assert(sizeof(struct wire_udp_hdr) == 8, "udp");
+
+/* ECN codepoints in the low two bits of TOS / traffic class. */
+#define WIRE_ECN_MASK	0x03
+#define WIRE_ECN_ECT0	0x02
+#define WIRE_ECN_ECT1	0x01
+#define WIRE_ECN_CE	0x03
+
+/* ---- InfiniBand transport headers (IBA 9.2, 9.3) ---- */
+
+struct wire_bth {
+	uint8_t		opcode;
+	uint8_t		flags;		/* SE(1) MigReq(1) PadCnt(2) TVer(4) */
+	wire_be16	pkey;
+	wire_be32	qpn;		/* resv8a(8) DestQP(24) */
+	wire_be32	apsn;		/* AckReq(1) resv7(7) PSN(24) */
+};
+_Static_assert(sizeof(struct wire_bth) == 12, "bth");
+#define WIRE_BTH_SE		0x80
+#define WIRE_BTH_MIG		0x40
+#define WIRE_BTH_PAD_MASK	0x30
+#define WIRE_BTH_PAD_SHIFT	4
+#define WIRE_BTH_TVER_MASK	0x0f
+#define WIRE_BTH_ACKREQ		0x80000000u
+#define WIRE_BTH_TVER		0
+#define WIRE_DEFAULT_PKEY	0xffff
+
+struct wire_reth {			/* RDMA extended transport header, 9.3.3 */
+	wire_be64	va;
+	wire_be32	rkey;
+	wire_be32	dma_len;
+};
+_Static_assert(sizeof(struct wire_reth) == 16, "reth");
+
+struct wire_aeth {			/* ACK extended transport header, 9.3.5 */
+	wire_be32	syn_msn;	/* Syndrome(8) MSN(24) */
+};
+_Static_assert(sizeof(struct wire_aeth) == 4, "aeth");
+
+struct wire_atomic_eth {		/* 9.3.4 */
+	wire_be64	va;
+	wire_be32	rkey;
+	wire_be64	swap_add;
+	wire_be64	compare;
+};
+_Static_assert(sizeof(struct wire_atomic_eth) == 28, "atomiceth");
+
+struct wire_atomic_ack_eth {		/* 9.5.3 */
+	wire_be64	orig;
+};
+_Static_assert(sizeof(struct wire_atomic_ack_eth) == 8, "atomicacketh");
+
+struct wire_immdt {			/* 9.3.6 */
+	wire_be32	imm;
+};
+_Static_assert(sizeof(struct wire_immdt) == 4, "immdt");
+
+struct wire_ieth {			/* invalidate, 9.3.7 */
+	wire_be32	rkey;
+};
+_Static_assert(sizeof(struct wire_ieth) == 4, "ieth");
+
+struct wire_deth {			/* datagram, 9.3.2 */
+	wire_be32	qkey;
+	wire_be32	src_qp;		/* resv8(8) SrcQP(24) */
+};
+_Static_assert(sizeof(struct wire_deth) == 8, "deth");
+
+struct wire_cnp {			/* Annex A17.9.3: 16 reserved bytes after the BTH */
+	uint8_t		reserved[16];
+};
+_Static_assert(sizeof(struct wire_cnp) == 16, "cnp");
+
+#define WIRE_ICRC_LEN	4
+
+/* AETH syndrome (IBA 9.7.5.2.1, table 44). */
+#define WIRE_AETH_TYPE_MASK	0x60
+#define WIRE_AETH_ACK		0x00	/* low 5 bits: credit count */
+#define WIRE_AETH_RNR_NAK	0x20	/* low 5 bits: RNR timer code */
+#define WIRE_AETH_NAK		0x60	/* low 5 bits: NAK code */
+#define WIRE_AETH_CODE_MASK	0x1f
+enum wire_nak_code {
+	WIRE_NAK_PSN_SEQ_ERR	= 0,
+	WIRE_NAK_INVALID_REQ	= 1,
+	WIRE_NAK_REM_ACCESS_ERR	= 2,
+	WIRE_NAK_REM_OP_ERR	= 3,
+	WIRE_NAK_INVALID_RD_REQ	= 4,
+};
+#define WIRE_AETH_CREDIT_INVALID 0x1f	/* "end-to-end credits not used" */
+
+/* ---- Opcodes (IBA table 38; CNP from Annex A17.9.3) ---- */
+
+#define WIRE_OPC_RC	0x00
+#define WIRE_OPC_UC	0x20
+#define WIRE_OPC_RD	0x40
+#define WIRE_OPC_UD	0x60
+#define WIRE_OPC_CNP	0x81
+
+enum wire_opcode_low {
+	WIRE_OP_SEND_FIRST		= 0x00,
+	WIRE_OP_SEND_MIDDLE		= 0x01,
+	WIRE_OP_SEND_LAST		= 0x02,
+	WIRE_OP_SEND_LAST_IMM		= 0x03,
+	WIRE_OP_SEND_ONLY		= 0x04,
+	WIRE_OP_SEND_ONLY_IMM		= 0x05,
+	WIRE_OP_WRITE_FIRST		= 0x06,
+	WIRE_OP_WRITE_MIDDLE		= 0x07,
+	WIRE_OP_WRITE_LAST		= 0x08,
+	WIRE_OP_WRITE_LAST_IMM		= 0x09,
+	WIRE_OP_WRITE_ONLY		= 0x0a,
+	WIRE_OP_WRITE_ONLY_IMM		= 0x0b,
+	WIRE_OP_READ_REQUEST		= 0x0c,
+	WIRE_OP_READ_RESP_FIRST		= 0x0d,
+	WIRE_OP_READ_RESP_MIDDLE	= 0x0e,
+	WIRE_OP_READ_RESP_LAST		= 0x0f,
+	WIRE_OP_READ_RESP_ONLY		= 0x10,
+	WIRE_OP_ACKNOWLEDGE		= 0x11,
+	WIRE_OP_ATOMIC_ACKNOWLEDGE	= 0x12,
+	WIRE_OP_COMPARE_SWAP		= 0x13,
+	WIRE_OP_FETCH_ADD		= 0x14,
+	WIRE_OP_SEND_LAST_INV		= 0x16,
+	WIRE_OP_SEND_ONLY_INV		= 0x17,
+};
+
+/* Which extension headers follow the BTH (a typed mask, kept apart from the flags). */
+enum wire_hdr_bit {
+	WIRE_HDR_RETH		= 1u << 0,
+	WIRE_HDR_AETH		= 1u << 1,
+	WIRE_HDR_ATOMIC_ETH	= 1u << 2,
+	WIRE_HDR_ATOMIC_ACK_ETH	= 1u << 3,
+	WIRE_HDR_IMMDT		= 1u << 4,
+	WIRE_HDR_IETH		= 1u << 5,
+	WIRE_HDR_DETH		= 1u << 6,
+	WIRE_HDR_CNP		= 1u << 7,
+};
+typedef uint16_t wire_hdr_mask;
+
+enum wire_ext {	/* index into wire_opcode_info.off[] */
+	WIRE_EXT_RETH, WIRE_EXT_AETH, WIRE_EXT_ATOMIC_ETH, WIRE_EXT_ATOMIC_ACK_ETH,
+	WIRE_EXT_IMMDT, WIRE_EXT_IETH, WIRE_EXT_DETH, WIRE_EXT_CNP, WIRE_EXT_COUNT
+};
+
+/* What a packet means (a typed mask of its own). */
+enum wire_op_flag {
+	WIRE_OPF_FIRST		= 1u << 0,
+	WIRE_OPF_MIDDLE		= 1u << 1,
+	WIRE_OPF_LAST		= 1u << 2,
+	WIRE_OPF_ONLY		= 1u << 3,	/* FIRST and LAST in one packet */
+	WIRE_OPF_PAYLOAD	= 1u << 4,	/* may carry payload */
+	WIRE_OPF_REQUEST	= 1u << 5,	/* requester -> responder */
+	WIRE_OPF_RESPONSE	= 1u << 6,	/* responder -> requester */
+	WIRE_OPF_SEND		= 1u << 7,
+	WIRE_OPF_WRITE		= 1u << 8,
+	WIRE_OPF_READ		= 1u << 9,
+	WIRE_OPF_ATOMIC		= 1u << 10,
+	WIRE_OPF_IMM		= 1u << 11,
+	WIRE_OPF_INV		= 1u << 12,
+	WIRE_OPF_ACK		= 1u << 13,	/* carries an AETH */
+	WIRE_OPF_CNP		= 1u << 14,
+	WIRE_OPF_RC		= 1u << 15,
+	WIRE_OPF_UC		= 1u << 16,
+	WIRE_OPF_UD		= 1u << 17,
+};
+typedef uint32_t wire_op_flags;
+
+struct wire_opcode_info {
+	const char	*name;		/* NULL: opcode not defined */
+	wire_hdr_mask	hdrs;
+	wire_op_flags	flags;
+	uint8_t		hdr_len;	/* BTH + every extension header */
+	uint8_t		off[WIRE_EXT_COUNT];	/* offset from the BTH; 0 if absent */
+};
+
+extern const struct wire_opcode_info wire_opcode[256];
+
+static inline bool wire_opcode_valid(uint8_t opcode)
+{
+	return wire_opcode[opcode].name != NULL;
+}
+
+/* ---- Drop reasons ---- */
+
+#define WIRE_DROP_REASONS(X)						\
+	X(NONE,		"accepted")					\
+	X(TRUNCATED_ETH,	"frame shorter than an Ethernet header")	\
+	X(NOT_IP,		"EtherType is neither IPv4 nor IPv6")	\
+	X(TRUNCATED_IP,	"frame shorter than the IP header")		\
+	X(BAD_IP_VERSION,	"IP version does not match the EtherType")	\
+	X(BAD_IHL,		"IPv4 header length below 20 bytes or past the frame") \
+	X(BAD_IP_CSUM,	"IPv4 header checksum wrong")			\
+	X(IP_LEN,		"IP length disagrees with the frame")		\
+	X(IP_FRAGMENT,	"IP fragment (RoCE v2 is never fragmented)")	\
+	X(NOT_UDP,		"IP protocol / next header is not UDP")	\
+	X(TRUNCATED_UDP,	"frame shorter than the UDP header")		\
+	X(UDP_LEN,		"UDP length disagrees with the IP length")	\
+	X(NOT_ROCE_PORT,	"UDP destination port is not 4791")		\
+	X(TRUNCATED_BTH,	"UDP payload shorter than BTH + ICRC")		\
+	X(BAD_TVER,		"BTH transport version is not 0")		\
+	X(UNKNOWN_OPCODE,	"BTH opcode not defined by IBA")		\
+	X(TRUNCATED_EXT,	"packet shorter than its extension headers")	\
+	X(BAD_PAD,		"pad count on a packet that has no payload, or pad longer than payload") \
+	X(BAD_PAYLOAD_LEN,	"payload length breaks the opcode's rule")	\
+	X(BAD_ICRC,		"invariant CRC mismatch")
+
+enum wire_drop {
+#define WIRE_DROP_ENUM(n, d) WIRE_DROP_##n,
+	WIRE_DROP_REASONS(WIRE_DROP_ENUM)
+#undef WIRE_DROP_ENUM
+	WIRE_DROP_COUNT
+};
+
+/* Short identifier ("BAD_ICRC") and one-phrase meaning of a drop reason. */
+const char *wire_drop_name(enum wire_drop reason);
+const char *wire_drop_desc(enum wire_drop reason);
+
+/* Counters, one per reason; the caller owns them (per port, per thread). */
+struct wire_drop_stats {
+	uint64_t count[WIRE_DROP_COUNT];
+};
+
+/* ---- Parsed packet view ---- */
+
+/*
+ * Addresses are kept in GID form: IPv4 as the IPv4-mapped IPv6 address
+ * ::ffff:a.b.c.d (RoCE v2 GID convention), IPv6 as is.
+ */
+struct wire_pkt {
+	const uint8_t	*frame;		/* not owned */
+	uint32_t	frame_len;
+	uint16_t	l3_off;		/* IP header */
+	uint16_t	l4_off;		/* UDP header */
+	uint16_t	bth_off;
+	uint8_t		ip_version;	/* 4 or 6 */
+	bool		has_vlan;
+	uint16_t	vlan_tci;
+	uint8_t		src_mac[WIRE_ETH_ALEN];
+	uint8_t		dst_mac[WIRE_ETH_ALEN];
+	uint8_t		src_gid[16];
+	uint8_t		dst_gid[16];
+	uint8_t		tclass;		/* IPv4 TOS / IPv6 traffic class (ECN in low 2 bits) */
+	uint8_t		hop_limit;	/* TTL / hop limit */
+	uint32_t	flow_label;	/* IPv6 only */
+	uint16_t	udp_sport;
+
+	/* BTH */
+	uint8_t		opcode;
+	const struct wire_opcode_info *op;
+	bool		se, mig, ackreq;
+	uint8_t		pad;
+	uint8_t		tver;
+	uint16_t	pkey;
+	uint32_t	dest_qp;	/* 24 bits */
+	uint32_t	psn;		/* 24 bits */
+
+	/* Payload: between the extension headers and pad + ICRC. */
+	uint32_t	payload_off;	/* from frame start */
+	uint32_t	payload_len;	/* without pad */
+	uint32_t	icrc;		/* as carried in the packet */
+};
+
+/* Extension header accessors: NULL when the opcode has no such header. */
+static inline const void *wire_pkt_ext(const struct wire_pkt *p, enum wire_ext e)
+{
+	if (!(p->op->hdrs & (1u << e)))
+		return NULL;
+	return p->frame + p->bth_off + p->op->off[e];
+}
+
+static inline const struct wire_bth *wire_pkt_bth(const struct wire_pkt *p)
+{
+	return (const struct wire_bth *)(p->frame + p->bth_off);
+}
+
+static inline const uint8_t *wire_pkt_payload(const struct wire_pkt *p)
+{
+	return p->frame + p->payload_off;
+}
+
+enum wire_parse_flag {
+	WIRE_PARSE_SKIP_ICRC	= 1u << 0,	/* decoder: check ICRC separately */
+	WIRE_PARSE_SKIP_IP_CSUM	= 1u << 1,	/* checksum already verified by the NIC */
+};
+
+/**
+ * wire_parse() - validate a frame and fill a packet view.
+ * @frame: Ethernet frame (FCS stripped), not modified.
+ * @len: its length.
+ * @flags: enum wire_parse_flag.
+ * @out: filled as far as parsing got, even on failure.
+ *
+ * Checks every length before it reads, in wire order: Ethernet (one 802.1Q
+ * tag allowed), IPv4/IPv6, UDP port 4791, BTH, extension headers, payload
+ * rules of the opcode (MIDDLE/FIRST payload a whole path MTU of 256..4096
+ * with pad 0; ONLY/LAST at most 4096; no payload where none is allowed;
+ * atomics none), and the ICRC.
+ * Return: WIRE_DROP_NONE (0) or the reason the frame must be dropped.
+ */
+enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
+			  struct wire_pkt *out);
+
+/* ---- Build ---- */
+
+struct wire_build_desc {
+	uint8_t		src_mac[WIRE_ETH_ALEN];
+	uint8_t		dst_mac[WIRE_ETH_ALEN];
+	bool		has_vlan;
+	uint16_t	vlan_tci;
+	uint8_t		ip_version;	/* 4 or 6 */
+	uint8_t		src_gid[16];	/* IPv4-mapped for IPv4 */
+	uint8_t		dst_gid[16];
+	uint8_t		tclass;		/* DSCP + ECN */
+	uint8_t		hop_limit;	/* 0 means 64 */
+	uint32_t	flow_label;	/* IPv6, 20 bits */
+	uint16_t	ip_id;		/* IPv4 */
+	uint16_t	udp_sport;	/* 0: derived from dest_qp (see wire_udp_sport()) */
+
+	uint8_t		opcode;
+	bool		se, mig, ackreq;
+	uint16_t	pkey;		/* 0 means 0xffff */
+	uint32_t	dest_qp;
+	uint32_t	psn;
+
+	/* Extension headers, used when the opcode has them. */
+	struct { uint64_t va; uint32_t rkey, len; } reth;
+	struct { uint8_t syndrome; uint32_t msn; } aeth;
+	struct { uint64_t va; uint32_t rkey; uint64_t swap_add, compare; } atomic;
+	uint64_t	atomic_orig;
+	uint32_t	imm;		/* host order; written big-endian */
+	uint32_t	ieth_rkey;
+	struct { uint32_t qkey, src_qp; } deth;
+};
+
+/* Header bytes before the payload for this description (Ethernet .. extension headers). */
+uint32_t wire_headers_len(const struct wire_build_desc *d);
+
+/* Frame length for a payload: headers + payload + pad to 4 + ICRC. */
+uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len);
+
+/**
+ * wire_build_headers() - write every header of a packet.
+ * @buf: destination, at least wire_headers_len() bytes.
+ * @d: what to build.
+ * @payload_len: payload that will follow the headers (for lengths and pad).
+ *
+ * Computes IPv4 total length and header checksum (DF set), IPv6 payload
+ * length, UDP length (checksum 0 over IPv4, as hardware and rxe send it),
+ * BTH pad count.  The ICRC (and over IPv6 the UDP checksum, which IPv6
+ * requires) is not written: call wire_seal() once the payload is in place.
+ * Return: header length, or 0 if @d is invalid (unknown opcode, bad IP version).
+ */
+uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
+			    uint32_t payload_len);
+
+/**
+ * wire_seal() - zero the pad bytes, append the ICRC (and fill the IPv6 UDP checksum).
+ * @frame: frame with headers and payload in place; pad and ICRC follow.
+ * @hdr_len: return value of wire_build_headers().
+ * @payload_len: payload bytes after the headers.
+ * Return: total frame length.
+ */
+uint32_t wire_seal(void *frame, uint32_t hdr_len, uint32_t payload_len);
+
+/**
+ * wire_build() - whole packet in one call: headers, payload copy, pad, ICRC.
+ * @buf: destination of @cap bytes.
+ * Return: frame length, or 0 if it does not fit or @d is invalid.
+ */
+uint32_t wire_build(void *buf, size_t cap, const struct wire_build_desc *d,
+		    const void *payload, uint32_t payload_len);
+
+/* UDP source port for a QP: a hash in 49152..65535 (A17.5.1: entropy per flow). */
+uint16_t wire_udp_sport(uint32_t src_qp, uint32_t dest_qp);
+
+/* RFC 1071 checksum of an IPv4 header (returns the value to store). */
+uint16_t wire_ipv4_csum(const void *hdr, uint32_t len);
+
+/* ---- ICRC and CRC-32 ---- */
+
+/*
+ * CRC-32 (IEEE 802.3 polynomial, reflected, like zlib's crc32()).
+ * @crc is the running value: start with 0, feed chunks, the result is final.
+ */
+uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len);
+uint32_t wire_crc32_portable(uint32_t crc, const void *buf, size_t len);
+/* Carry-less multiply path; equals wire_crc32_portable() where the CPU lacks PCLMULQDQ. */
+uint32_t wire_crc32_fast(uint32_t crc, const void *buf, size_t len);
+/* Name of the implementation wire_crc32() dispatches to ("pclmul" or "portable"). */
+const char *wire_crc32_impl(void);
+
+/**
+ * wire_icrc() - ICRC of a RoCE v2 frame as Annex A17.3.3 defines it.
+ * @frame: Ethernet frame.
+ * @l3_off: offset of the IP header.
+ * @end: offset where the ICRC starts (frame length - 4).
+ *
+ * 8 bytes of 0xFF stand for the absent LRH; IPv4 TOS, TTL and header
+ * checksum, IPv6 traffic class, flow label and hop limit, the UDP checksum
+ * and BTH resv8a are taken as all ones; then everything up to @end.
+ * Return: the CRC as a number; it is sent least significant byte first.
+ */
+uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end);
+
+/* Read/write the 4 ICRC bytes (least significant byte first on the wire). */
+uint32_t wire_icrc_load(const void *p);
+void wire_icrc_store(void *p, uint32_t icrc);
+
+/* ---- Text ---- */
+
+/* Path MTU enum as verbs uses it (1 = 256 .. 5 = 4096) to bytes; 0 if invalid. */
+uint32_t wire_mtu_bytes(unsigned mtu_enum);
+
+/* RNR timer code of an AETH (IBA table 45) in microseconds. */
+uint32_t wire_rnr_timer_us(unsigned code);
+
+/* Name of a NAK code / AETH syndrome, e.g. "NAK remote access error". */
+const char *wire_aeth_name(uint8_t syndrome);
+
+#endif

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/* The opcode table (IBA table 38, Annex A17.9.3) and the wire's name tables. */
+#include "uroce/wire.h"
+
+#define BTH_LEN		12
+#define RETH_LEN	16
+#define AETH_LEN	4
+#define ATOMIC_LEN	28
+#define IMM_LEN		4
+#define DETH_LEN	8
+
+#define SEND		(WIRE_OPF_SEND | WIRE_OPF_REQUEST | WIRE_OPF_PAYLOAD)
+#define WRITE		(WIRE_OPF_WRITE | WIRE_OPF_REQUEST | WIRE_OPF_PAYLOAD)
+#define READ_RESP	(WIRE_OPF_READ | WIRE_OPF_RESPONSE | WIRE_OPF_PAYLOAD)
+
+/* Send and write opcodes are the same for RC and UC, 0x20 apart. */
+#define SEND_WRITE_OPS(base, T, tflag)							\
+	[base | WIRE_OP_SEND_FIRST] = { T "_SEND_FIRST", 0,				\
+		SEND | WIRE_OPF_FIRST | tflag, BTH_LEN, {0} },				\
+	[base | WIRE_OP_SEND_MIDDLE] = { T "_SEND_MIDDLE", 0,				\
+		SEND | WIRE_OPF_MIDDLE | tflag, BTH_LEN, {0} },				\
+	[base | WIRE_OP_SEND_LAST] = { T "_SEND_LAST", 0,				\
+		SEND | WIRE_OPF_LAST | tflag, BTH_LEN, {0} },				\
+	[base | WIRE_OP_SEND_LAST_IMM] = { T "_SEND_LAST_WITH_IMMEDIATE",		\
+		WIRE_HDR_IMMDT, SEND | WIRE_OPF_LAST | WIRE_OPF_IMM | tflag,		\
+		BTH_LEN + IMM_LEN, { [WIRE_EXT_IMMDT] = BTH_LEN } },			\
+	[base | WIRE_OP_SEND_ONLY] = { T "_SEND_ONLY", 0,				\
+		SEND | WIRE_OPF_ONLY | tflag, BTH_LEN, {0} },				\
+	[base | WIRE_OP_SEND_ONLY_IMM] = { T "_SEND_ONLY_WITH_IMMEDIATE",		\
+		WIRE_HDR_IMMDT, SEND | WIRE_OPF_ONLY | WIRE_OPF_IMM | tflag,		\
+		BTH_LEN + IMM_LEN, { [WIRE_EXT_IMMDT] = BTH_LEN } },			\
+	[base | WIRE_OP_WRITE_FIRST] = { T "_RDMA_WRITE_FIRST", WIRE_HDR_RETH,		\
+		WRITE | WIRE_OPF_FIRST | tflag, BTH_LEN + RETH_LEN,			\
+		{ [WIRE_EXT_RETH] = BTH_LEN } },					\
+	[base | WIRE_OP_WRITE_MIDDLE] = { T "_RDMA_WRITE_MIDDLE", 0,			\
+		WRITE | WIRE_OPF_MIDDLE | tflag, BTH_LEN, {0} },			\
+	[base | WIRE_OP_WRITE_LAST] = { T "_RDMA_WRITE_LAST", 0,			\
+		WRITE | WIRE_OPF_LAST | tflag, BTH_LEN, {0} },				\
+	[base | WIRE_OP_WRITE_LAST_IMM] = { T "_RDMA_WRITE_LAST_WITH_IMMEDIATE",	\
+		WIRE_HDR_IMMDT, WRITE | WIRE_OPF_LAST | WIRE_OPF_IMM | tflag,		\
+		BTH_LEN + IMM_LEN, { [WIRE_EXT_IMMDT] = BTH_LEN } },			\
+	[base | WIRE_OP_WRITE_ONLY] = { T "_RDMA_WRITE_ONLY", WIRE_HDR_RETH,		\
+		WRITE | WIRE_OPF_ONLY | tflag, BTH_LEN + RETH_LEN,			\
+		{ [WIRE_EXT_RETH] = BTH_LEN } },					\
+	[base | WIRE_OP_WRITE_ONLY_IMM] = { T "_RDMA_WRITE_ONLY_WITH_IMMEDIATE",	\
+		WIRE_HDR_RETH | WIRE_HDR_IMMDT,						\
+		WRITE | WIRE_OPF_ONLY | WIRE_OPF_IMM | tflag,				\
+		BTH_LEN + RETH_LEN + IMM_LEN,						\
+		{ [WIRE_EXT_RETH] = BTH_LEN, [WIRE_EXT_IMMDT] = BTH_LEN + RETH_LEN } }
+
+const struct wire_opcode_info wire_opcode[256] = {
+	SEND_WRITE_OPS(WIRE_OPC_RC, "RC", WIRE_OPF_RC),
+	SEND_WRITE_OPS(WIRE_OPC_UC, "UC", WIRE_OPF_UC),
+
+	[WIRE_OPC_RC | WIRE_OP_READ_REQUEST] = { "RC_RDMA_READ_REQUEST", WIRE_HDR_RETH,
+		WIRE_OPF_READ | WIRE_OPF_REQUEST | WIRE_OPF_ONLY | WIRE_OPF_RC,
+		BTH_LEN + RETH_LEN, { [WIRE_EXT_RETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_READ_RESP_FIRST] = { "RC_RDMA_READ_RESPONSE_FIRST",
+		WIRE_HDR_AETH, READ_RESP | WIRE_OPF_FIRST | WIRE_OPF_ACK | WIRE_OPF_RC,
+		BTH_LEN + AETH_LEN, { [WIRE_EXT_AETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_READ_RESP_MIDDLE] = { "RC_RDMA_READ_RESPONSE_MIDDLE", 0,
+		READ_RESP | WIRE_OPF_MIDDLE | WIRE_OPF_RC, BTH_LEN, {0} },
+	[WIRE_OPC_RC | WIRE_OP_READ_RESP_LAST] = { "RC_RDMA_READ_RESPONSE_LAST",
+		WIRE_HDR_AETH, READ_RESP | WIRE_OPF_LAST | WIRE_OPF_ACK | WIRE_OPF_RC,
+		BTH_LEN + AETH_LEN, { [WIRE_EXT_AETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_READ_RESP_ONLY] = { "RC_RDMA_READ_RESPONSE_ONLY",
+		WIRE_HDR_AETH, READ_RESP | WIRE_OPF_ONLY | WIRE_OPF_ACK | WIRE_OPF_RC,
+		BTH_LEN + AETH_LEN, { [WIRE_EXT_AETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE] = { "RC_ACKNOWLEDGE", WIRE_HDR_AETH,
+		WIRE_OPF_RESPONSE | WIRE_OPF_ONLY | WIRE_OPF_ACK | WIRE_OPF_RC,
+		BTH_LEN + AETH_LEN, { [WIRE_EXT_AETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_ATOMIC_ACKNOWLEDGE] = { "RC_ATOMIC_ACKNOWLEDGE",
+		WIRE_HDR_AETH | WIRE_HDR_ATOMIC_ACK_ETH,
+		WIRE_OPF_ATOMIC | WIRE_OPF_RESPONSE | WIRE_OPF_ONLY | WIRE_OPF_ACK | WIRE_OPF_RC,
+		BTH_LEN + AETH_LEN + 8,
+		{ [WIRE_EXT_AETH] = BTH_LEN, [WIRE_EXT_ATOMIC_ACK_ETH] = BTH_LEN + AETH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_COMPARE_SWAP] = { "RC_COMPARE_SWAP", WIRE_HDR_ATOMIC_ETH,
+		WIRE_OPF_ATOMIC | WIRE_OPF_REQUEST | WIRE_OPF_ONLY | WIRE_OPF_RC,
+		BTH_LEN + ATOMIC_LEN, { [WIRE_EXT_ATOMIC_ETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_FETCH_ADD] = { "RC_FETCH_ADD", WIRE_HDR_ATOMIC_ETH,
+		WIRE_OPF_ATOMIC | WIRE_OPF_REQUEST | WIRE_OPF_ONLY | WIRE_OPF_RC,
+		BTH_LEN + ATOMIC_LEN, { [WIRE_EXT_ATOMIC_ETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_SEND_LAST_INV] = { "RC_SEND_LAST_WITH_INVALIDATE",
+		WIRE_HDR_IETH, SEND | WIRE_OPF_LAST | WIRE_OPF_INV | WIRE_OPF_RC,
+		BTH_LEN + 4, { [WIRE_EXT_IETH] = BTH_LEN } },
+	[WIRE_OPC_RC | WIRE_OP_SEND_ONLY_INV] = { "RC_SEND_ONLY_WITH_INVALIDATE",
+		WIRE_HDR_IETH, SEND | WIRE_OPF_ONLY | WIRE_OPF_INV | WIRE_OPF_RC,
+		BTH_LEN + 4, { [WIRE_EXT_IETH] = BTH_LEN } },
+
+	[WIRE_OPC_UD | WIRE_OP_SEND_ONLY] = { "UD_SEND_ONLY", WIRE_HDR_DETH,
+		SEND | WIRE_OPF_ONLY | WIRE_OPF_UD, BTH_LEN + DETH_LEN,
+		{ [WIRE_EXT_DETH] = BTH_LEN } },
+	[WIRE_OPC_UD | WIRE_OP_SEND_ONLY_IMM] = { "UD_SEND_ONLY_WITH_IMMEDIATE",
+		WIRE_HDR_DETH | WIRE_HDR_IMMDT,
+		SEND | WIRE_OPF_ONLY | WIRE_OPF_IMM | WIRE_OPF_UD,
+		BTH_LEN + DETH_LEN + IMM_LEN,
+		{ [WIRE_EXT_DETH] = BTH_LEN, [WIRE_EXT_IMMDT] = BTH_LEN + DETH_LEN } },
+
+	[WIRE_OPC_CNP] = { "CNP", WIRE_HDR_CNP, WIRE_OPF_CNP | WIRE_OPF_ONLY,
+		BTH_LEN + 16, { [WIRE_EXT_CNP] = BTH_LEN } },
+};
+
+static const char *const drop_names[WIRE_DROP_COUNT] = {
+#define DROP_NAME(n, d) [WIRE_DROP_##n] = #n,
+	WIRE_DROP_REASONS(DROP_NAME)
+#undef DROP_NAME
+};
+
+static const char *const drop_descs[WIRE_DROP_COUNT] = {
+#define DROP_DESC(n, d) [WIRE_DROP_##n] = d,
+	WIRE_DROP_REASONS(DROP_DESC)
+#undef DROP_DESC
+};
+
+const char *wire_drop_name(enum wire_drop reason)
+{
+	return (unsigned)reason < WIRE_DROP_COUNT ? drop_names[reason] : "INVALID";
+}
+
+const char *wire_drop_desc(enum wire_drop reason)
+{
+	return (unsigned)reason < WIRE_DROP_COUNT ? drop_descs[reason] : "not a drop reason";
+}
+
+uint32_t wire_mtu_bytes(unsigned mtu_enum)
+{
+	return mtu_enum >= 1 && mtu_enum <= 5 ? 128u << mtu_enum : 0;
+}
+
+/* IBA 9.7.5.2.8 table 45: RNR NAK timer field in microseconds (code 0 = 655.36 ms). */
+uint32_t wire_rnr_timer_us(unsigned code)
+{
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
+		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
+		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+	};
+
+	return us[code & 31];
+}
+
+const char *wire_aeth_name(uint8_t syndrome)
+{
+	switch (syndrome & WIRE_AETH_TYPE_MASK) {
+	case WIRE_AETH_ACK:
+		return "ACK";
+	case WIRE_AETH_RNR_NAK:
+		return "RNR NAK";
+	case WIRE_AETH_NAK:
+		switch (syndrome & WIRE_AETH_CODE_MASK) {
+		case WIRE_NAK_PSN_SEQ_ERR:	return "NAK PSN sequence error";
+		case WIRE_NAK_INVALID_REQ:	return "NAK invalid request";
+		case WIRE_NAK_REM_ACCESS_ERR:	return "NAK remote access error";
+		case WIRE_NAK_REM_OP_ERR:	return "NAK remote operational error";
+		case WIRE_NAK_INVALID_RD_REQ:	return "NAK invalid RD request";
+		default:			return "NAK reserved code";
+		}
+	default:
+		return "reserved syndrome";
+	}
+}

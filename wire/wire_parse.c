@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/* From an Ethernet frame to a checked RoCE v2 packet view (IBA 9.2, 9.3, Annex A17). */
+#include <string.h>
+
+#include "uroce/wire.h"
+
+#define MAX_PMTU 4096
+
+static const uint8_t ipv4_mapped_prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+static bool is_pmtu(uint32_t len)
+{
+	return len >= 256 && len <= MAX_PMTU && (len & (len - 1)) == 0;
+}
+
+static enum wire_drop parse_ipv4(const uint8_t *f, uint32_t len, unsigned flags,
+				 struct wire_pkt *p, uint32_t *ip_end)
+{
+	const struct wire_ipv4_hdr *ip;
+	uint32_t ihl, total;
+
+	if (len - p->l3_off < sizeof(*ip))
+		return WIRE_DROP_TRUNCATED_IP;
+	ip = (const struct wire_ipv4_hdr *)(f + p->l3_off);
+	if (ip->version_ihl >> 4 != 4)
+		return WIRE_DROP_BAD_IP_VERSION;
+	ihl = (ip->version_ihl & 0xfu) * 4;
+	if (ihl < sizeof(*ip) || ihl > len - p->l3_off)
+		return WIRE_DROP_BAD_IHL;
+	if (!(flags & WIRE_PARSE_SKIP_IP_CSUM) && wire_ipv4_csum(ip, ihl) != 0)
+		return WIRE_DROP_BAD_IP_CSUM;
+	total = wire_get16(ip->total_len);
+	/* Frames may carry Ethernet padding after the IP packet, never less. */
+	if (total < ihl || total > len - p->l3_off)
+		return WIRE_DROP_IP_LEN;
+	if (wire_get16(ip->frag_off) & (WIRE_IPV4_MF | WIRE_IPV4_OFFMASK))
+		return WIRE_DROP_IP_FRAGMENT;
+	if (ip->protocol != WIRE_IPPROTO_UDP)
+		return WIRE_DROP_NOT_UDP;
+
+	memcpy(p->src_gid, ipv4_mapped_prefix, 12);
+	memcpy(p->src_gid + 12, ip->src, 4);
+	memcpy(p->dst_gid, ipv4_mapped_prefix, 12);
+	memcpy(p->dst_gid + 12, ip->dst, 4);
+	p->tclass = ip->tos;
+	p->hop_limit = ip->ttl;
+	p->flow_label = 0;
+	p->l4_off = (uint16_t)(p->l3_off + ihl);
+	*ip_end = p->l3_off + total;
+	return WIRE_DROP_NONE;
+}
+
+static enum wire_drop parse_ipv6(const uint8_t *f, uint32_t len, struct wire_pkt *p,
+				 uint32_t *ip_end)
+{
+	const struct wire_ipv6_hdr *ip;
+	uint32_t vtc, plen;
+
+	if (len - p->l3_off < sizeof(*ip))
+		return WIRE_DROP_TRUNCATED_IP;
+	ip = (const struct wire_ipv6_hdr *)(f + p->l3_off);
+	vtc = wire_get32(ip->vtc_flow);
+	if (vtc >> 28 != 6)
+		return WIRE_DROP_BAD_IP_VERSION;
+	plen = wire_get16(ip->payload_len);
+	if (plen > len - p->l3_off - sizeof(*ip))
+		return WIRE_DROP_IP_LEN;
+	/* Extension headers are not used by RoCE v2. */
+	if (ip->next_header != WIRE_IPPROTO_UDP)
+		return WIRE_DROP_NOT_UDP;
+
+	memcpy(p->src_gid, ip->src, 16);
+	memcpy(p->dst_gid, ip->dst, 16);
+	p->tclass = (uint8_t)(vtc >> 20);
+	p->flow_label = vtc & 0xfffff;
+	p->hop_limit = ip->hop_limit;
+	p->l4_off = (uint16_t)(p->l3_off + sizeof(*ip));
+	*ip_end = p->l4_off + plen;
+	return WIRE_DROP_NONE;
+}
+
+/* Payload rules of IBA 9.7.x: which packets may carry data, and how much. */
+static enum wire_drop check_payload(const struct wire_pkt *p, uint32_t area)
+{
+	wire_op_flags fl = p->op->flags;
+
+	if (!(fl & WIRE_OPF_PAYLOAD)) {
+		if (p->pad)
+			return WIRE_DROP_BAD_PAD;
+		return p->payload_len ? WIRE_DROP_BAD_PAYLOAD_LEN : WIRE_DROP_NONE;
+	}
+	/* BTH PadCnt (IBA 9.2): data plus pad fill whole 4-byte words. */
+	if (area & 3)
+		return WIRE_DROP_BAD_PAD;
+	if (fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE)) {
+		if (p->pad)
+			return WIRE_DROP_BAD_PAD;
+		return is_pmtu(p->payload_len) ? WIRE_DROP_NONE : WIRE_DROP_BAD_PAYLOAD_LEN;
+	}
+	if (p->payload_len > MAX_PMTU)
+		return WIRE_DROP_BAD_PAYLOAD_LEN;
+	/* A LAST packet ends a message longer than one PMTU: it carries data. */
+	if ((fl & WIRE_OPF_LAST) && p->payload_len == 0)
+		return WIRE_DROP_BAD_PAYLOAD_LEN;
+	return WIRE_DROP_NONE;
+}
+
+enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
+			  struct wire_pkt *p)
+{
+	const uint8_t *f = frame;
+	const struct wire_eth_hdr *eth = frame;
+	const struct wire_udp_hdr *udp;
+	const struct wire_bth *bth;
+	uint32_t ip_end, udp_len, area, qpn, apsn;
+	uint16_t type;
+	enum wire_drop r;
+
+	memset(p, 0, sizeof(*p));
+	p->frame = f;
+	p->frame_len = len;
+
+	if (len < sizeof(*eth))
+		return WIRE_DROP_TRUNCATED_ETH;
+	memcpy(p->dst_mac, eth->dst, WIRE_ETH_ALEN);
+	memcpy(p->src_mac, eth->src, WIRE_ETH_ALEN);
+	type = wire_get16(eth->ethertype);
+	p->l3_off = sizeof(*eth);
+	if (type == WIRE_ETHERTYPE_VLAN) {
+		const struct wire_vlan_hdr *vlan;
+
+		if (len < sizeof(*eth) + sizeof(*vlan))
+			return WIRE_DROP_TRUNCATED_ETH;
+		vlan = (const struct wire_vlan_hdr *)(f + sizeof(*eth));
+		p->has_vlan = true;
+		p->vlan_tci = wire_get16(vlan->tci);
+		type = wire_get16(vlan->ethertype);
+		p->l3_off += sizeof(*vlan);
+	}
+
+	if (type == WIRE_ETHERTYPE_IPV4) {
+		p->ip_version = 4;
+		r = parse_ipv4(f, len, flags, p, &ip_end);
+	} else if (type == WIRE_ETHERTYPE_IPV6) {
+		p->ip_version = 6;
+		r = parse_ipv6(f, len, p, &ip_end);
+	} else {
+		return WIRE_DROP_NOT_IP;
+	}
+	if (r)
+		return r;
+
+	if (ip_end - p->l4_off < sizeof(*udp))
+		return WIRE_DROP_TRUNCATED_UDP;
+	udp = (const struct wire_udp_hdr *)(f + p->l4_off);
+	udp_len = wire_get16(udp->len);
+	if (udp_len != ip_end - p->l4_off)
+		return WIRE_DROP_UDP_LEN;
+	p->udp_sport = wire_get16(udp->sport);
+	if (wire_get16(udp->dport) != WIRE_ROCEV2_PORT)
+		return WIRE_DROP_NOT_ROCE_PORT;
+
+	p->bth_off = (uint16_t)(p->l4_off + sizeof(*udp));
+	if (ip_end - p->bth_off < sizeof(*bth) + WIRE_ICRC_LEN)
+		return WIRE_DROP_TRUNCATED_BTH;
+	bth = (const struct wire_bth *)(f + p->bth_off);
+	p->opcode = bth->opcode;
+	p->se = bth->flags & WIRE_BTH_SE;
+	p->mig = bth->flags & WIRE_BTH_MIG;
+	p->pad = (bth->flags & WIRE_BTH_PAD_MASK) >> WIRE_BTH_PAD_SHIFT;
+	p->tver = bth->flags & WIRE_BTH_TVER_MASK;
+	p->pkey = wire_get16(bth->pkey);
+	qpn = wire_get32(bth->qpn);
+	apsn = wire_get32(bth->apsn);
+	p->dest_qp = qpn & WIRE_24BIT_MASK;
+	p->ackreq = apsn & WIRE_BTH_ACKREQ;
+	p->psn = apsn & WIRE_24BIT_MASK;
+	p->icrc = wire_icrc_load(f + ip_end - WIRE_ICRC_LEN);
+	if (p->tver != WIRE_BTH_TVER)
+		return WIRE_DROP_BAD_TVER;
+	if (!wire_opcode_valid(p->opcode))
+		return WIRE_DROP_UNKNOWN_OPCODE;
+	p->op = &wire_opcode[p->opcode];
+
+	if (ip_end - p->bth_off < p->op->hdr_len + (uint32_t)WIRE_ICRC_LEN)
+		return WIRE_DROP_TRUNCATED_EXT;
+	p->payload_off = p->bth_off + p->op->hdr_len;
+	area = ip_end - WIRE_ICRC_LEN - p->payload_off;
+	if (p->pad > area)
+		return WIRE_DROP_BAD_PAD;
+	p->payload_len = area - p->pad;
+	r = check_payload(p, area);
+	if (r)
+		return r;
+
+	if (!(flags & WIRE_PARSE_SKIP_ICRC) &&
+	    wire_icrc(f, p->l3_off, ip_end - WIRE_ICRC_LEN) != p->icrc)
+		return WIRE_DROP_BAD_ICRC;
+	return WIRE_DROP_NONE;
+}
