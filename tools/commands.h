@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* Entry points of the uroce subcommands: argv[0] is the subcommand's name. */
+#ifndef UROCE_TOOLS_COMMANDS_H
+#define UROCE_TOOLS_COMMANDS_H
+
+#define UROCE_COMMAND(n, u, s) int cmd_##n(int argc, char **argv);
+#include "commands.def"
+#undef UROCE_COMMAND
+
+#endif
