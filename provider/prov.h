@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* The provider's objects: each embeds its libibverbs base object and is reached with container_of. */
+#ifndef UROCE_PROVIDER_PROV_H
+#define UROCE_PROVIDER_PROV_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uroce/dp.h"
+#include "uroce/rc.h"
+#include "verbs_abi.h"
+
+#define prov_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define PROV_NAME		"uroce"
+#define PROV_PORT_NUM		1
+#define PROV_NUM_COMP_VECTORS	1
+
+/* One per device libibverbs lists (alloc_device). */
+struct prov_device {
+	struct verbs_device	vdev;
+};
+
+/*
+ * One per device per process: every ibv_open_device() of the same device
+ * shares one dataplane (one port, one engine, one QPN space).  The engine's
+ * event callbacks get this as their argument.
+ */
+struct prov_dataplane {
+	char			ibdev[IBV_SYSFS_NAME_MAX];
+	unsigned		refs;		/* under prov_dataplanes_lock */
+	struct dp_device	*dp;
+	struct rc_engine	*eng;
+	/* Guards @contexts; taken inside engine callbacks, never held across an engine call. */
+	pthread_mutex_t		ctx_lock;
+	struct prov_context	*contexts;
+	struct prov_dataplane	*next;
+};
+
+struct prov_context {
+	struct verbs_context	vctx;
+	struct prov_dataplane	*dpl;
+	int			async_wfd;	/* write end of the pipe behind context.async_fd */
+	struct prov_context	*next_ctx;	/* on dpl->contexts */
+};
+
+struct prov_pd {
+	struct ibv_pd		ibv;
+	struct rc_pd		*rc;
+};
+
+struct prov_mr {
+	struct verbs_mr		vmr;
+	struct rc_mr		*rc;
+};
+
+struct prov_channel;
+
+struct prov_cq {
+	struct verbs_cq		vcq;
+	struct rc_cq		*rc;
+	struct prov_channel	*chan;		/* NULL: no completion events */
+	/* Events read by the application (ibv_get_cq_event / ibv_get_async_event). */
+	atomic_uint		comp_reported;
+	atomic_uint		async_reported;
+	/* Extended poll: the completion start_poll/next_poll made current. */
+	struct ibv_wc		cur;
+	uint64_t		wc_flags;
+	bool			single_threaded;
+	pthread_mutex_t		poll_lock;	/* held from start_poll to end_poll */
+};
+
+struct prov_srq {
+	struct verbs_srq	vsrq;
+	struct rc_srq		*rc;
+	atomic_uint		async_reported;
+};
+
+/* One work request built by the ibv_wr_* calls. */
+struct prov_wr_slot {
+	struct ibv_send_wr	wr;
+	unsigned		sge_first;	/* index into prov_wr_batch.sge */
+	bool			inline_copy;	/* its sges address prov_wr_batch.data offsets */
+};
+
+/*
+ * Work requests gathered between ibv_wr_start() and ibv_wr_complete().
+ * The arrays grow with realloc(), so pointers between them are made only
+ * when the batch is posted.
+ */
+struct prov_wr_batch {
+	struct prov_wr_slot	*slot;
+	unsigned		n_slot, cap_slot;
+	struct ibv_sge		*sge;
+	unsigned		n_sge, cap_sge;
+	uint8_t			*data;		/* copies of inline data */
+	size_t			n_data, cap_data;
+	int			err;		/* first error while building, positive errno */
+};
+
+struct prov_qp {
+	struct verbs_qp		vqp;
+	struct rc_qp		*rc;
+	atomic_uint		async_reported;
+	uint64_t		send_ops;	/* IBV_QP_EX_WITH_* allowed by create_qp_ex */
+	struct prov_wr_batch	batch;
+};
+
+static inline struct prov_context *to_pctx(struct ibv_context *ctx)
+{
+	return prov_container_of(ctx, struct prov_context, vctx.context);
+}
+
+static inline struct prov_pd *to_ppd(struct ibv_pd *pd)
+{
+	return prov_container_of(pd, struct prov_pd, ibv);
+}
+
+static inline struct prov_mr *to_pmr(struct verbs_mr *vmr)
+{
+	return prov_container_of(vmr, struct prov_mr, vmr);
+}
+
+static inline struct prov_cq *to_pcq(struct ibv_cq *cq)
+{
+	return prov_container_of(cq, struct prov_cq, vcq.cq);
+}
+
+static inline struct prov_cq *to_pcq_ex(struct ibv_cq_ex *cq)
+{
+	return prov_container_of(cq, struct prov_cq, vcq.cq_ex);
+}
+
+static inline struct prov_srq *to_psrq(struct ibv_srq *srq)
+{
+	return prov_container_of(srq, struct prov_srq, vsrq.srq);
+}
+
+static inline struct prov_qp *to_pqp(struct ibv_qp *qp)
+{
+	return prov_container_of(qp, struct prov_qp, vqp.qp);
+}
+
+static inline struct prov_qp *to_pqp_ex(struct ibv_qp_ex *qp)
+{
+	return prov_container_of(qp, struct prov_qp, vqp.qp_ex);
+}
+
+static inline struct dp_device *prov_dp(struct ibv_context *ctx)
+{
+	return to_pctx(ctx)->dpl->dp;
+}
+
+static inline struct rc_engine *prov_eng(struct ibv_context *ctx)
+{
+	return to_pctx(ctx)->dpl->eng;
+}
+
+/* Set errno from a negative errno and return NULL (create calls). */
+static inline void *prov_null_errno(int neg)
+{
+	errno = -neg;
+	return NULL;
+}
+
+/*
+ * Wait until the application acknowledged every event it read for an
+ * object, as ibv_destroy_qp/cq/srq document (the kernel does the same).
+ */
+void prov_wait_events_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
+			    const uint32_t *completed, unsigned reported);
+
+/* prov_verbs.c */
+struct ibv_pd *prov_alloc_pd(struct ibv_context *ctx);
+int prov_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access);
+int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+		  size_t length, int access);
+int prov_dereg_mr(struct verbs_mr *vmr);
+struct ibv_ah *prov_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int prov_destroy_ah(struct ibv_ah *ah);
+struct ibv_srq *prov_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+struct ibv_srq *prov_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr);
+int prov_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int prov_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int prov_destroy_srq(struct ibv_srq *srq);
+int prov_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct ibv_qp *prov_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *prov_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+int prov_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init);
+int prov_destroy_qp(struct ibv_qp *qp);
+int prov_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int prov_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* prov_cq.c */
+struct ibv_cq *prov_create_cq(struct ibv_context *ctx, int cqe,
+			      struct ibv_comp_channel *channel, int comp_vector);
+struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
+int prov_destroy_cq(struct ibv_cq *cq);
+int prov_resize_cq(struct ibv_cq *cq, int cqe);
+int prov_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int prov_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void prov_cq_event(struct ibv_cq *cq);
+/* Engine callback: a completion entered an armed CQ. */
+void prov_engine_cq_event(void *arg, struct rc_cq *cq, void *cq_user);
+
+/* prov_qp_ex.c */
+/* Check @send_ops_flags against what @type carries and install the ibv_wr_* functions; -EOPNOTSUPP for an op we lack. */
+int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops_flags);
+void prov_qp_ex_fini(struct prov_qp *qp);
+
+#endif

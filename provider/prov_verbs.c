@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/* Protection domains, memory regions, address handles, shared receive queues and queue pairs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prov.h"
+
+/* Handles only name objects in messages and pyverbs; unique per process is enough. */
+static atomic_uint prov_next_handle = 1;
+
+static uint32_t prov_handle(void)
+{
+	return atomic_fetch_add(&prov_next_handle, 1);
+}
+
+/* ---- Protection domains ---- */
+
+struct ibv_pd *prov_alloc_pd(struct ibv_context *ctx)
+{
+	struct prov_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		return prov_null_errno(-ENOMEM);
+	pd->rc = rc_pd_alloc(prov_eng(ctx));
+	if (!pd->rc) {
+		int saved = errno;
+
+		free(pd);
+		return prov_null_errno(-saved);
+	}
+	pd->ibv.context = ctx;
+	pd->ibv.handle = prov_handle();
+	return &pd->ibv;
+}
+
+int prov_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct prov_pd *pd = to_ppd(ibpd);
+	int ret = rc_pd_free(pd->rc);
+
+	if (ret)
+		return -ret;
+	free(pd);
+	return 0;
+}
+
+/* ---- Memory regions ---- */
+
+struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			   int access)
+{
+	struct prov_mr *mr = calloc(1, sizeof(*mr));
+	struct ibv_mr *ib;
+
+	if (!mr)
+		return prov_null_errno(-ENOMEM);
+	mr->rc = rc_mr_reg(to_ppd(pd)->rc, addr, length, hca_va, access);
+	if (!mr->rc) {
+		int saved = errno;
+
+		free(mr);
+		return prov_null_errno(-saved);
+	}
+	ib = &mr->vmr.ibv_mr;
+	ib->context = pd->context;
+	ib->pd = pd;
+	ib->addr = addr;
+	ib->length = length;
+	ib->handle = prov_handle();
+	ib->lkey = rc_mr_lkey(mr->rc);
+	ib->rkey = rc_mr_rkey(mr->rc);
+	mr->vmr.mr_type = VERBS_MR_TYPE_MR;
+	mr->vmr.access = access;
+	return ib;
+}
+
+int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+		  size_t length, int access)
+{
+	struct prov_mr *mr = to_pmr(vmr);
+	struct rc_pd *rc_pd = (flags & IBV_REREG_MR_CHANGE_PD) && pd ? to_ppd(pd)->rc : NULL;
+	int ret;
+
+	if ((flags & IBV_REREG_MR_CHANGE_PD) && !pd)
+		return EINVAL;
+	ret = rc_mr_rereg(mr->rc, flags, rc_pd, addr, length, access);
+	if (ret) {
+		errno = -ret;
+		return -ret;
+	}
+	vmr->ibv_mr.lkey = rc_mr_lkey(mr->rc);
+	vmr->ibv_mr.rkey = rc_mr_rkey(mr->rc);
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
+int prov_dereg_mr(struct verbs_mr *vmr)
+{
+	struct prov_mr *mr = to_pmr(vmr);
+	int ret = rc_mr_dereg(mr->rc);
+
+	if (ret)
+		return -ret;
+	free(mr);
+	return 0;
+}
+
+/* ---- Address handles: the engine owns the ibv_ah ---- */
+
+struct ibv_ah *prov_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct rc_ah *ah = rc_ah_create(to_ppd(pd)->rc, attr);
+	struct ibv_ah *ib;
+
+	if (!ah)
+		return NULL;
+	ib = rc_ah_ibv(ah);
+	ib->context = pd->context;
+	ib->pd = pd;
+	ib->handle = prov_handle();
+	return ib;
+}
+
+int prov_destroy_ah(struct ibv_ah *ah)
+{
+	return -rc_ah_destroy(rc_ah_from_ibv(ah));
+}
+
+/* ---- Shared receive queues ---- */
+
+static struct ibv_srq *prov_srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct prov_srq *srq = calloc(1, sizeof(*srq));
+	struct ibv_srq *ib;
+
+	if (!srq)
+		return prov_null_errno(-ENOMEM);
+	srq->rc = rc_srq_create(to_ppd(pd)->rc, attr, srq);
+	if (!srq->rc) {
+		int saved = errno;
+
+		free(srq);
+		return prov_null_errno(-saved);
+	}
+	ib = &srq->vsrq.srq;
+	ib->context = pd->context;
+	ib->srq_context = attr->srq_context;
+	ib->pd = pd;
+	ib->handle = prov_handle();
+	ib->events_completed = 0;
+	pthread_mutex_init(&ib->mutex, NULL);
+	pthread_cond_init(&ib->cond, NULL);
+	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	return ib;
+}
+
+struct ibv_srq *prov_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	return prov_srq_new(pd, attr);
+}
+
+/* Basic SRQs only: no XRC, no tag matching. */
+struct ibv_srq *prov_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr basic;
+	struct ibv_srq *srq;
+
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd || attr->pd->context != ctx)
+		return prov_null_errno(-EINVAL);
+	if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE))
+		return prov_null_errno(-EOPNOTSUPP);
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)
+		return prov_null_errno(-EOPNOTSUPP);
+	basic.srq_context = attr->srq_context;
+	basic.attr = attr->attr;
+	srq = prov_srq_new(attr->pd, &basic);
+	if (srq)
+		attr->attr = basic.attr;
+	return srq;
+}
+
+int prov_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	return -rc_srq_modify(to_psrq(srq)->rc, attr, mask);
+}
+
+int prov_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	return -rc_srq_query(to_psrq(srq)->rc, attr);
+}
+
+int prov_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct prov_srq *srq = to_psrq(ibsrq);
+	int ret = rc_srq_destroy(srq->rc);
+
+	if (ret)
+		return -ret;
+	prov_wait_events_acked(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed,
+			       atomic_load(&srq->async_reported));
+	free(srq);
+	return 0;
+}
+
+int prov_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return -rc_srq_post_recv(to_psrq(srq)->rc, wr, bad);
+}
+
+/* ---- Queue pairs ---- */
+
+static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	struct rc_qp_init init = { 0 };
+	struct prov_qp *qp;
+	struct ibv_qp *ib;
+	int ret;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || attr->pd->context != ctx)
+		return prov_null_errno(-EINVAL);
+	if ((attr->comp_mask & ~known) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags))
+		return prov_null_errno(-EOPNOTSUPP);
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD)
+		return prov_null_errno(-EOPNOTSUPP);
+	if (!attr->send_cq || !attr->recv_cq)
+		return prov_null_errno(-EINVAL);
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return prov_null_errno(-ENOMEM);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = prov_qp_ex_init(qp, attr->qp_type, attr->send_ops_flags);
+		if (ret)
+			goto err_free_qp;
+	}
+	init.qp_type = attr->qp_type;
+	init.pd = to_ppd(attr->pd)->rc;
+	init.send_cq = to_pcq(attr->send_cq)->rc;
+	init.recv_cq = to_pcq(attr->recv_cq)->rc;
+	init.srq = attr->srq ? to_psrq(attr->srq)->rc : NULL;
+	init.cap = attr->cap;
+	init.sq_sig_all = attr->sq_sig_all != 0;
+	init.user = qp;
+	qp->rc = rc_qp_create(prov_eng(ctx), &init);
+	if (!qp->rc) {
+		ret = -errno;
+		goto err_fini_ex;
+	}
+	attr->cap = init.cap;
+
+	ib = &qp->vqp.qp;
+	ib->context = ctx;
+	ib->qp_context = attr->qp_context;
+	ib->pd = attr->pd;
+	ib->send_cq = attr->send_cq;
+	ib->recv_cq = attr->recv_cq;
+	ib->srq = attr->srq;
+	ib->handle = prov_handle();
+	ib->qp_num = rc_qp_num(qp->rc);
+	ib->state = IBV_QPS_RESET;
+	ib->qp_type = attr->qp_type;
+	ib->events_completed = 0;
+	pthread_mutex_init(&ib->mutex, NULL);
+	pthread_cond_init(&ib->cond, NULL);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	return ib;
+
+err_fini_ex:
+	prov_qp_ex_fini(qp);
+err_free_qp:
+	free(qp);
+	return prov_null_errno(ret);
+}
+
+struct ibv_qp *prov_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = prov_qp_new(pd->context, &ex);
+
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+struct ibv_qp *prov_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	return prov_qp_new(ctx, attr);
+}
+
+int prov_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	return -rc_qp_modify(to_pqp(qp)->rc, attr, mask);
+}
+
+int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init)
+{
+	int ret = rc_qp_query(to_pqp(qp)->rc, attr, mask, init);
+
+	if (ret)
+		return -ret;
+	/* The engine knows its own objects; the application knows these. */
+	init->qp_context = qp->qp_context;
+	init->send_cq = qp->send_cq;
+	init->recv_cq = qp->recv_cq;
+	init->srq = qp->srq;
+	init->qp_type = qp->qp_type;
+	return 0;
+}
+
+int prov_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct prov_qp *qp = to_pqp(ibqp);
+	int ret = rc_qp_destroy(qp->rc);
+
+	if (ret)
+		return -ret;
+	prov_wait_events_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+			       atomic_load(&qp->async_reported));
+	prov_qp_ex_fini(qp);
+	free(qp);
+	return 0;
+}
+
+/* Posting kicks the dataplane so the first packets leave now, not at the next poll. */
+int prov_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	int ret = rc_post_send(to_pqp(qp)->rc, wr, bad);
+
+	dp_device_poll(prov_dp(qp->context));
+	return -ret;
+}
+
+int prov_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return -rc_post_recv(to_pqp(qp)->rc, wr, bad);
+}

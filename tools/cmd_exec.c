@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/* `uroce exec -- PROGRAM ARGS`: run an unmodified verbs program on the uroce devices. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "uroce/config.h"
+#include "uroce/sysfs.h"
+
+/*
+ * Where the provider and the completion-channel interposer are, in the
+ * build tree (when this binary runs from it) and once installed; set by
+ * tools/meson.build.  The provider is named as RDMAV_DRIVERS wants it:
+ * without the "-rdmav34.so" suffix libibverbs appends.
+ */
+#ifndef UROCE_BUILD_TOOLS_DIR
+#define UROCE_BUILD_TOOLS_DIR	""
+#define UROCE_PROVIDER_BUILD	""
+#define UROCE_PROVIDER_INSTALL	""
+#define UROCE_COMPCHAN_BUILD	""
+#define UROCE_COMPCHAN_INSTALL	""
+#endif
+#define PROVIDER_SUFFIX		"-rdmav34.so"
+
+static int exec_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: uroce exec [--] PROGRAM [ARGS...]\n"
+		"Runs PROGRAM with SYSFS_PATH=%s/%s, the uroce provider, the completion-channel\n"
+		"interposer (for event mode, e.g. -e) and kernel RDMA netlink hidden.\n"
+		"Polling programs also run with just `export SYSFS_PATH=%s/%s`.\n",
+		uroce_run_dir(), UROCE_SYSFS_DIR, uroce_run_dir(), UROCE_SYSFS_DIR);
+	return 2;
+}
+
+static bool from_build_tree(void)
+{
+	char self[PATH_MAX], build[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0 || !UROCE_BUILD_TOOLS_DIR[0] || !realpath(UROCE_BUILD_TOOLS_DIR, build))
+		return false;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return !strcmp(self, build);
+}
+
+/* Put @value in front of the @sep-separated list in @name. */
+static int env_prepend(const char *name, const char *value, char sep)
+{
+	const char *old = getenv(name);
+	char *joined;
+	int ret;
+
+	if (!old || !*old)
+		return setenv(name, value, 1) ? -errno : 0;
+	if (asprintf(&joined, "%s%c%s", value, sep, old) < 0)
+		return -ENOMEM;
+	ret = setenv(name, joined, 1) ? -errno : 0;
+	free(joined);
+	return ret;
+}
+
+/*
+ * On a host whose kernel has RDMA, libibverbs lists devices through RDMA
+ * netlink and never reads SYSFS_PATH.  Failing socket(AF_NETLINK, *,
+ * NETLINK_RDMA) with EPROTONOSUPPORT, what a kernel without RDMA answers,
+ * makes it fall back to sysfs.  Nothing else is filtered.
+ */
+static int hide_rdma_netlink(void)
+{
+	scmp_filter_ctx sc = seccomp_init(SCMP_ACT_ALLOW);
+	int ret;
+
+	if (!sc)
+		return -ENOMEM;
+	ret = seccomp_rule_add(sc, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
+			       SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+			       SCMP_A2(SCMP_CMP_EQ, NETLINK_RDMA));
+	if (!ret)
+		ret = seccomp_load(sc);
+	seccomp_release(sc);
+	return ret;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	bool build = from_build_tree();
+	const char *provider = build ? UROCE_PROVIDER_BUILD : UROCE_PROVIDER_INSTALL;
+	const char *compchan = build ? UROCE_COMPCHAN_BUILD : UROCE_COMPCHAN_INSTALL;
+	char sysfs[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+	int first = 1, ret;
+
+	if (argc > 1 && !strcmp(argv[1], "--"))
+		first = 2;
+	else if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		exec_usage(stdout);
+		return 0;
+	}
+	if (first >= argc)
+		return exec_usage(stderr);
+	if (!provider[0] || !compchan[0]) {
+		fprintf(stderr, "uroce exec: this uroce was built without the provider "
+			"(reconfigure with -Dprovider=enabled)\n");
+		return 1;
+	}
+
+	snprintf(sysfs, sizeof(sysfs), "%s/%s", uroce_run_dir(), UROCE_SYSFS_DIR);
+	snprintf(path, sizeof(path), "%s/class/infiniband_verbs", sysfs);
+	if (stat(path, &st)) {
+		fprintf(stderr, "uroce exec: no uroce device in %s: create one with "
+			"`uroce link add NAME netdev IFACE`\n", uroce_run_dir());
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s" PROVIDER_SUFFIX, provider);
+	if (stat(path, &st)) {
+		fprintf(stderr, "uroce exec: the provider %s is missing: rebuild or reinstall uroce\n",
+			path);
+		return 1;
+	}
+	if (stat(compchan, &st)) {
+		fprintf(stderr, "uroce exec: the interposer %s is missing: rebuild or reinstall "
+			"uroce\n", compchan);
+		return 1;
+	}
+
+	if (setenv("SYSFS_PATH", sysfs, 1) || setenv("UROCE_RUN_DIR", uroce_run_dir(), 1) ||
+	    env_prepend("RDMAV_DRIVERS", provider, ':') || env_prepend("LD_PRELOAD", compchan, ':')) {
+		fprintf(stderr, "uroce exec: cannot set the environment: %s\n", strerror(errno));
+		return 1;
+	}
+	ret = hide_rdma_netlink();
+	if (ret) {
+		fprintf(stderr, "uroce exec: cannot install the seccomp filter hiding RDMA netlink: "
+			"%s\n", strerror(-ret));
+		return 1;
+	}
+	execvp(argv[first], argv + first);
+	fprintf(stderr, "uroce exec: cannot run %s: %s\n", argv[first], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
