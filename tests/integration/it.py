@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: MIT
+"""Integration tests: unmodified verbs programs on uroce0 between two network namespaces.
+
+usage: it.py SUITE --build BUILD_DIR
+
+Each suite builds its own pair of namespaces up<tag>A / up<tag>B joined by a
+veth pair upv<tag>a / upv<tag>b, creates uroce0 on each end (each namespace
+has its own UROCE_RUN_DIR), runs programs through `uroce exec`, and removes
+everything again, also when interrupted.  Output is TAP.  Every program runs
+under a timeout; only processes started here are ever killed, by process group.
+Needs root: without it the suite is skipped (TAP "1..0 # SKIP").
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+NS_PREFIX = 'up'
+PROG_TIMEOUT = 120
+
+
+class TapFailure(Exception):
+    pass
+
+
+class Tap:
+    """TAP output: one line per check, the plan at the end."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, name, detail=''):
+        self.n += 1
+        if cond:
+            print(f'ok {self.n} - {name}', flush=True)
+        else:
+            self.failed += 1
+            print(f'not ok {self.n} - {name}', flush=True)
+            for line in str(detail).strip().splitlines()[-40:]:
+                print(f'#   {line}', flush=True)
+        return cond
+
+    def diag(self, text):
+        for line in str(text).splitlines():
+            print(f'# {line}', flush=True)
+
+    def done(self):
+        print(f'1..{self.n}', flush=True)
+        return 1 if self.failed else 0
+
+
+def sh(*argv, check=True, timeout=30, env=None):
+    """Run a short setup command; raise with its output when it fails."""
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=timeout, env=env)
+    if check and p.returncode:
+        raise TapFailure(f'{" ".join(argv)}: exit {p.returncode}: {p.stdout.strip()}')
+    return p
+
+
+class Proc:
+    """A program started in a namespace, in its own process group."""
+
+    def __init__(self, argv, env):
+        self.argv = argv
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, env=env, start_new_session=True)
+        self.out = ''
+        self.rc = None
+
+    def wait(self, timeout):
+        try:
+            self.out, _ = self.p.communicate(timeout=timeout)
+            self.rc = self.p.returncode
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.out, _ = self.p.communicate()
+            self.out += f'\n[killed after {timeout} s]'
+            self.rc = -9
+        return self.rc
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class Pair:
+    """Two namespaces, a veth between them, uroce0 on each end."""
+
+    def __init__(self, build, tag, mtu=1500, subnet=77):
+        self.build = build
+        self.tag = tag
+        self.mtu = mtu
+        self.ns = [f'{NS_PREFIX}{tag}A', f'{NS_PREFIX}{tag}B']
+        self.ifs = [f'upv{tag}a', f'upv{tag}b']
+        self.ip4 = [f'10.{subnet}.0.1', f'10.{subnet}.0.2']
+        self.ip6 = [f'fd00:{subnet}::1', f'fd00:{subnet}::2']
+        self.tmp = tempfile.mkdtemp(prefix=f'uroce-it-{tag}-')
+        self.run_dirs = [os.path.join(self.tmp, 'A'), os.path.join(self.tmp, 'B')]
+        self.uroce = os.path.join(build, 'tools', 'uroce')
+        self.procs = []
+        self.devices = [False, False]
+
+    # ---- setup and teardown ----
+
+    def setup(self):
+        self.teardown_netns()
+        for ns in self.ns:
+            sh('ip', 'netns', 'add', ns)
+            # No duplicate address detection (addresses are usable at once), and
+            # IPv6 addresses survive the link going down and up again.
+            for conf in ('all', 'default'):
+                for knob in ('accept_dad=0', 'keep_addr_on_down=1'):
+                    sh('ip', 'netns', 'exec', ns, 'sysctl', '-qw',
+                       f'net.ipv6.conf.{conf}.{knob}')
+            sh('ip', '-n', ns, 'link', 'set', 'lo', 'up')
+        sh('ip', 'link', 'add', self.ifs[0], 'netns', self.ns[0], 'mtu', str(self.mtu),
+           'type', 'veth', 'peer', 'name', self.ifs[1], 'netns', self.ns[1],
+           'mtu', str(self.mtu))
+        for i in range(2):
+            sh('ip', '-n', self.ns[i], 'addr', 'add', f'{self.ip4[i]}/24', 'dev', self.ifs[i])
+            sh('ip', '-n', self.ns[i], 'addr', 'add', f'{self.ip6[i]}/64', 'dev', self.ifs[i],
+               'nodad')
+            sh('ip', '-n', self.ns[i], 'link', 'set', self.ifs[i], 'up')
+        for i in range(2):
+            os.makedirs(self.run_dirs[i])
+            self.uroce_cmd(i, 'link', 'add', 'uroce0', 'netdev', self.ifs[i])
+            self.devices[i] = True
+
+    def teardown_netns(self):
+        for ns in self.ns:
+            if os.path.exists(f'/run/netns/{ns}'):
+                sh('ip', 'netns', 'del', ns, check=False)
+
+    def teardown(self):
+        for p in self.procs:
+            p.kill()
+        for i in range(2):
+            if self.devices[i]:
+                self.uroce_cmd(i, 'link', 'del', 'uroce0', check=False)
+                self.devices[i] = False
+        self.teardown_netns()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # ---- running things ----
+
+    def env(self, side):
+        e = dict(os.environ)
+        e['UROCE_RUN_DIR'] = self.run_dirs[side]
+        return e
+
+    def ns_argv(self, side, argv):
+        return ['ip', 'netns', 'exec', self.ns[side]] + list(argv)
+
+    def uroce_cmd(self, side, *args, check=True):
+        return sh(*self.ns_argv(side, [self.uroce] + list(args)), check=check,
+                  env=self.env(side))
+
+    def verbs_argv(self, side, argv):
+        """A verbs program as users run it: through `uroce exec`."""
+        return self.ns_argv(side, [self.uroce, 'exec', '--'] + list(argv))
+
+    def start(self, side, argv, raw=False):
+        p = Proc(self.ns_argv(side, argv) if raw else self.verbs_argv(side, argv),
+                 self.env(side))
+        self.procs.append(p)
+        return p
+
+    def wait_listen(self, side, port, proc, timeout=30):
+        """Wait until a TCP port listens in a namespace (or the server died)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if proc.p.poll() is not None:
+                return False
+            out = sh(*self.ns_argv(side, ['ss', '-Hltn', f'sport = :{port}']),
+                     check=False).stdout
+            if out.strip():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def client_server(self, server_argv, client_argv, port, timeout=PROG_TIMEOUT,
+                      server_side=0):
+        """Run a server in one namespace and its client in the other; both must exit 0."""
+        srv = self.start(server_side, server_argv)
+        if not self.wait_listen(server_side, port, srv):
+            srv.kill()
+            srv.wait(5)
+            return srv, None
+        cli = self.start(1 - server_side, client_argv)
+        cli.wait(timeout)
+        srv.wait(10 if cli.rc == 0 else 5)
+        return srv, cli
+
+    def gids(self, side):
+        """The GID table `uroce link show -j` reports: list of dicts."""
+        out = self.uroce_cmd(side, 'link', 'show', '-j', 'uroce0').stdout
+        return json.loads(out)[0]['gids']
+
+    def gid_index(self, side, family, rocev=2):
+        want = 'RoCE v2' if rocev == 2 else 'RoCE v1'
+        for g in self.gids(side):
+            if g['type'] != want:
+                continue
+            v4 = g['gid'].startswith('::ffff:')
+            if family == 4 and v4:
+                return g['index']
+            if family == 6 and not v4 and not g['gid'].startswith('fe80'):
+                return g['index']
+            if family == 'll' and g['gid'].startswith('fe80'):
+                return g['index']
+        raise TapFailure(f'no {want} GID of family {family} on side {side}')
+
+
+def both_ok(tap, name, srv, cli):
+    if cli is None:
+        return tap.ok(False, name, f'server did not start listening:\n{srv.out}')
+    detail = (f'server ({" ".join(srv.argv[4:])}) exit {srv.rc}:\n{srv.out}\n'
+              f'client exit {cli.rc}:\n{cli.out}')
+    return tap.ok(srv.rc == 0 and cli.rc == 0, name, detail)
+
+
+def run_suite(build, tag, body, mtus=(1500,)):
+    tap = Tap()
+    if os.geteuid() != 0:
+        print('1..0 # SKIP needs root (network namespaces, /dev/infiniband)')
+        return 77
+    for k, mtu in enumerate(mtus):
+        pair = Pair(build, f'{tag}{k}', mtu=mtu, subnet=70 + k)
+
+        def on_term(signum, frame):
+            pair.teardown()
+            sys.exit(1)
+
+        signal.signal(signal.SIGTERM, on_term)
+        signal.signal(signal.SIGINT, on_term)
+        try:
+            pair.setup()
+            body(tap, pair)
+        except (TapFailure, subprocess.TimeoutExpired) as e:
+            tap.ok(False, f'{tag} setup/run at MTU {mtu}', e)
+        finally:
+            pair.teardown()
+    return tap.done()

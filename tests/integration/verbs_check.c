@@ -1,0 +1,910 @@
+// SPDX-License-Identifier: MIT
+/* Data integrity and error semantics of a uroce device, checked through the real libibverbs. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+/*
+ * usage: verbs_check [-d DEV] [-g GIDX] [-p PORT] [--peer-death] [HOST]
+ *
+ * Without HOST it serves one client; with HOST it connects and runs the
+ * cases, printing "PASS name" or "FAIL name: why" for each; the exit status
+ * is the number of failures.  Each case gets a fresh RC QP pair: after a
+ * remote access error both ends are in the error state, as the IBA wants.
+ * A TCP connection carries the control messages: QP numbers, "fill this
+ * region with a canary", "check this region".  --peer-death instead streams
+ * RDMA writes, has the server kill itself mid-stream and expects
+ * IBV_WC_RETRY_EXC_ERR within the retry budget.
+ */
+
+#define RW_LEN		(4u << 20)	/* remote read/write/atomic region */
+#define RO_LEN		(64u << 10)	/* remote read-only region */
+#define LOCAL_LEN	(4u << 20)
+#define RECV_SLOTS	16
+#define RECV_SLOT_LEN	(64u << 10)
+#define RECV_BASE	(RW_LEN - RECV_SLOTS * RECV_SLOT_LEN)	/* recv buffers in the rw MR */
+#define CQ_DEPTH	256
+#define WAIT_MS		10000
+#define QP_TIMEOUT	14	/* 4.096 us * 2^14 = 67 ms per try */
+#define QP_RETRY	3
+
+enum cmd {
+	CMD_CONNECT = 1,	/* make a QP for the client's; reply with ours */
+	CMD_FILL,		/* write pattern(seed) to rw[addr, addr+len) */
+	CMD_CHECK,		/* compare rw or ro [addr, addr+len) with pattern(seed) */
+	CMD_RECV_CHECK,		/* take one receive, compare with pattern(seed), len, imm */
+	CMD_DESTROY,		/* drop the QP */
+	CMD_DIE,		/* kill -9 ourselves */
+	CMD_QUIT,
+};
+
+#define RECV_FLAG_IMM		1	/* the receive carries @imm */
+#define RECV_FLAG_NO_DATA	2	/* RDMA write with immediate: the data went elsewhere */
+
+struct msg {
+	uint32_t	cmd;
+	uint32_t	qpn, psn;
+	uint8_t		gid[16];
+	uint32_t	region;		/* 0: rw, 1: ro */
+	uint64_t	addr, len, seed;
+	uint32_t	imm, flags;	/* RECV_FLAG_* */
+	/* reply */
+	int32_t		status;		/* 0 ok */
+	uint64_t	rw_addr, ro_addr;
+	uint32_t	rw_rkey, ro_rkey;
+	char		why[128];
+};
+
+struct dev {
+	struct ibv_context	*ctx;
+	struct ibv_pd		*pd;
+	struct ibv_mr		*mr_rw, *mr_ro, *mr_local;
+	uint8_t			*rw, *ro, *local;
+	int			gid_index;
+	union ibv_gid		gid;
+	enum ibv_mtu		mtu;
+	int			sock;
+};
+
+struct conn {
+	struct ibv_cq	*scq, *rcq;
+	struct ibv_qp	*qp;
+};
+
+static int failures;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "verbs_check: %s: %s\n", what, strerror(errno));
+	exit(100);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void pattern(uint8_t *p, size_t len, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		p[i] = (uint8_t)(s >> 24);
+	}
+}
+
+/* Index of the first byte that differs from pattern(seed), or -1. */
+static long pattern_mismatch(const uint8_t *p, size_t len, uint64_t seed)
+{
+	uint8_t *want = malloc(len ? len : 1);
+	long at = -1;
+
+	if (!want)
+		die("malloc");
+	pattern(want, len, seed);
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != want[i]) {
+			at = (long)i;
+			break;
+		}
+	free(want);
+	return at;
+}
+
+static void xfer(int sock, struct msg *m, bool send_it)
+{
+	size_t done = 0;
+
+	while (done < sizeof(*m)) {
+		ssize_t n = send_it ? write(sock, (char *)m + done, sizeof(*m) - done) :
+				      read(sock, (char *)m + done, sizeof(*m) - done);
+
+		if (n <= 0) {
+			if (!send_it && n == 0)
+				exit(failures);		/* the peer went away */
+			die("control connection");
+		}
+		done += (size_t)n;
+	}
+}
+
+static void call(struct dev *d, struct msg *m)
+{
+	xfer(d->sock, m, true);
+	xfer(d->sock, m, false);
+}
+
+/* ---- Resources ---- */
+
+static void dev_open(struct dev *d, const char *name, int gid_index)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_port_attr port;
+	int access_rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+	if (!list)
+		die("ibv_get_device_list");
+	for (int i = 0; list[i]; i++)
+		if (!name || !strcmp(ibv_get_device_name(list[i]), name)) {
+			d->ctx = ibv_open_device(list[i]);
+			break;
+		}
+	ibv_free_device_list(list);
+	if (!d->ctx)
+		die("ibv_open_device");
+	if (ibv_query_port(d->ctx, 1, &port))
+		die("ibv_query_port");
+	d->mtu = port.active_mtu;
+	d->gid_index = gid_index;
+	if (ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
+		die("ibv_query_gid");
+	d->pd = ibv_alloc_pd(d->ctx);
+	d->rw = aligned_alloc(4096, RW_LEN);
+	d->ro = aligned_alloc(4096, RO_LEN);
+	d->local = aligned_alloc(4096, LOCAL_LEN);
+	if (!d->pd || !d->rw || !d->ro || !d->local)
+		die("resources");
+	d->mr_rw = ibv_reg_mr(d->pd, d->rw, RW_LEN, access_rw);
+	d->mr_ro = ibv_reg_mr(d->pd, d->ro, RO_LEN, IBV_ACCESS_REMOTE_READ);
+	d->mr_local = ibv_reg_mr(d->pd, d->local, LOCAL_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!d->mr_rw || !d->mr_ro || !d->mr_local)
+		die("ibv_reg_mr");
+}
+
+static void conn_create(struct dev *d, struct conn *c, int send_cqe, uint32_t max_send_wr)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = max_send_wr, .max_recv_wr = RECV_SLOTS,
+			 .max_send_sge = 4, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	c->scq = ibv_create_cq(d->ctx, send_cqe, NULL, NULL, 0);
+	c->rcq = ibv_create_cq(d->ctx, CQ_DEPTH, NULL, NULL, 0);
+	if (!c->scq || !c->rcq)
+		die("ibv_create_cq");
+	init.send_cq = c->scq;
+	init.recv_cq = c->rcq;
+	c->qp = ibv_create_qp(d->pd, &init);
+	if (!c->qp)
+		die("ibv_create_qp");
+	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		die("modify to INIT");
+}
+
+static void conn_connect(struct dev *d, struct conn *c, uint32_t qpn, uint32_t psn,
+			 const uint8_t gid[16], uint32_t my_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = d->mtu, .dest_qp_num = qpn, .rq_psn = psn,
+		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .sgid_index = (uint8_t)d->gid_index, .hop_limit = 64 } },
+	};
+
+	memcpy(a.ah_attr.grh.dgid.raw, gid, 16);
+	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER))
+		die("modify to RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = QP_TIMEOUT;
+	a.retry_cnt = QP_RETRY;
+	a.rnr_retry = 7;
+	a.sq_psn = my_psn;
+	a.max_rd_atomic = 16;
+	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("modify to RTS");
+}
+
+static void conn_destroy(struct conn *c)
+{
+	if (ibv_destroy_qp(c->qp) || ibv_destroy_cq(c->scq) || ibv_destroy_cq(c->rcq))
+		die("destroy");
+	memset(c, 0, sizeof(*c));
+}
+
+/* One completion within WAIT_MS: 1, or 0 on timeout. */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, unsigned ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	do {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n < 0)
+			return -1;
+		if (n)
+			return 1;
+	} while (now_ms() < end);
+	return 0;
+}
+
+/* ---- Server ---- */
+
+static void post_recvs(struct dev *d, struct conn *c)
+{
+	for (unsigned i = 0; i < RECV_SLOTS; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)d->rw + RECV_BASE + i * RECV_SLOT_LEN,
+			.length = RECV_SLOT_LEN, .lkey = d->mr_rw->lkey,
+		};
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(c->qp, &wr, &bad))
+			die("ibv_post_recv");
+	}
+}
+
+static void serve(struct dev *d)
+{
+	struct conn c = { 0 };
+	struct msg m;
+
+	for (;;) {
+		xfer(d->sock, &m, false);
+		m.status = 0;
+		m.why[0] = '\0';
+		switch (m.cmd) {
+		case CMD_CONNECT: {
+			uint32_t psn = (uint32_t)lrand48() & 0xffffff;
+
+			if (c.qp)
+				conn_destroy(&c);
+			conn_create(d, &c, CQ_DEPTH, CQ_DEPTH);
+			post_recvs(d, &c);
+			conn_connect(d, &c, m.qpn, m.psn, m.gid, psn);
+			m.qpn = c.qp->qp_num;
+			m.psn = psn;
+			memcpy(m.gid, d->gid.raw, 16);
+			m.rw_addr = (uintptr_t)d->rw;
+			m.rw_rkey = d->mr_rw->rkey;
+			m.ro_addr = (uintptr_t)d->ro;
+			m.ro_rkey = d->mr_ro->rkey;
+			break;
+		}
+		case CMD_FILL:
+			pattern((m.region ? d->ro : d->rw) + m.addr, m.len, m.seed);
+			break;
+		case CMD_CHECK: {
+			long at = pattern_mismatch((m.region ? d->ro : d->rw) + m.addr, m.len, m.seed);
+
+			if (at >= 0) {
+				m.status = 1;
+				snprintf(m.why, sizeof(m.why), "byte %ld of %" PRIu64 " at offset %"
+					 PRIu64 " differs", at, m.len, m.addr);
+			}
+			break;
+		}
+		case CMD_RECV_CHECK: {
+			struct ibv_wc wc;
+			int got = c.qp ? wait_wc(c.rcq, &wc, WAIT_MS) : 0;
+
+			if (got != 1) {
+				m.status = 1;
+				snprintf(m.why, sizeof(m.why), "no receive completion");
+			} else if (wc.status != IBV_WC_SUCCESS) {
+				m.status = 1;
+				snprintf(m.why, sizeof(m.why), "receive status %s",
+					 ibv_wc_status_str(wc.status));
+			} else if (wc.byte_len != m.len) {
+				m.status = 1;
+				snprintf(m.why, sizeof(m.why), "received %u bytes, sent %" PRIu64,
+					 wc.byte_len, m.len);
+			} else if ((m.flags & RECV_FLAG_IMM) &&
+				   (!(wc.wc_flags & IBV_WC_WITH_IMM) ||
+				    ntohl(wc.imm_data) != m.imm)) {
+				m.status = 1;
+				snprintf(m.why, sizeof(m.why), "immediate data missing or wrong");
+			} else if (m.len && !(m.flags & RECV_FLAG_NO_DATA) &&
+				   pattern_mismatch(d->rw + RECV_BASE +
+							     wc.wr_id * RECV_SLOT_LEN,
+							     m.len, m.seed) >= 0) {
+				m.status = 1;
+				snprintf(m.why, sizeof(m.why), "received data differs");
+			}
+			break;
+		}
+		case CMD_DESTROY:
+			if (c.qp)
+				conn_destroy(&c);
+			break;
+		case CMD_DIE:
+			kill(getpid(), SIGKILL);
+			break;
+		case CMD_QUIT:
+			xfer(d->sock, &m, true);
+			return;
+		default:
+			m.status = 1;
+			snprintf(m.why, sizeof(m.why), "unknown command %u", m.cmd);
+		}
+		xfer(d->sock, &m, true);
+	}
+}
+
+/* ---- Client ---- */
+
+struct peer {
+	uint64_t	rw_addr, ro_addr;
+	uint32_t	rw_rkey, ro_rkey;
+};
+
+static void open_case(struct dev *d, struct conn *c, struct peer *p, int send_cqe,
+		      uint32_t max_send_wr)
+{
+	uint32_t psn = (uint32_t)lrand48() & 0xffffff;
+	struct msg m = { .cmd = CMD_CONNECT };
+
+	conn_create(d, c, send_cqe, max_send_wr);
+	m.qpn = c->qp->qp_num;
+	m.psn = psn;
+	memcpy(m.gid, d->gid.raw, 16);
+	call(d, &m);
+	conn_connect(d, c, m.qpn, m.psn, m.gid, psn);
+	p->rw_addr = m.rw_addr;
+	p->rw_rkey = m.rw_rkey;
+	p->ro_addr = m.ro_addr;
+	p->ro_rkey = m.ro_rkey;
+}
+
+static void close_case(struct dev *d, struct conn *c)
+{
+	struct msg m = { .cmd = CMD_DESTROY };
+
+	call(d, &m);
+	conn_destroy(c);
+}
+
+static int remote(struct dev *d, enum cmd cmd, uint32_t region, uint64_t off, uint64_t len,
+		  uint64_t seed, char *why, size_t whylen)
+{
+	struct msg m = { .cmd = cmd, .region = region, .addr = off, .len = len, .seed = seed };
+
+	call(d, &m);
+	if (m.status)
+		snprintf(why, whylen, "%s", m.why);
+	return m.status;
+}
+
+/* Post one work request with one SGE on the local buffer; return the completion status or -errno. */
+static int one_op(struct dev *d, struct conn *c, enum ibv_wr_opcode op, uint64_t loff,
+		  uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
+		  uint64_t swap, uint32_t imm)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)d->local + loff, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = len ? 1 : 0, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
+	}, *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = cmp_add;
+		wr.wr.atomic.swap = swap;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (ret)
+		return -ret;
+	ret = wait_wc(c->scq, &wc, WAIT_MS);
+	if (ret != 1)
+		return -ETIMEDOUT;
+	return wc.status;
+}
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			snprintf(why, whylen, __VA_ARGS__);		\
+			return 1;					\
+		}							\
+	} while (0)
+
+static int case_write_read(struct dev *d, char *why, size_t whylen)
+{
+	static const uint32_t sizes[] = { 1, 7, 64, 1000, 1024, 4096, 4097, 65536, 1 << 20 };
+	struct conn c;
+	struct peer p;
+	int st;
+
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t off = (i * 40961ull) % (RECV_BASE - sizes[i]);
+
+		pattern(d->local, sizes[i], 100 + i);
+		st = one_op(d, &c, IBV_WR_RDMA_WRITE, 0, sizes[i], d->mr_local->lkey,
+			    p.rw_addr + off, p.rw_rkey, 0, 0, 0);
+		CHECK(st == IBV_WC_SUCCESS, "write of %u bytes: %s", sizes[i],
+		      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+		if (remote(d, CMD_CHECK, 0, off, sizes[i], 100 + i, why, whylen))
+			return 1;
+		memset(d->local + LOCAL_LEN / 2, 0, sizes[i]);
+		st = one_op(d, &c, IBV_WR_RDMA_READ, LOCAL_LEN / 2, sizes[i], d->mr_local->lkey,
+			    p.rw_addr + off, p.rw_rkey, 0, 0, 0);
+		CHECK(st == IBV_WC_SUCCESS, "read of %u bytes: %s", sizes[i],
+		      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+		CHECK(pattern_mismatch(d->local + LOCAL_LEN / 2, sizes[i], 100 + i) < 0,
+		      "read back %u bytes differ", sizes[i]);
+	}
+	/* The read-only region reads fine. */
+	if (remote(d, CMD_FILL, 1, 0, RO_LEN, 77, why, whylen))
+		return 1;
+	st = one_op(d, &c, IBV_WR_RDMA_READ, 0, RO_LEN, d->mr_local->lkey, p.ro_addr, p.ro_rkey,
+		    0, 0, 0);
+	CHECK(st == IBV_WC_SUCCESS, "read of the read-only region: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	CHECK(pattern_mismatch(d->local, RO_LEN, 77) < 0, "read-only region read back differs");
+	close_case(d, &c);
+	return 0;
+}
+
+static int case_send_recv(struct dev *d, char *why, size_t whylen)
+{
+	static const uint32_t sizes[] = { 0, 1, 100, 4096, 9000, RECV_SLOT_LEN };
+	struct conn c;
+	struct peer p;
+	struct msg m;
+	int st;
+
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		bool imm = i % 2;
+
+		pattern(d->local, sizes[i], 200 + i);
+		st = one_op(d, &c, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, 0, sizes[i],
+			    d->mr_local->lkey, 0, 0, 0, 0, 0x1000 + i);
+		CHECK(st == IBV_WC_SUCCESS, "send of %u bytes: %s", sizes[i],
+		      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+		m = (struct msg){ .cmd = CMD_RECV_CHECK, .len = sizes[i], .seed = 200 + i,
+				  .imm = 0x1000 + i, .flags = imm ? RECV_FLAG_IMM : 0 };
+		call(d, &m);
+		CHECK(!m.status, "send of %u bytes: %s", sizes[i], m.why);
+	}
+	/* RDMA write with immediate consumes a receive and carries no data to it. */
+	pattern(d->local, 512, 300);
+	st = one_op(d, &c, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 512, d->mr_local->lkey, p.rw_addr,
+		    p.rw_rkey, 0, 0, 0xabcd);
+	CHECK(st == IBV_WC_SUCCESS, "write with immediate: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	m = (struct msg){ .cmd = CMD_RECV_CHECK, .len = 512, .imm = 0xabcd,
+			  .flags = RECV_FLAG_IMM | RECV_FLAG_NO_DATA };
+	call(d, &m);
+	CHECK(!m.status, "write with immediate: %s", m.why);
+	if (remote(d, CMD_CHECK, 0, 0, 512, 300, why, whylen))
+		return 1;
+	close_case(d, &c);
+	return 0;
+}
+
+static int case_atomics(struct dev *d, char *why, size_t whylen)
+{
+	const uint64_t off = 8 * 1001, v0 = 0x1122334455667788ull, add = 0x1000000001ull;
+	uint64_t *res = (uint64_t *)d->local, *val = (uint64_t *)(d->local + 64);
+	struct conn c;
+	struct peer p;
+	int st;
+
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	*val = v0;
+	st = one_op(d, &c, IBV_WR_RDMA_WRITE, 64, 8, d->mr_local->lkey, p.rw_addr + off,
+		    p.rw_rkey, 0, 0, 0);
+	CHECK(st == IBV_WC_SUCCESS, "setup write failed");
+
+	st = one_op(d, &c, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8, d->mr_local->lkey, p.rw_addr + off,
+		    p.rw_rkey, add, 0, 0);
+	CHECK(st == IBV_WC_SUCCESS, "fetch-and-add: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	CHECK(*res == v0, "fetch-and-add returned %#" PRIx64 ", want %#" PRIx64, *res, v0);
+
+	st = one_op(d, &c, IBV_WR_ATOMIC_CMP_AND_SWP, 0, 8, d->mr_local->lkey, p.rw_addr + off,
+		    p.rw_rkey, v0 + add, 42, 0);
+	CHECK(st == IBV_WC_SUCCESS, "compare-and-swap: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	CHECK(*res == v0 + add, "compare-and-swap returned %#" PRIx64, *res);
+
+	st = one_op(d, &c, IBV_WR_ATOMIC_CMP_AND_SWP, 0, 8, d->mr_local->lkey, p.rw_addr + off,
+		    p.rw_rkey, 1, 99, 0);
+	CHECK(st == IBV_WC_SUCCESS, "failing compare-and-swap: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	CHECK(*res == 42, "failing compare-and-swap returned %#" PRIx64 ", want 42", *res);
+
+	st = one_op(d, &c, IBV_WR_RDMA_READ, 64, 8, d->mr_local->lkey, p.rw_addr + off,
+		    p.rw_rkey, 0, 0, 0);
+	CHECK(st == IBV_WC_SUCCESS && *val == 42, "target holds %#" PRIx64 ", want 42", *val);
+	close_case(d, &c);
+	return 0;
+}
+
+/*
+ * An operation that must fail: the requester sees @want, the target region
+ * [off, off+len) of @region keeps its canary.
+ */
+static int expect_error(struct dev *d, const char *what, enum ibv_wr_opcode op, uint32_t lkey,
+			int region, uint64_t raddr_off, uint32_t len, bool bad_rkey,
+			enum ibv_wc_status want, uint64_t canary_off, uint64_t canary_len,
+			char *why, size_t whylen)
+{
+	struct conn c;
+	struct peer p;
+	uint64_t base;
+	uint32_t rkey;
+	int st;
+
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	if (remote(d, CMD_FILL, (uint32_t)region, canary_off, canary_len, 0xca7, why, whylen))
+		return 1;
+	base = region ? p.ro_addr : p.rw_addr;
+	rkey = region ? p.ro_rkey : p.rw_rkey;
+	if (bad_rkey)
+		rkey ^= 0x00010100;
+	pattern(d->local, len, 5);
+	st = one_op(d, &c, op, 0, len, lkey, base + raddr_off, rkey, 1, 2, 0);
+	CHECK(st == (int)want, "%s: got %s, want %s", what,
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st), ibv_wc_status_str(want));
+	if (remote(d, CMD_CHECK, (uint32_t)region, canary_off, canary_len, 0xca7, why, whylen)) {
+		snprintf(why + strlen(why), whylen - strlen(why), " (%s wrote to the target)", what);
+		return 1;
+	}
+	close_case(d, &c);
+	return 0;
+}
+
+static int case_bad_lkey(struct dev *d, char *why, size_t whylen)
+{
+	return expect_error(d, "write with a bad lkey", IBV_WR_RDMA_WRITE,
+			    d->mr_local->lkey ^ 0x00101000, 0, 4096, 256, false,
+			    IBV_WC_LOC_PROT_ERR, 0, 65536, why, whylen);
+}
+
+static int case_bad_rkey(struct dev *d, char *why, size_t whylen)
+{
+	return expect_error(d, "write with a bad rkey", IBV_WR_RDMA_WRITE, d->mr_local->lkey, 0,
+			    4096, 256, true, IBV_WC_REM_ACCESS_ERR, 0, 65536, why, whylen) ||
+	       expect_error(d, "read with a bad rkey", IBV_WR_RDMA_READ, d->mr_local->lkey, 0,
+			    4096, 256, true, IBV_WC_REM_ACCESS_ERR, 0, 65536, why, whylen) ||
+	       expect_error(d, "atomic with a bad rkey", IBV_WR_ATOMIC_FETCH_AND_ADD,
+			    d->mr_local->lkey, 0, 4096, 8, true, IBV_WC_REM_ACCESS_ERR, 0, 65536,
+			    why, whylen);
+}
+
+static int case_out_of_range(struct dev *d, char *why, size_t whylen)
+{
+	/* Straddles the end of the region: not one byte may land. */
+	return expect_error(d, "write past the end of the region", IBV_WR_RDMA_WRITE,
+			    d->mr_local->lkey, 0, RW_LEN - 100, 4096, false,
+			    IBV_WC_REM_ACCESS_ERR, RW_LEN - 8192, 8192, why, whylen) ||
+	       expect_error(d, "read past the end of the region", IBV_WR_RDMA_READ,
+			    d->mr_local->lkey, 1, RO_LEN - 10, 100, false, IBV_WC_REM_ACCESS_ERR,
+			    0, RO_LEN, why, whylen);
+}
+
+static int case_wrong_access(struct dev *d, char *why, size_t whylen)
+{
+	return expect_error(d, "write to a read-only region", IBV_WR_RDMA_WRITE,
+			    d->mr_local->lkey, 1, 0, 1024, false, IBV_WC_REM_ACCESS_ERR, 0, RO_LEN,
+			    why, whylen) ||
+	       expect_error(d, "atomic on a read-only region", IBV_WR_ATOMIC_CMP_AND_SWP,
+			    d->mr_local->lkey, 1, 64, 8, false, IBV_WC_REM_ACCESS_ERR, 0, RO_LEN,
+			    why, whylen);
+}
+
+/* A misaligned atomic is refused at post time or completes in error; the target is untouched. */
+static int case_misaligned_atomic(struct dev *d, char *why, size_t whylen)
+{
+	struct conn c;
+	struct peer p;
+	int st;
+
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	if (remote(d, CMD_FILL, 0, 0, 4096, 0xa11, why, whylen))
+		return 1;
+	st = one_op(d, &c, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8, d->mr_local->lkey, p.rw_addr + 1027,
+		    p.rw_rkey, 1, 0, 0);
+	CHECK(st != IBV_WC_SUCCESS && st != -ETIMEDOUT, "misaligned fetch-and-add: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	if (remote(d, CMD_CHECK, 0, 0, 4096, 0xa11, why, whylen))
+		return 1;
+	close_case(d, &c);
+	return 0;
+}
+
+/* IBA 10.8.2: a QP accepts receives from INIT on and sends from RTS on; earlier, EINVAL. */
+static int case_wrong_state(struct dev *d, char *why, size_t whylen)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct ibv_sge sge = { .addr = (uintptr_t)d->local, .length = 8,
+			       .lkey = d->mr_local->lkey };
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *sbad = NULL;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad = NULL;
+	struct ibv_cq *cq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *qp;
+	int ret;
+
+	CHECK(cq, "ibv_create_cq: %s", strerror(errno));
+	init.send_cq = init.recv_cq = cq;
+	qp = ibv_create_qp(d->pd, &init);
+	CHECK(qp, "ibv_create_qp: %s", strerror(errno));
+	ret = ibv_post_recv(qp, &rwr, &rbad);
+	CHECK(ret == EINVAL && rbad == &rwr, "post_recv in RESET: %d (%s), want EINVAL", ret,
+	      strerror(ret));
+	ret = ibv_post_send(qp, &swr, &sbad);
+	CHECK(ret == EINVAL && sbad == &swr, "post_send in RESET: %d (%s), want EINVAL", ret,
+	      strerror(ret));
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			     IBV_QP_ACCESS_FLAGS), "modify to INIT failed");
+	sbad = NULL;
+	ret = ibv_post_send(qp, &swr, &sbad);
+	CHECK(ret == EINVAL && sbad == &swr, "post_send in INIT: %d (%s), want EINVAL", ret,
+	      strerror(ret));
+	ret = ibv_post_recv(qp, &rwr, &rbad);
+	CHECK(ret == 0, "post_recv in INIT: %s", strerror(ret));
+	/* An illegal transition is refused and changes nothing. */
+	a.qp_state = IBV_QPS_RTS;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	CHECK(ret == EINVAL, "INIT -> RTS: %d, want EINVAL", ret);
+	CHECK(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq), "destroy failed");
+	return 0;
+}
+
+/* More signalled completions than the send CQ holds: IBV_EVENT_CQ_ERR on that CQ. */
+static int case_cq_overflow(struct dev *d, char *why, size_t whylen)
+{
+	struct ibv_async_event ev;
+	struct conn c;
+	struct peer p;
+	bool got = false;
+	uint64_t end;
+	int n;
+
+	open_case(d, &c, &p, 4, 64);
+	n = c.scq->cqe + 8;
+	for (int i = 0; i < n; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)d->local, .length = 8,
+				       .lkey = d->mr_local->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+			.wr = { .rdma = { .remote_addr = p.rw_addr, .rkey = p.rw_rkey } },
+		}, *bad;
+
+		CHECK(!ibv_post_send(c.qp, &wr, &bad), "post %d of %d failed", i, n);
+	}
+	end = now_ms() + WAIT_MS;
+	while (!got && now_ms() < end) {
+		struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+
+		/* Nothing polls the CQ, so progress comes from the dataplane's own thread. */
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		CHECK(!ibv_get_async_event(d->ctx, &ev), "ibv_get_async_event: %s", strerror(errno));
+		got = ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == c.scq;
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(got, "no IBV_EVENT_CQ_ERR for a CQ of %d entries after %d completions",
+	      c.scq->cqe, n);
+	close_case(d, &c);
+	return 0;
+}
+
+/* Stream writes, have the peer die, and time the requester's retry exhaustion. */
+static int case_peer_death(struct dev *d, char *why, size_t whylen)
+{
+	/* IBA C9-140/141: (retry_cnt + 1) tries of 4.096 us * 2^timeout, with slack for scheduling. */
+	const uint64_t budget_ms = (QP_RETRY + 1) * 4096ull * (1u << QP_TIMEOUT) / 1000000 * 4 + 2000;
+	struct msg m = { .cmd = CMD_DIE };
+	struct conn c;
+	struct peer p;
+	unsigned done = 0, posted = 0;
+	uint64_t died = 0, end = now_ms() + 30000;
+	struct ibv_wc wc;
+
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	while (now_ms() < end) {
+		while (posted - done < 32) {
+			struct ibv_sge sge = { .addr = (uintptr_t)d->local, .length = 65536,
+					       .lkey = d->mr_local->lkey };
+			struct ibv_send_wr wr = {
+				.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr = { .rdma = { .remote_addr = p.rw_addr, .rkey = p.rw_rkey } },
+			}, *bad;
+
+			if (ibv_post_send(c.qp, &wr, &bad))
+				break;
+			posted++;
+		}
+		if (ibv_poll_cq(c.scq, 1, &wc) != 1)
+			continue;
+		done++;
+		if (wc.status == IBV_WC_SUCCESS) {
+			if (done == 200 && !died) {
+				/* No reply comes: the server kills itself. */
+				xfer(d->sock, &m, true);
+				died = now_ms();
+			}
+			continue;
+		}
+		CHECK(died, "error %s before the peer died", ibv_wc_status_str(wc.status));
+		CHECK(wc.status == IBV_WC_RETRY_EXC_ERR, "got %s, want %s",
+		      ibv_wc_status_str(wc.status), ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+		CHECK(now_ms() - died <= budget_ms, "retry exhaustion took %" PRIu64
+		      " ms, budget %" PRIu64 " ms", now_ms() - died, budget_ms);
+		printf("retry exhaustion after %" PRIu64 " ms (timeout %d, retry_cnt %d)\n",
+		       now_ms() - died, QP_TIMEOUT, QP_RETRY);
+		conn_destroy(&c);
+		return 0;
+	}
+	snprintf(why, whylen, "no error completion 30 s after the peer %s",
+		 died ? "died" : "was told to die");
+	return 1;
+}
+
+/* ---- Main ---- */
+
+static int tcp_connect(const char *host, const char *port, bool server)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = server ? AI_PASSIVE : 0 };
+	struct addrinfo *res;
+	int fd = -1, one = 1;
+	uint64_t end = now_ms() + WAIT_MS;
+
+	if (getaddrinfo(server ? NULL : host, port, &hints, &res))
+		die("getaddrinfo");
+	if (server) {
+		int lfd = socket(res->ai_family, SOCK_STREAM, 0);
+
+		if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    bind(lfd, res->ai_addr, res->ai_addrlen) || listen(lfd, 1))
+			die("listen");
+		printf("listening\n");
+		fflush(stdout);
+		fd = accept(lfd, NULL, NULL);
+		close(lfd);
+	} else {
+		/* The server may not listen yet. */
+		while (fd < 0 && now_ms() < end) {
+			fd = socket(res->ai_family, SOCK_STREAM, 0);
+			if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen)) {
+				close(fd);
+				fd = -1;
+				usleep(100000);
+			}
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		die("control connection");
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(struct dev *d, char *why, size_t whylen);
+	} cases[] = {
+		{ "write_read_integrity", case_write_read },
+		{ "send_recv_integrity", case_send_recv },
+		{ "atomics", case_atomics },
+		{ "bad_lkey_local_prot_err", case_bad_lkey },
+		{ "bad_rkey_rem_access_err", case_bad_rkey },
+		{ "out_of_range_rem_access_err", case_out_of_range },
+		{ "wrong_access_rem_access_err", case_wrong_access },
+		{ "misaligned_atomic_error", case_misaligned_atomic },
+		{ "post_in_wrong_state_einval", case_wrong_state },
+		{ "cq_overflow_async_cq_err", case_cq_overflow },
+	};
+	const char *devname = NULL, *port = "18600", *host = NULL;
+	bool peer_death = false;
+	struct dev d = { 0 };
+	int gid_index = 0;
+	struct msg m;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-d") && i + 1 < argc)
+			devname = argv[++i];
+		else if (!strcmp(argv[i], "-g") && i + 1 < argc)
+			gid_index = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-p") && i + 1 < argc)
+			port = argv[++i];
+		else if (!strcmp(argv[i], "--peer-death"))
+			peer_death = true;
+		else if (argv[i][0] != '-' && !host)
+			host = argv[i];
+		else {
+			fprintf(stderr, "usage: verbs_check [-d DEV] [-g GIDX] [-p PORT] "
+				"[--peer-death] [HOST]\n");
+			return 100;
+		}
+	}
+	srand48(getpid() ^ (long)now_ms());
+	/* A hang is a failure too. */
+	alarm(300);
+	dev_open(&d, devname, gid_index);
+	d.sock = tcp_connect(host, port, !host);
+	if (!host) {
+		serve(&d);
+		return 0;
+	}
+	if (peer_death) {
+		char why[256] = "";
+		int r = case_peer_death(&d, why, sizeof(why));
+
+		printf("%s peer_death_retry_exc_err%s%s\n", r ? "FAIL" : "PASS", r ? ": " : "",
+		       why);
+		return r;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char why[256] = "";
+
+		if (cases[i].run(&d, why, sizeof(why))) {
+			failures++;
+			printf("FAIL %s: %s\n", cases[i].name, why);
+			/* The failed case may have left a QP: the next CONNECT replaces it. */
+		} else {
+			printf("PASS %s\n", cases[i].name);
+		}
+		fflush(stdout);
+	}
+	m = (struct msg){ .cmd = CMD_QUIT };
+	call(&d, &m);
+	return failures;
+}
