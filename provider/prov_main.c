@@ -255,13 +255,14 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 }
 
 /*
- * The largest IB MTU whose RoCE v2 packet fits the netdev's IP MTU: IPv6
- * header 40 (the larger of the two), UDP 8, BTH 12, the largest extension
- * header a payload packet carries 28 (AtomicETH) and the ICRC 4.
+ * The largest IB MTU whose RoCE v2 packets fit the netdev's IP MTU: an IB
+ * MTU of payload plus IPv6 40 (the larger IP header), UDP 8, and the
+ * largest headers a packet with payload carries, BTH 12 + RETH 16 + ImmDt 4
+ * (RDMA WRITE Only with Immediate), and the ICRC 4.
  */
 static enum ibv_mtu prov_ib_mtu(uint32_t ip_mtu)
 {
-	const uint32_t overhead = 40 + 8 + 12 + 28 + 4;
+	const uint32_t overhead = 40 + 8 + 12 + 16 + 4 + 4;
 	uint32_t room = ip_mtu > overhead ? ip_mtu - overhead : 0;
 
 	if (room >= 4096)
