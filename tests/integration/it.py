@@ -131,10 +131,23 @@ class Pair:
             sh('ip', '-n', self.ns[i], 'addr', 'add', f'{self.ip6[i]}/64', 'dev', self.ifs[i],
                'nodad')
             sh('ip', '-n', self.ns[i], 'link', 'set', self.ifs[i], 'up')
+        self.wait_running()
         for i in range(2):
             os.makedirs(self.run_dirs[i])
             self.uroce_cmd(i, 'link', 'add', 'uroce0', 'netdev', self.ifs[i])
             self.devices[i] = True
+
+    def wait_running(self, timeout=10):
+        """Wait for carrier on both ends: the kernel reports it up to a second late (linkwatch)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            states = [json.loads(sh('ip', '-n', self.ns[i], '-j', 'link', 'show',
+                                    self.ifs[i]).stdout)[0].get('operstate')
+                      for i in range(2)]
+            if states == ['UP', 'UP']:
+                return
+            time.sleep(0.05)
+        raise TapFailure(f'veth {self.ifs} not running after {timeout} s')
 
     def teardown_netns(self):
         for ns in self.ns:

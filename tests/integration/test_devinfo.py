@@ -77,6 +77,7 @@ def body(tap, pair):
     it.sh('ip', '-n', pair.ns[0], 'link', 'set', pair.ifs[0], 'down')
     p = devinfo(pair, 0)
     it.sh('ip', '-n', pair.ns[0], 'link', 'set', pair.ifs[0], 'up')
+    pair.wait_running()
     tap.ok(field(p.out, 'state') == 'PORT_DOWN (1)', 'port is DOWN while the netdev is down',
            p.out)
 
