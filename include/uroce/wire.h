@@ -395,6 +395,12 @@ static inline const uint8_t *wire_pkt_payload(const struct wire_pkt *p)
 enum wire_parse_flag {
 	WIRE_PARSE_SKIP_ICRC	= 1u << 0,	/* decoder: check ICRC separately */
 	WIRE_PARSE_SKIP_IP_CSUM	= 1u << 1,	/* checksum already verified by the NIC */
+	/*
+	 * Leave the opcode's payload-length rules to the caller: an RC
+	 * responder answers a length error with NAK Invalid Request (IBA
+	 * C9-92) and checks against its QP's path MTU with wire_check_pmtu().
+	 */
+	WIRE_PARSE_SKIP_LEN_RULES = 1u << 2,
 };
 
 /**
@@ -413,6 +419,18 @@ enum wire_parse_flag {
  */
 enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 			  struct wire_pkt *out);
+
+/**
+ * wire_check_pmtu() - payload length of a parsed packet against a path MTU.
+ * @p: a packet wire_parse() accepted.
+ * @pmtu: the QP's path MTU in bytes (256..4096).
+ *
+ * FIRST and MIDDLE packets carry exactly @pmtu bytes, LAST packets 1..@pmtu,
+ * ONLY packets 0..@pmtu, packets without payload none (IBA C9-92, the
+ * checks rxe makes in its responder).
+ * Return: WIRE_DROP_NONE or WIRE_DROP_BAD_PAYLOAD_LEN.
+ */
+enum wire_drop wire_check_pmtu(const struct wire_pkt *p, uint32_t pmtu);
 
 /* ---- Build ---- */
 
@@ -530,5 +548,11 @@ uint32_t wire_rnr_timer_us(unsigned code);
 
 /* Name of a NAK code / AETH syndrome, e.g. "NAK remote access error". */
 const char *wire_aeth_name(uint8_t syndrome);
+
+/*
+ * End-to-end credits an ACK's 5-bit credit code stands for (IBA 9.7.7.2,
+ * 0 1 2 3 4 6 8 12 ... 32768); -1 for code 31, "credits not used".
+ */
+int wire_aeth_credits(unsigned code);
 
 #endif
