@@ -523,7 +523,8 @@ const char *wire_crc32_impl(void);
 
 /**
  * wire_icrc() - ICRC of a RoCE v2 frame as Annex A17.3.3 defines it.
- * @frame: Ethernet frame.
+ * @frame: Ethernet frame whose IP, UDP and BTH headers are in place and
+ *	    were checked (by wire_parse() on receive, or built by wire_build*()).
  * @l3_off: offset of the IP header.
  * @end: offset where the ICRC starts (frame length - 4).
  *
