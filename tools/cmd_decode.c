@@ -2,7 +2,9 @@
 /* uroce decode [-v] [-j] FILE: the frames of a pcap/pcapng capture as lines, lessons or JSON. */
 #include <inttypes.h>
 #include <pcap/pcap.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,11 +16,12 @@ enum decode_mode { MODE_LINE, MODE_VERBOSE, MODE_JSON };
 static void decode_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: uroce decode [-v] [-j] FILE\n"
+		"usage: uroce decode [-v] [-j] [-n FIRST[-LAST]] FILE\n"
 		"  Decodes an Ethernet capture (pcap or pcapng, e.g. from tcpdump -w).\n"
 		"  default  one line per frame: time, addresses, opcode, QPN, PSN, lengths, ICRC\n"
 		"  -v       every layer and field: offset, raw bytes, value, what it is for\n"
-		"  -j       one JSON object per frame, the fields as uroce's parser sees them\n");
+		"  -j       one JSON object per frame, the fields as uroce's parser sees them\n"
+		"  -n       only frames FIRST to LAST (numbered from 1, as tcpdump and tshark do)\n");
 }
 
 /* Times relative to the first frame, like tcpdump -ttttt. */
@@ -35,6 +38,30 @@ static struct wire_decode_ts rel_time(const struct timeval *t, const struct time
 	return ts;
 }
 
+/* "N" or "N-M", frames numbered from 1. */
+static bool parse_range(const char *s, uint64_t *first, uint64_t *last)
+{
+	char *end;
+	unsigned long long a, b;
+
+	a = strtoull(s, &end, 10);
+	if (end == s || a == 0)
+		return false;
+	b = a;
+	if (*end == '-') {
+		const char *t = end + 1;
+
+		b = strtoull(t, &end, 10);
+		if (end == t || b < a)
+			return false;
+	}
+	if (*end)
+		return false;
+	*first = a;
+	*last = b;
+	return true;
+}
+
 static void print_totals(uint64_t frames, uint64_t roce, const struct wire_drop_stats *st)
 {
 	uint64_t dropped = 0;
@@ -42,8 +69,9 @@ static void print_totals(uint64_t frames, uint64_t roce, const struct wire_drop_
 	for (int r = 1; r < WIRE_DROP_COUNT; r++)
 		if (r != WIRE_DROP_NOT_IP && r != WIRE_DROP_NOT_UDP && r != WIRE_DROP_NOT_ROCE_PORT)
 			dropped += st->count[r];
-	printf("%" PRIu64 " frames: %" PRIu64 " RoCE v2 (%" PRIu64 " accepted), %" PRIu64
-	       " other", frames, roce, st->count[WIRE_DROP_NONE], frames - roce);
+	printf("%" PRIu64 " frame%s: %" PRIu64 " RoCE v2 (%" PRIu64 " accepted), %" PRIu64
+	       " other", frames, frames == 1 ? "" : "s", roce, st->count[WIRE_DROP_NONE],
+	       frames - roce);
 	if (dropped) {
 		printf("; dropped:");
 		for (int r = 1; r < WIRE_DROP_COUNT; r++)
@@ -60,15 +88,16 @@ int cmd_decode(int argc, char **argv)
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct wire_drop_stats stats = { { 0 } };
 	struct timeval start = { 0, 0 };
-	uint64_t frames = 0, roce = 0;
+	uint64_t frames = 0, shown = 0, roce = 0;
 	struct pcap_pkthdr *hdr;
 	const u_char *data;
 	const char *file;
 	pcap_t *pc;
+	uint64_t first = 1, last = UINT64_MAX;
 	int opt, rc, link;
 
 	opterr = 0;
-	while ((opt = getopt(argc, argv, "vjh")) != -1) {
+	while ((opt = getopt(argc, argv, "vjhn:")) != -1) {
 		switch (opt) {
 		case 'v':
 			mode = MODE_VERBOSE;
@@ -76,12 +105,19 @@ int cmd_decode(int argc, char **argv)
 		case 'j':
 			mode = MODE_JSON;
 			break;
+		case 'n':
+			if (!parse_range(optarg, &first, &last)) {
+				fprintf(stderr, "uroce decode: -n wants FRAME or FIRST-LAST (from 1), got "
+					"'%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			decode_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "uroce decode: unknown option -%c (uroce decode -h shows the "
-				"options)\n", optopt);
+			fprintf(stderr, "uroce decode: %s -%c (uroce decode -h shows the options)\n",
+				optopt == 'n' ? "missing the frame range after" : "unknown option", optopt);
 			return 2;
 		}
 	}
@@ -99,8 +135,8 @@ int cmd_decode(int argc, char **argv)
 		/* libpcap starts some messages with the file name already. */
 		if (!strncmp(why, file, n) && !strncmp(why + n, ": ", 2))
 			why += n + 2;
-		fprintf(stderr, "uroce decode: cannot read capture %s: %s (expected a pcap or pcapng "
-			"file)\n", file, why);
+		fprintf(stderr, "uroce decode: cannot read capture %s: %s%s\n", file, why,
+			strstr(why, "format") ? " (expected pcap or pcapng, e.g. from tcpdump -w)" : "");
 		return 1;
 	}
 	link = pcap_datalink(pc);
@@ -121,9 +157,14 @@ int cmd_decode(int argc, char **argv)
 		frames++;
 		/* With nanosecond precision libpcap stores nanoseconds in tv_usec. */
 		ts = rel_time(&hdr->ts, &start);
+		if (frames > last)
+			break;
+		if (frames < first)
+			continue;
 		wire_decode_frame(&fr, data, hdr->caplen, hdr->len);
 		stats.count[fr.drop]++;
 		roce += fr.kind == WIRE_FRAME_ROCE;
+		shown++;
 		switch (mode) {
 		case MODE_LINE:
 			wire_decode_line(stdout, &ts, &fr);
@@ -144,7 +185,7 @@ int cmd_decode(int argc, char **argv)
 	}
 	pcap_close(pc);
 	if (mode != MODE_JSON)
-		print_totals(frames, roce, &stats);
+		print_totals(shown, roce, &stats);
 	if (fflush(stdout) != 0) {
 		perror("uroce decode: writing the output");
 		return 1;

@@ -663,12 +663,17 @@ static const char *hex_preview(char *buf, size_t cap, const uint8_t *p, uint32_t
 {
 	struct sb b = { buf, cap, 0 };
 	uint32_t k = n < 16 ? n : 16;
+	bool text = true;
 
 	buf[0] = '\0';
-	for (uint32_t i = 0; i < k; i++)
+	for (uint32_t i = 0; i < k; i++) {
 		sb_printf(&b, "%02x", p[i]);
+		text &= p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"';
+	}
 	if (k < n)
 		sb_printf(&b, "...");
+	if (text)
+		sb_printf(&b, " \"%.*s\"", (int)k, (const char *)p);
 	return buf;
 }
 
@@ -874,7 +879,9 @@ static const char *transport_meaning(uint8_t opcode)
 	case WIRE_OPC_UC:	return "UC: unreliable connected, never acknowledged";
 	case WIRE_OPC_RD:	return "RD: reliable datagram";
 	case WIRE_OPC_UD:	return "UD: unreliable datagram, one packet per message";
-	default:		return "no transport: a management packet";
+	case 0x80:		return "congestion notification (RoCE v2, Annex A17.9)";
+	case 0xa0:		return "XRC: extended reliable connected";
+	default:		return "manufacturer specific";
 	}
 }
 
@@ -1044,7 +1051,7 @@ static void v_roce_tail(struct vx *v)
 	uint32_t icrc_off = udp_end - WIRE_ICRC_LEN;
 	uint32_t data_off = p->bth_off + p->op->hdr_len;
 	uint32_t pad = p->pad, n;
-	char hex[40];
+	char hex[64];
 
 	if (data_off + pad <= icrc_off) {
 		n = icrc_off - data_off - pad;
@@ -1055,7 +1062,7 @@ static void v_roce_tail(struct vx *v)
 		}
 		if (pad)
 			vfield(v, icrc_off - pad, pad, "pad", "zero bytes filling the last 4-byte word",
-			       "%" PRIu32 " bytes", pad);
+			       "%" PRIu32 " byte%s", pad, pad == 1 ? "" : "s");
 	}
 	vlayer(v, "ICRC invariant CRC", icrc_off, WIRE_ICRC_LEN, "IBA Annex A17.3.3");
 	vfield(v, icrc_off, WIRE_ICRC_LEN, "ICRC", fr->icrc_calc == p->icrc ?

@@ -314,7 +314,7 @@ static inline bool wire_opcode_valid(uint8_t opcode)
 	X(BAD_TVER,		"BTH transport version is not 0")		\
 	X(UNKNOWN_OPCODE,	"BTH opcode not defined by IBA")		\
 	X(TRUNCATED_EXT,	"packet shorter than its extension headers")	\
-	X(BAD_PAD,		"pad count on a packet that has no payload, or pad longer than payload") \
+	X(BAD_PAD,		"pad where none is allowed, past the data, or data + pad not whole words") \
 	X(BAD_PAYLOAD_LEN,	"payload length breaks the opcode's rule")	\
 	X(BAD_ICRC,		"invariant CRC mismatch")
 
