@@ -467,7 +467,7 @@ struct wire_build_desc {
 /* Header bytes before the payload for this description (Ethernet .. extension headers). */
 uint32_t wire_headers_len(const struct wire_build_desc *d);
 
-/* Frame length for a payload: headers + payload + pad to 4 + ICRC. */
+/* Frame length for a payload: headers + payload + pad to 4 + ICRC; 0 if it cannot be built. */
 uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len);
 
 /**
@@ -480,7 +480,8 @@ uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len);
  * length, UDP length (checksum 0 over IPv4, as hardware and rxe send it),
  * BTH pad count.  The ICRC (and over IPv6 the UDP checksum, which IPv6
  * requires) is not written: call wire_seal() once the payload is in place.
- * Return: header length, or 0 if @d is invalid (unknown opcode, bad IP version).
+ * Return: header length, or 0 if @d is invalid (unknown opcode, bad IP
+ * version) or the packet would not fit IP's and UDP's 16-bit lengths.
  */
 uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 			    uint32_t payload_len);

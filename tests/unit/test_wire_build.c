@@ -221,6 +221,7 @@ START_TEST(lengths_per_opcode)
 	struct wire_build_desc d;
 	const struct wire_opcode_info *op = &wire_opcode[_i];
 	uint8_t data[8] = { 0 };
+	uint32_t max;
 
 	base_desc(&d, (uint8_t)_i, 4);
 	if (!wire_opcode_valid((uint8_t)_i)) {
@@ -243,6 +244,12 @@ START_TEST(lengths_per_opcode)
 	d.ip_version = 4;
 	ck_assert_uint_eq(wire_build(frame, wire_frame_len(&d, 8) - 1, &d, data, 8), 0);
 	ck_assert_uint_eq(wire_build(frame, wire_frame_len(&d, 8), &d, data, 8), wire_frame_len(&d, 8));
+	/* Larger than IPv4's 16-bit total length can say: refused, not truncated. */
+	max = (65535 - 20 - 8 - op->hdr_len - 4) & ~3u;
+	ck_assert_uint_ne(wire_frame_len(&d, max), 0);
+	ck_assert_uint_eq(wire_frame_len(&d, max + 4), 0);
+	ck_assert_uint_eq(wire_frame_len(&d, 70000), 0);
+	ck_assert_uint_eq(wire_build_headers(frame, &d, max + 4), 0);
 }
 END_TEST
 

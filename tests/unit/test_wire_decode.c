@@ -44,9 +44,9 @@ static const char *render(enum mode m, const struct wire_frame *fr)
 }
 
 #define ck_assert_has(hay, needle) \
-	ck_assert_msg(strstr(hay, needle) != NULL, "missing \"%s\" in:\n%s", needle, hay)
+	ck_assert_msg(strstr(hay, needle) != NULL, "missing \"%s\" in:\n%.1500s", needle, hay)
 #define ck_assert_lacks(hay, needle) \
-	ck_assert_msg(strstr(hay, needle) == NULL, "unexpected \"%s\" in:\n%s", needle, hay)
+	ck_assert_msg(strstr(hay, needle) == NULL, "unexpected \"%s\" in:\n%.1500s", needle, hay)
 
 static uint32_t random_packet(int opcode, uint64_t seed, struct wire_build_desc *d)
 {
@@ -170,7 +170,7 @@ START_TEST(verbose_per_opcode)
 		expect_has(s, "payload, %" PRIu32 " bytes at 0x%04" PRIx32, fr.pkt.payload_len,
 			   fr.pkt.payload_off);
 	if (fr.pkt.pad)
-		expect_has(s, "pad            %u bytes", fr.pkt.pad);
+		expect_has(s, "pad            %u byte", fr.pkt.pad);
 }
 END_TEST
 

@@ -10,7 +10,7 @@
 #define ROUND_TRIPS 64
 
 static uint8_t frame[TEST_MAX_FRAME];
-static uint8_t payload[4096];
+static uint8_t payload[4200];
 
 /* Loop over all 256 opcodes, 64 random packets each, seeded by the opcode. */
 START_TEST(round_trip)
