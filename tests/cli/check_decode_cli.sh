@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # `uroce decode` end to end: pcap and pcapng fixtures, the three output modes, frame ranges, and
 # one clear error line with a non-zero exit for every kind of bad input.
-# Usage: check_decode_cli.sh UROCE CAPTURES_DIR
+# Usage: check_decode_cli.sh UROCE SOURCE_ROOT
 set -uo pipefail
 uroce=$1
-caps=$2
+top=$2
+caps=$top/pcap-fixtures/captures
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -63,6 +64,22 @@ assert len(objs) == 123, len(objs)
 assert sum(o["kind"] == "roce" and o["drop"] == "NONE" for o in objs) == 105
 assert [o["frame"] for o in objs] == list(range(1, 124))
 ' "$tmp/out" || fail "-j: output is not 123 JSON frames with 105 good RoCE packets"
+
+# -j stays valid JSON on broken frames: every fuzz seed and regression input, in one pcap.
+/usr/bin/python3 -c '
+import glob, struct, sys
+with open(sys.argv[2], "wb") as o:
+    o.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for f in sorted(glob.glob(sys.argv[1] + "/corpus/*") + glob.glob(sys.argv[1] + "/regressions/*")):
+        d = open(f, "rb").read()
+        o.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
+' "$top/tests/fuzz" "$tmp/fuzz.pcap"
+expect_exit 0 json-fuzz-inputs -- "$uroce" decode -j "$tmp/fuzz.pcap"
+/usr/bin/python3 -c '
+import json, sys
+n = sum(1 for line in open(sys.argv[1]) if json.loads(line))
+assert n > 100, n
+' "$tmp/out" || fail "-j: invalid JSON for the fuzz inputs"
 
 # -n: a range of frames.
 expect_exit 0 range -- "$uroce" decode -n 16-17 "$caps/hw_third_party_rc_send.pcap"
