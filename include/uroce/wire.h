@@ -552,7 +552,7 @@ uint32_t wire_rnr_timer_us(unsigned code);
 const char *wire_aeth_name(uint8_t syndrome);
 
 /*
- * End-to-end credits an ACK's 5-bit credit code stands for (IBA 9.7.7.2,
+ * End-to-end credits an ACK's 5-bit credit code stands for (IBA end-to-end flow control,
  * 0 1 2 3 4 6 8 12 ... 32768); -1 for code 31, "credits not used".
  */
 int wire_aeth_credits(unsigned code);

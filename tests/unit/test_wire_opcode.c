@@ -187,7 +187,7 @@ START_TEST(aeth_names)
 }
 END_TEST
 
-/* IBA 9.7.7.2 credit encoding: spot values and its shape. */
+/* The AETH credit encoding of end-to-end flow control: spot values and its shape. */
 START_TEST(aeth_credits)
 {
 	ck_assert_int_eq(wire_aeth_credits(0), 0);
