@@ -85,6 +85,22 @@ struct rc_engine_cfg {
 
 	/* Seed for keys and initial values; 0 means from getrandom(). */
 	uint64_t	seed;
+
+	/*
+	 * Optional.  Every frame the engine delivers to itself (destination
+	 * GID is one of its own, issue 9) is shown here first, complete with
+	 * ICRC, so a capture sees same-host traffic as on the wire.
+	 */
+	void		(*frame_tap)(void *arg, const void *frame, uint32_t len);
+	void		*frame_tap_arg;
+
+	/*
+	 * Optional, and called only when built with -Dtrace=true: each step of
+	 * the requester, completer and responder state machines
+	 * (@machine "req"/"comp"/"resp", @state the step's name).
+	 */
+	void		(*trace)(void *arg, uint32_t qpn, const char *machine, const char *state);
+	void		*trace_arg;
 };
 
 struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg);
@@ -121,7 +137,8 @@ bool rc_engine_idle(struct rc_engine *eng);
 	X(rem_op_naks_rx)	X(rem_op_naks_tx)				\
 	X(duplicates)	X(out_of_sequence)	X(cnps_rx)	X(cnps_tx)	\
 	X(ecn_ce_rx)	X(unknown_qp)	X(tx_no_buffer)	X(cq_overflows)	\
-	X(acks_rx)	X(acks_tx)	X(completions)
+	X(acks_rx)	X(acks_tx)	X(completions)	X(bad_addr)	\
+	X(bad_qkey)	X(rx_no_wqe)
 
 struct rc_counters {
 #define RC_COUNTER_FIELD(n) uint64_t n;

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/* Test harness for the transport engine: two engines on a simulated link under a virtual clock. */
+#include <check.h>
+#include <string.h>
+
+#include "engine_harness.h"
+
+static uint64_t clock_now(void *arg)
+{
+	return ((struct h_env *)arg)->now;
+}
+
+static void on_async(void *arg, enum ibv_event_type type, void *user)
+{
+	struct h_env *e = arg;
+
+	if (e->n_events < H_MAX_EVENTS)
+		e->events[e->n_events++] = (struct h_event){ type, user };
+}
+
+static void on_cq(void *arg, struct rc_cq *cq, void *user)
+{
+	(void)cq;
+	(void)user;
+	((struct h_env *)arg)->cq_events++;
+}
+
+void h_gid(int side, int index, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	if (index == 0) {
+		gid[10] = gid[11] = 0xff;
+		gid[12] = 10;
+		gid[15] = (uint8_t)(side + 1);
+	} else {
+		gid[0] = 0xfd;
+		gid[15] = (uint8_t)(side + 1);
+	}
+}
+
+void h_env_init(struct h_env *e, const struct h_opts *o)
+{
+	struct h_opts def = { 0 };
+	struct port_sim_cfg sc;
+
+	if (!o)
+		o = &def;
+	memset(e, 0, sizeof(*e));
+	e->now = 1000;
+	memset(&sc, 0, sizeof(sc));
+	sc.seed = o->seed;
+	sc.mtu = o->mtu;
+	sc.slots = o->slots;
+	sc.now_ns = clock_now;
+	sc.clock_arg = e;
+	e->link = port_sim_create(&sc);
+	ck_assert_ptr_nonnull(e->link);
+	for (int s = 0; s < 2; s++) {
+		struct rc_engine_cfg cfg = {
+			.port = port_sim_port(e->link, s),
+			.now_ns = clock_now,
+			.clock_arg = e,
+			.cq_event = on_cq,
+			.async_event = on_async,
+			.event_arg = e,
+			.seed = o->seed * 4 + (uint64_t)s + 1,
+		};
+
+		e->eng[s] = rc_engine_create(&cfg);
+		ck_assert_ptr_nonnull(e->eng[s]);
+		for (int i = 0; i < 2; i++) {
+			struct rc_gid_entry g = { .valid = true, .type = RC_GID_ROCE_V2 };
+
+			h_gid(s, i, g.gid);
+			ck_assert_int_eq(rc_engine_set_gid(e->eng[s], (unsigned)i, &g), 0);
+		}
+		e->pd[s] = rc_pd_alloc(e->eng[s]);
+		ck_assert_ptr_nonnull(e->pd[s]);
+		e->cq[s] = rc_cq_create(e->eng[s], o->cqe ? o->cqe : 4096, NULL);
+		ck_assert_ptr_nonnull(e->cq[s]);
+	}
+}
+
+void h_env_fini(struct h_env *e)
+{
+	for (int s = 0; s < 2; s++)
+		rc_engine_destroy(e->eng[s]);
+	port_sim_destroy(e->link);
+}
+
+struct rc_qp *h_qp(struct h_env *e, int side, const struct h_qp_opts *o)
+{
+	struct rc_qp_init init = {
+		.qp_type = o->type ? o->type : IBV_QPT_RC,
+		.pd = e->pd[side],
+		.send_cq = o->send_cq ? o->send_cq : e->cq[side],
+		.recv_cq = o->recv_cq ? o->recv_cq : e->cq[side],
+		.srq = o->srq,
+		.cap = {
+			.max_send_wr = o->max_send_wr ? o->max_send_wr : 64,
+			.max_recv_wr = o->max_recv_wr ? o->max_recv_wr : 64,
+			.max_send_sge = o->max_sge ? o->max_sge : 4,
+			.max_recv_sge = o->max_sge ? o->max_sge : 4,
+			.max_inline_data = o->max_inline,
+		},
+		.sq_sig_all = o->sq_sig_all,
+	};
+	struct rc_qp *qp = rc_qp_create(e->eng[side], &init);
+
+	ck_assert_ptr_nonnull(qp);
+	return qp;
+}
+
+static void to_init(struct rc_qp *qp, enum ibv_qp_type t, const struct h_conn *c)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	if (t == IBV_QPT_UD) {
+		a.qkey = c->qkey;
+		mask |= IBV_QP_QKEY;
+	} else {
+		a.qp_access_flags = c->access ? c->access : IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	ck_assert_int_eq(rc_qp_modify(qp, &a, mask), 0);
+}
+
+static void to_rtr(struct rc_qp *qp, enum ibv_qp_type t, int peer_side, uint32_t peer_qpn,
+		   uint32_t rq_psn, const struct h_conn *c)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	int mask = IBV_QP_STATE;
+
+	if (t != IBV_QPT_UD) {
+		a.path_mtu = c->mtu ? c->mtu : IBV_MTU_1024;
+		a.dest_qp_num = peer_qpn;
+		a.rq_psn = rq_psn;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		a.ah_attr.grh.sgid_index = (uint8_t)c->gid_index;
+		a.ah_attr.grh.hop_limit = 64;
+		h_gid(peer_side, c->gid_index, a.ah_attr.grh.dgid.raw);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (t == IBV_QPT_RC) {
+			a.max_dest_rd_atomic = 16;
+			a.min_rnr_timer = c->min_rnr_timer ? c->min_rnr_timer : 1;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	ck_assert_int_eq(rc_qp_modify(qp, &a, mask), 0);
+}
+
+static void to_rts(struct rc_qp *qp, enum ibv_qp_type t, uint32_t sq_psn, const struct h_conn *c)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .sq_psn = sq_psn };
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
+	if (t == IBV_QPT_RC) {
+		a.timeout = c->no_timeout ? 0 : c->timeout ? c->timeout : 10;
+		a.retry_cnt = c->retry_set ? c->retry_cnt : 7;
+		a.rnr_retry = c->retry_set ? c->rnr_retry : 7;
+		a.max_rd_atomic = c->max_rd_atomic ? c->max_rd_atomic : 16;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	ck_assert_int_eq(rc_qp_modify(qp, &a, mask), 0);
+}
+
+void h_connect(struct h_env *e, struct rc_qp *a, int sa, struct rc_qp *b, int sb,
+	       const struct h_conn *c)
+{
+	struct h_conn def = { 0 };
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	enum ibv_qp_type t;
+
+	(void)e;
+	if (!c)
+		c = &def;
+	rc_qp_query(a, &qa, 0, &qi);
+	t = qi.qp_type;
+	to_init(a, t, c);
+	to_init(b, t, c);
+	to_rtr(a, t, sb, rc_qp_num(b), c->psn[1], c);
+	to_rtr(b, t, sa, rc_qp_num(a), c->psn[0], c);
+	to_rts(a, t, c->psn[0], c);
+	to_rts(b, t, c->psn[1], c);
+}
+
+bool h_run_until(struct h_env *e, bool (*cond)(void *), void *arg, uint64_t max_ns)
+{
+	uint64_t deadline = e->now + max_ns;
+
+	for (;;) {
+		unsigned w = rc_engine_progress(e->eng[0], 0) + rc_engine_progress(e->eng[1], 0);
+		uint64_t t;
+
+		if (cond && cond(arg))
+			return true;
+		if (w)
+			continue;
+		t = port_sim_next_arrival(e->link);
+		if (rc_engine_next_deadline(e->eng[0]) < t)
+			t = rc_engine_next_deadline(e->eng[0]);
+		if (rc_engine_next_deadline(e->eng[1]) < t)
+			t = rc_engine_next_deadline(e->eng[1]);
+		if (t == UINT64_MAX)
+			return !cond;
+		if (t > deadline)
+			return false;
+		e->now = t > e->now ? t : e->now + 1;
+	}
+}
+
+void h_run(struct h_env *e, uint64_t max_ns)
+{
+	h_run_until(e, NULL, NULL, max_ns);
+}
+
+struct wait_arg {
+	struct rc_cq	*cq;
+	struct ibv_wc	*wc;
+	int		want, got;
+};
+
+static bool cq_has(void *p)
+{
+	struct wait_arg *w = p;
+	int n = rc_cq_poll(w->cq, w->want - w->got, w->wc + w->got);
+
+	if (n > 0)
+		w->got += n;
+	return w->got >= w->want || n < 0;
+}
+
+int h_wait_cq(struct h_env *e, struct rc_cq *cq, struct ibv_wc *wc, int n, uint64_t max_ns)
+{
+	struct wait_arg w = { cq, wc, n, 0 };
+
+	if (!cq_has(&w))
+		h_run_until(e, cq_has, &w, max_ns);
+	return w.got;
+}
+
+int h_post_send(struct rc_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge,
+		int nsge, uint64_t raddr, uint32_t rkey, int flags)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = sge,
+		.num_sge = nsge,
+		.opcode = op,
+		.send_flags = (unsigned)flags,
+	}, *bad = NULL;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return rc_post_send(qp, &wr, &bad);
+}
+
+int h_post_recv(struct rc_qp *qp, uint64_t wr_id, struct ibv_sge *sge, int nsge)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = nsge }, *bad = NULL;
+
+	return rc_post_recv(qp, &wr, &bad);
+}
+
+unsigned h_count_events(const struct h_env *e, enum ibv_event_type type)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < e->n_events; i++)
+		n += e->events[i].type == type;
+	return n;
+}
