@@ -22,6 +22,7 @@ struct sim_dir {
 	struct port_sim_faults	f;
 	struct port_sim_stats	st;
 	uint64_t		rng[4];	/* xoshiro256** */
+	uint64_t		last_at;	/* jitter never reorders: a link is FIFO */
 	struct flight		*heap;
 	uint32_t		n;
 };
@@ -286,6 +287,9 @@ static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, 
 	}
 	if (d->f.jitter_ns)
 		at += rng_next(d->rng) % (d->f.jitter_ns + 1);
+	if (at < d->last_at)
+		at = d->last_at;
+	d->last_at = at;
 	if (chance(d, d->f.reorder)) {
 		d->st.reordered++;
 		at += d->f.reorder_ns;

@@ -18,7 +18,7 @@ struct port_sim_faults {
 	double		corrupt;	/* one bit flipped after the UDP header: bad ICRC */
 	double		ce_mark;	/* IP ECN field set to CE (congestion experienced) */
 	uint64_t	delay_ns;	/* one-way latency */
-	uint64_t	jitter_ns;	/* up to this much more, uniform */
+	uint64_t	jitter_ns;	/* up to this much more, uniform, never overtaking */
 	uint64_t	reorder_ns;
 };
 

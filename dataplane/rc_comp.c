@@ -70,6 +70,11 @@ static void progress(struct rc_qp *qp, uint32_t new_psn)
 	qp->comp.psn = new_psn;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
+	/* The peer took the packet it had refused: no need to wait any more. */
+	if (qp->req.rnr_wait && psn_cmp(new_psn, qp->req.rnr_psn) > 0) {
+		qp->req.rnr_wait = false;
+		qp->rnr_deadline = 0;
+	}
 	if (psn_cmp(qp->req.psn, qp->comp.psn) > 0) {
 		if (qp->timeout_ns)
 			rc_timer_arm(qp, &qp->retx_deadline, qp->eng->now + qp->timeout_ns);
@@ -318,6 +323,7 @@ static enum comp_state rnr(struct comp_ctx *c)
 	}
 	wait_ns = (uint64_t)wire_rnr_timer_us(c->syndrome & WIRE_AETH_CODE_MASK) * 1000;
 	qp->req.rnr_wait = true;
+	qp->req.rnr_psn = c->pkt->psn;
 	qp->retx_deadline = 0;
 	rc_timer_arm(qp, &qp->rnr_deadline, qp->eng->now + wait_ns);
 	return COMP_DONE;

@@ -260,6 +260,7 @@ struct rc_req {
 	uint32_t	since_ackreq;	/* packets since the last AckReq */
 	unsigned	rd_atomic;	/* reads/atomics started and not complete */
 	bool		rnr_wait;
+	uint32_t	rnr_psn;	/* the PSN the RNR NAK refused */
 	bool		drained_sent;	/* SQD: the drained event has been raised */
 };
 

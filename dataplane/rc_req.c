@@ -491,4 +491,5 @@ void rc_req_rnr_expired(struct rc_qp *qp)
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
 	rc_req_rewind(qp);
+	rc_qp_kick(qp);
 }

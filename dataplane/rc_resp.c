@@ -219,12 +219,28 @@ static enum resp_state duplicate(struct resp_ctx *c)
 	struct rc_resp *r = &qp->resp;
 	struct rc_resp_res *x;
 
+	/*
+	 * A duplicate read runs again as a new read of the range it asks for
+	 * (what the requester is missing): responses start with FIRST or ONLY
+	 * at its PSN and never go past the original's last PSN.
+	 */
 	if (c->fl & WIRE_OPF_READ) {
+		const struct wire_reth *reth = pkt_reth(c->pkt);
+		uint32_t len = wire_get32(reth->dma_len);
+		uint64_t va = wire_get64(reth->va);
+		uint32_t npkts = len ? (len + qp->pmtu - 1) / qp->pmtu : 1;
+		uint32_t last = psn_add(c->pkt->psn, npkts - 1);
+
 		x = find_res(qp, RC_RES_READ, c->pkt->psn);
-		if (!x)
+		if (!x || psn_cmp(last, x->last_psn) > 0 ||
+		    (len && !rc_mr_remote(qp->eng, qp->pd, wire_get32(reth->rkey), va, len,
+					  IBV_ACCESS_REMOTE_READ)))
 			return RESP_DROP;
-		if (psn_cmp(c->pkt->psn, x->cur_psn) < 0 || !x->pending)
-			x->cur_psn = c->pkt->psn;
+		x->first_psn = x->cur_psn = c->pkt->psn;
+		x->last_psn = last;
+		x->va = va;
+		x->rkey = wire_get32(reth->rkey);
+		x->len = len;
 		x->pending = true;
 		rc_qp_kick(qp);
 		return RESP_DONE;
@@ -716,7 +732,7 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	}
 	if (qp->resp.fatal)
 		return;
-	if (!c.uc && memcmp(pkt->src_gid, qp->path.dgid, 16) != 0) {
+	if (memcmp(pkt->src_gid, qp->path.dgid, 16) != 0) {
 		qp->cnt.bad_addr++;
 		return;
 	}

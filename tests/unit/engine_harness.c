@@ -5,6 +5,8 @@
 
 #include "engine_harness.h"
 
+#define RC_FRAME_MAX_TEST 4400
+
 static uint64_t clock_now(void *arg)
 {
 	return ((struct h_env *)arg)->now;
@@ -168,19 +170,37 @@ static void to_rts(struct rc_qp *qp, enum ibv_qp_type t, uint32_t sq_psn, const 
 	ck_assert_int_eq(rc_qp_modify(qp, &a, mask), 0);
 }
 
+static enum ibv_qp_type qp_type_of(struct rc_qp *qp)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+
+	rc_qp_query(qp, &qa, 0, &qi);
+	return qi.qp_type;
+}
+
+void h_connect_one(struct rc_qp *qp, int peer_side, uint32_t peer_qpn, uint32_t rq_psn,
+		   uint32_t sq_psn, const struct h_conn *c)
+{
+	struct h_conn def = { 0 };
+	enum ibv_qp_type t = qp_type_of(qp);
+
+	if (!c)
+		c = &def;
+	to_init(qp, t, c);
+	to_rtr(qp, t, peer_side, peer_qpn, rq_psn, c);
+	to_rts(qp, t, sq_psn, c);
+}
+
 void h_connect(struct h_env *e, struct rc_qp *a, int sa, struct rc_qp *b, int sb,
 	       const struct h_conn *c)
 {
 	struct h_conn def = { 0 };
-	struct ibv_qp_attr qa;
-	struct ibv_qp_init_attr qi;
-	enum ibv_qp_type t;
+	enum ibv_qp_type t = qp_type_of(a);
 
 	(void)e;
 	if (!c)
 		c = &def;
-	rc_qp_query(a, &qa, 0, &qi);
-	t = qi.qp_type;
 	to_init(a, t, c);
 	to_init(b, t, c);
 	to_rtr(a, t, sb, rc_qp_num(b), c->psn[1], c);
@@ -274,4 +294,117 @@ unsigned h_count_events(const struct h_env *e, enum ibv_event_type type)
 	for (unsigned i = 0; i < e->n_events; i++)
 		n += e->events[i].type == type;
 	return n;
+}
+
+/* ---- Capture ---- */
+
+static bool cap_filter(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct h_cap *c = arg;
+	struct h_frame *f;
+	struct wire_pkt pkt;
+	bool drop = c->drop_all[from];
+
+	if (wire_parse(frame, len, 0, &pkt))
+		return false;
+	if (c->drop_from == from && (c->drop_opcode == 0xffff || c->drop_opcode == pkt.opcode)) {
+		c->matched++;
+		if (c->drop_nth && c->matched >= c->drop_nth &&
+		    c->matched < c->drop_nth + (c->drop_count ? c->drop_count : 1))
+			drop = true;
+	}
+	if (c->n >= H_CAP_MAX)
+		return drop;
+	f = &c->f[c->n++];
+	memset(f, 0, sizeof(*f));
+	f->from = from;
+	f->t = c->e->now;
+	f->opcode = pkt.opcode;
+	f->psn = pkt.psn;
+	f->dest_qp = pkt.dest_qp;
+	f->ackreq = pkt.ackreq;
+	f->se = pkt.se;
+	f->payload_len = pkt.payload_len;
+	f->tclass = pkt.tclass;
+	f->dropped = drop;
+	if (pkt.op->hdrs & WIRE_HDR_AETH) {
+		const struct wire_aeth *a = wire_pkt_ext(&pkt, WIRE_EXT_AETH);
+
+		f->syndrome = (uint8_t)(wire_get32(a->syn_msn) >> 24);
+		f->msn = wire_get32(a->syn_msn) & 0xffffff;
+	}
+	if (pkt.op->hdrs & WIRE_HDR_RETH) {
+		const struct wire_reth *r = wire_pkt_ext(&pkt, WIRE_EXT_RETH);
+
+		f->va = wire_get64(r->va);
+		f->rkey = wire_get32(r->rkey);
+		f->dma_len = wire_get32(r->dma_len);
+	}
+	if (pkt.op->hdrs & WIRE_HDR_ATOMIC_ETH) {
+		const struct wire_atomic_eth *a = wire_pkt_ext(&pkt, WIRE_EXT_ATOMIC_ETH);
+
+		f->va = wire_get64(a->va);
+		f->rkey = wire_get32(a->rkey);
+	}
+	if (pkt.op->hdrs & WIRE_HDR_ATOMIC_ACK_ETH) {
+		const struct wire_atomic_ack_eth *a = wire_pkt_ext(&pkt, WIRE_EXT_ATOMIC_ACK_ETH);
+
+		f->orig = wire_get64(a->orig);
+	}
+	return drop;
+}
+
+void h_capture(struct h_env *e, struct h_cap *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->e = e;
+	c->drop_from = -1;
+	port_sim_set_filter(e->link, cap_filter, c);
+}
+
+void h_drop(struct h_cap *c, int from, unsigned opcode, unsigned nth, unsigned count)
+{
+	c->drop_from = from;
+	c->drop_opcode = opcode;
+	c->drop_nth = nth;
+	c->drop_count = count;
+	c->matched = 0;
+}
+
+unsigned h_cap_count(const struct h_cap *c, int from, unsigned opcode)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->n; i++)
+		n += c->f[i].from == from && (opcode == 0xffff || c->f[i].opcode == opcode);
+	return n;
+}
+
+const struct h_frame *h_cap_find(const struct h_cap *c, int from, unsigned opcode, unsigned nth)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		if (c->f[i].from == from && (opcode == 0xffff || c->f[i].opcode == opcode) &&
+		    !nth--)
+			return &c->f[i];
+	return NULL;
+}
+
+void h_inject(struct h_env *e, int to_side, struct wire_build_desc *d, const void *payload,
+	      uint32_t len)
+{
+	uint8_t frame[RC_FRAME_MAX_TEST];
+	uint32_t n;
+
+	d->src_mac[0] = 0x02;
+	d->src_mac[5] = (uint8_t)(!to_side + 1);
+	d->dst_mac[0] = 0x02;
+	d->dst_mac[5] = (uint8_t)(to_side + 1);
+	if (!d->ip_version) {
+		d->ip_version = 4;
+		h_gid(!to_side, 0, d->src_gid);
+		h_gid(to_side, 0, d->dst_gid);
+	}
+	n = wire_build(frame, sizeof(frame), d, payload, len);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(port_sim_inject(e->link, to_side, frame, n), 0);
 }

@@ -64,6 +64,52 @@ struct h_conn {
 /* RESET -> INIT -> RTR -> RTS, @a on @sa to @b on @sb. */
 void h_connect(struct h_env *e, struct rc_qp *a, int sa, struct rc_qp *b, int sb,
 	       const struct h_conn *c);
+/* One QP to RTS towards QPN @peer_qpn on side @peer_side (which need not exist). */
+void h_connect_one(struct rc_qp *qp, int peer_side, uint32_t peer_qpn, uint32_t rq_psn,
+		   uint32_t sq_psn, const struct h_conn *c);
+
+/* ---- Watching and shaping the link ---- */
+
+#define H_CAP_MAX 1024
+
+struct h_frame {
+	int		from;		/* side that sent it */
+	uint64_t	t;		/* virtual time it was sent */
+	uint8_t		opcode;
+	uint32_t	psn, dest_qp;
+	bool		ackreq, se;
+	uint8_t		syndrome;	/* AETH, when present */
+	uint32_t	msn;
+	uint64_t	va;		/* RETH or AtomicETH */
+	uint32_t	rkey, dma_len;
+	uint64_t	orig;		/* AtomicAckETH */
+	uint32_t	payload_len;
+	uint8_t		tclass;
+	bool		dropped;
+};
+
+struct h_cap {
+	struct h_env	*e;
+	unsigned	n;
+	struct h_frame	f[H_CAP_MAX];
+	/* Drop rule: frames from @drop_from with @drop_opcode (or any when 0xffff); the
+	 * drop_nth-th match (1-based) and the drop_count - 1 after it. */
+	int		drop_from;
+	unsigned	drop_opcode;
+	unsigned	drop_nth, drop_count, matched;
+	bool		drop_all[2];	/* everything a side sends */
+};
+
+/* Start watching every frame on the link (no drops until a rule is set). */
+void h_capture(struct h_env *e, struct h_cap *c);
+void h_drop(struct h_cap *c, int from, unsigned opcode, unsigned nth, unsigned count);
+/* Frames from @from with @opcode (0xffff: any) seen so far. */
+unsigned h_cap_count(const struct h_cap *c, int from, unsigned opcode);
+const struct h_frame *h_cap_find(const struct h_cap *c, int from, unsigned opcode, unsigned nth);
+
+/* A request from a peer that does not exist: built here, delivered to @to_side now. */
+void h_inject(struct h_env *e, int to_side, struct wire_build_desc *d, const void *payload,
+	      uint32_t len);
 
 /* Run both engines until @cond holds (or, with NULL, until nothing moves). */
 bool h_run_until(struct h_env *e, bool (*cond)(void *), void *arg, uint64_t max_ns);
