@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Test harness for the transport engine: two engines on a simulated link under a virtual clock. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_harness.h"
@@ -407,4 +408,59 @@ void h_inject(struct h_env *e, int to_side, struct wire_build_desc *d, const voi
 	n = wire_build(frame, sizeof(frame), d, payload, len);
 	ck_assert_uint_gt(n, 0);
 	ck_assert_int_eq(port_sim_inject(e->link, to_side, frame, n), 0);
+}
+
+/* ---- Pairs ---- */
+
+void h_pair_init(struct h_pair *p, const struct h_opts *eo, const struct h_conn *c,
+		 const struct h_qp_opts *qo)
+{
+	struct h_qp_opts def = { .type = IBV_QPT_RC, .max_inline = 64 };
+
+	h_env_init(&p->e, eo);
+	for (int s = 0; s < 2; s++) {
+		p->buf[s] = aligned_alloc(64, H_BUF_LEN);
+		ck_assert_ptr_nonnull(p->buf[s]);
+		memset(p->buf[s], 0, H_BUF_LEN);
+		p->mr[s] = rc_mr_reg(p->e.pd[s], p->buf[s], H_BUF_LEN, (uintptr_t)p->buf[s],
+				     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+		ck_assert_ptr_nonnull(p->mr[s]);
+		p->qp[s] = h_qp(&p->e, s, qo ? qo : &def);
+	}
+	h_connect(&p->e, p->qp[0], 0, p->qp[1], 1, c);
+}
+
+void h_pair_fini(struct h_pair *p)
+{
+	h_env_fini(&p->e);
+	free(p->buf[0]);
+	free(p->buf[1]);
+}
+
+struct ibv_sge h_sge(const struct h_pair *p, int side, size_t off, uint32_t len)
+{
+	return (struct ibv_sge){ (uintptr_t)p->buf[side] + off, len, rc_mr_lkey(p->mr[side]) };
+}
+
+void h_fill(uint8_t *buf, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8) + 1);
+}
+
+enum ibv_qp_state h_qp_state(struct rc_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	rc_qp_query(qp, &a, IBV_QP_STATE, NULL);
+	return a.qp_state;
+}
+
+struct rc_counters h_qp_counters(struct rc_qp *qp)
+{
+	struct rc_counters c;
+
+	rc_qp_counters(qp, &c);
+	return c;
 }

@@ -68,6 +68,27 @@ void h_connect(struct h_env *e, struct rc_qp *a, int sa, struct rc_qp *b, int sb
 void h_connect_one(struct rc_qp *qp, int peer_side, uint32_t peer_qpn, uint32_t rq_psn,
 		   uint32_t sq_psn, const struct h_conn *c);
 
+/* ---- A connected pair with a registered buffer on each side ---- */
+
+#define H_BUF_LEN (256 * 1024)
+
+struct h_pair {
+	struct h_env	e;
+	struct rc_qp	*qp[2];
+	uint8_t		*buf[2];
+	struct rc_mr	*mr[2];		/* all access rights */
+};
+
+/* Any of the option pointers may be NULL (defaults: RC, MTU 1024, everything allowed). */
+void h_pair_init(struct h_pair *p, const struct h_opts *eo, const struct h_conn *c,
+		 const struct h_qp_opts *qo);
+void h_pair_fini(struct h_pair *p);
+struct ibv_sge h_sge(const struct h_pair *p, int side, size_t off, uint32_t len);
+/* A byte pattern that differs with @seed. */
+void h_fill(uint8_t *buf, size_t len, unsigned seed);
+enum ibv_qp_state h_qp_state(struct rc_qp *qp);
+struct rc_counters h_qp_counters(struct rc_qp *qp);
+
 /* ---- Watching and shaping the link ---- */
 
 #define H_CAP_MAX 1024

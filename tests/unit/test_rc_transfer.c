@@ -2,71 +2,27 @@
 /* RC operations end to end over the simulated link: send/recv, write, write with immediate, read, atomics. */
 #include <check.h>
 #include <endian.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "engine_harness.h"
 #include "suites.h"
 
-#define BUF_LEN (256 * 1024)
 #define RUN_NS 1000000000ull
-
-struct pair {
-	struct h_env	e;
-	struct rc_qp	*qp[2];
-	uint8_t		*buf[2];
-	struct rc_mr	*mr[2];
-};
-
-static void fill(uint8_t *p, size_t len, unsigned seed)
-{
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
-}
-
-static void pair_init(struct pair *p, const struct h_conn *c, const struct h_qp_opts *qo)
-{
-	struct h_qp_opts def = { .type = IBV_QPT_RC, .max_inline = 64 };
-
-	h_env_init(&p->e, NULL);
-	for (int s = 0; s < 2; s++) {
-		p->buf[s] = aligned_alloc(64, BUF_LEN);
-		memset(p->buf[s], 0, BUF_LEN);
-		p->mr[s] = rc_mr_reg(p->e.pd[s], p->buf[s], BUF_LEN, (uintptr_t)p->buf[s],
-				     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-		ck_assert_ptr_nonnull(p->mr[s]);
-		p->qp[s] = h_qp(&p->e, s, qo ? qo : &def);
-	}
-	h_connect(&p->e, p->qp[0], 0, p->qp[1], 1, c);
-}
-
-static void pair_fini(struct pair *p)
-{
-	h_env_fini(&p->e);
-	free(p->buf[0]);
-	free(p->buf[1]);
-}
-
-static struct ibv_sge sge_of(struct pair *p, int s, size_t off, uint32_t len)
-{
-	return (struct ibv_sge){ (uintptr_t)p->buf[s] + off, len, rc_mr_lkey(p->mr[s]) };
-}
 
 static const uint32_t sizes[] = { 0, 1, 3, 255, 1023, 1024, 1025, 4096, 9000, 65536, 65543 };
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 START_TEST(send_recv_sizes)
 {
-	struct pair p;
+	struct h_pair p;
 	uint32_t len = sizes[_i];
 	struct ibv_sge rs, ss;
 	struct ibv_wc wc[2];
 
-	pair_init(&p, NULL, NULL);
-	fill(p.buf[0], len, _i);
-	rs = sge_of(&p, 1, 0, BUF_LEN);
-	ss = sge_of(&p, 0, 0, len);
+	h_pair_init(&p, NULL, NULL, NULL);
+	h_fill(p.buf[0], len, _i);
+	rs = h_sge(&p, 1, 0, H_BUF_LEN);
+	ss = h_sge(&p, 0, 0, len);
 	ck_assert_int_eq(h_post_recv(p.qp[1], 77, &rs, 1), 0);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 5, &ss, 1, 0, 0, IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], wc, 1, RUN_NS), 1);
@@ -82,20 +38,20 @@ START_TEST(send_recv_sizes)
 	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
 	ck_assert_int_eq(wc[0].opcode, IBV_WC_SEND);
 	ck_assert_uint_eq(wc[0].wr_id, 5);
-	pair_fini(&p);
+	h_pair_fini(&p);
 }
 END_TEST
 
 START_TEST(write_read_sizes)
 {
-	struct pair p;
+	struct h_pair p;
 	uint32_t len = sizes[_i];
 	struct ibv_sge s;
 	struct ibv_wc wc;
 
-	pair_init(&p, NULL, NULL);
-	fill(p.buf[0], len, _i + 1);
-	s = sge_of(&p, 0, 0, len);
+	h_pair_init(&p, NULL, NULL, NULL);
+	h_fill(p.buf[0], len, _i + 1);
+	s = h_sge(&p, 0, 0, len);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
 				     (uintptr_t)p.buf[1] + 64, rc_mr_rkey(p.mr[1]),
 				     IBV_SEND_SIGNALED), 0);
@@ -106,7 +62,7 @@ START_TEST(write_read_sizes)
 	ck_assert_uint_eq(p.buf[1][64 + len], 0);
 
 	/* Read it back into another place. */
-	s = sge_of(&p, 0, 128 * 1024, len);
+	s = h_sge(&p, 0, 128 * 1024, len);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 2, &s, 1,
 				     (uintptr_t)p.buf[1] + 64, rc_mr_rkey(p.mr[1]),
 				     IBV_SEND_SIGNALED), 0);
@@ -115,7 +71,7 @@ START_TEST(write_read_sizes)
 	ck_assert_int_eq(wc.opcode, IBV_WC_RDMA_READ);
 	ck_assert_uint_eq(wc.byte_len, len);
 	ck_assert_int_eq(memcmp(p.buf[0], p.buf[0] + 128 * 1024, len), 0);
-	pair_fini(&p);
+	h_pair_fini(&p);
 }
 END_TEST
 
@@ -123,20 +79,20 @@ END_TEST
 START_TEST(every_mtu)
 {
 	struct h_conn c = { .mtu = (enum ibv_mtu)(IBV_MTU_256 + _i) };
-	struct pair p;
+	struct h_pair p;
 	uint32_t len = 20000;
 	struct ibv_sge s, r;
 	struct ibv_wc wc[2];
 
-	pair_init(&p, &c, NULL);
-	fill(p.buf[0], len, 9);
-	s = sge_of(&p, 0, 0, len);
+	h_pair_init(&p, NULL, &c, NULL);
+	h_fill(p.buf[0], len, 9);
+	s = h_sge(&p, 0, 0, len);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)p.buf[1],
 				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
-	r = sge_of(&p, 1, 100000, len);
+	r = h_sge(&p, 1, 100000, len);
 	ck_assert_int_eq(h_post_recv(p.qp[1], 3, &r, 1), 0);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
-	s = sge_of(&p, 0, 50000, len);
+	s = h_sge(&p, 0, 50000, len);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 3, &s, 1, (uintptr_t)p.buf[1],
 				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], wc, 2, RUN_NS), 2);
@@ -147,22 +103,22 @@ START_TEST(every_mtu)
 	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], len), 0);
 	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1] + 100000, len), 0);
 	ck_assert_int_eq(memcmp(p.buf[0], p.buf[0] + 50000, len), 0);
-	pair_fini(&p);
+	h_pair_fini(&p);
 }
 END_TEST
 
 START_TEST(write_with_imm)
 {
-	struct pair p;
+	struct h_pair p;
 	struct ibv_sge s, r;
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_wc wc;
 
-	pair_init(&p, NULL, NULL);
-	fill(p.buf[0], 3000, 4);
-	r = sge_of(&p, 1, 0, 0);
+	h_pair_init(&p, NULL, NULL, NULL);
+	h_fill(p.buf[0], 3000, 4);
+	r = h_sge(&p, 1, 0, 0);
 	ck_assert_int_eq(h_post_recv(p.qp[1], 9, &r, 0), 0);
-	s = sge_of(&p, 0, 0, 3000);
+	s = h_sge(&p, 0, 0, 3000);
 	wr.wr_id = 1;
 	wr.sg_list = &s;
 	wr.num_sge = 1;
@@ -182,23 +138,23 @@ START_TEST(write_with_imm)
 	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1] + 4096, 3000), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.opcode, IBV_WC_RDMA_WRITE);
-	pair_fini(&p);
+	h_pair_fini(&p);
 }
 END_TEST
 
 START_TEST(atomics)
 {
-	struct pair p;
+	struct h_pair p;
 	struct ibv_sge s;
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_wc wc;
 	uint64_t *target, *result;
 
-	pair_init(&p, NULL, NULL);
+	h_pair_init(&p, NULL, NULL, NULL);
 	target = (uint64_t *)(void *)(p.buf[1] + 8);
 	result = (uint64_t *)(void *)p.buf[0];
 	*target = 100;
-	s = sge_of(&p, 0, 0, 8);
+	s = h_sge(&p, 0, 0, 8);
 	wr.sg_list = &s;
 	wr.num_sge = 1;
 	wr.send_flags = IBV_SEND_SIGNALED;
@@ -232,7 +188,7 @@ START_TEST(atomics)
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(*result, 123);
 	ck_assert_uint_eq(*target, 0x1122334455667788ull);
-	pair_fini(&p);
+	h_pair_fini(&p);
 }
 END_TEST
 
