@@ -21,6 +21,20 @@ static void on_async(void *arg, enum ibv_event_type type, void *user)
 		e->events[e->n_events++] = (struct h_event){ type, user };
 }
 
+static void on_tap0(void *arg, const void *frame, uint32_t len)
+{
+	(void)frame;
+	(void)len;
+	((struct h_env *)arg)->tapped[0]++;
+}
+
+static void on_tap1(void *arg, const void *frame, uint32_t len)
+{
+	(void)frame;
+	(void)len;
+	((struct h_env *)arg)->tapped[1]++;
+}
+
 static void on_cq(void *arg, struct rc_cq *cq, void *user)
 {
 	(void)cq;
@@ -58,6 +72,12 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 	sc.clock_arg = e;
 	e->link = port_sim_create(&sc);
 	ck_assert_ptr_nonnull(e->link);
+	if (o->delay_ns) {
+		struct port_sim_faults f = { .delay_ns = o->delay_ns };
+
+		port_sim_set_faults(e->link, 0, &f);
+		port_sim_set_faults(e->link, 1, &f);
+	}
 	for (int s = 0; s < 2; s++) {
 		struct rc_engine_cfg cfg = {
 			.port = port_sim_port(e->link, s),
@@ -67,6 +87,8 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.async_event = on_async,
 			.event_arg = e,
 			.seed = o->seed * 4 + (uint64_t)s + 1,
+			.frame_tap = s ? on_tap1 : on_tap0,
+			.frame_tap_arg = e,
 		};
 
 		e->eng[s] = rc_engine_create(&cfg);

@@ -25,6 +25,7 @@ struct h_env {
 	struct h_event		events[H_MAX_EVENTS];
 	unsigned		n_events;
 	unsigned		cq_events;
+	unsigned		tapped[2];	/* frames each engine delivered to itself */
 };
 
 struct h_opts {
@@ -32,6 +33,7 @@ struct h_opts {
 	uint64_t	seed;
 	int		cqe;		/* 0: 4096 */
 	unsigned	slots;		/* link buffers, 0: default */
+	uint64_t	delay_ns;	/* one-way latency of the link */
 };
 
 /* GIDs: side 0 has ::ffff:10.0.0.1 (index 0) and fd00::1 (index 1); side 1 .2 and ::2. */
