@@ -234,13 +234,17 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
  * @fill: writes the payload straight into the frame (one copy); may fail
  *	(a key went away), then nothing is sent and its error is returned.
  *
+ * Over IPv4 the ICRC is computed while the payload is copied in; IPv6 also
+ * needs the UDP checksum, so wire_seal() makes a pass of its own there.
  * Return: 0, -ENOBUFS when no frame buffer is free, or the error of @fill.
  */
 int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg)
 {
+	static const uint8_t zeros[4];
 	struct rc_counters *cnt = qp ? &qp->cnt : &eng->cnt;
-	uint32_t flen = wire_frame_len(d, payload_len), hdr;
+	uint32_t flen = wire_frame_len(d, payload_len), hdr, pad, crc = 0;
+	bool v4 = d->ip_version == 4;
 	struct port_frame f;
 	uint8_t *data;
 	int ret;
@@ -251,15 +255,26 @@ int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		return -ENOBUFS;
 	}
 	hdr = wire_build_headers(data, d, payload_len);
+	if (v4)
+		crc = wire_icrc(data, sizeof(struct wire_eth_hdr) +
+				(d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0), hdr);
 	if (payload_len) {
-		ret = fill(arg, data + hdr, payload_len);
+		ret = fill(arg, data + hdr, payload_len, v4 ? &crc : NULL);
 		if (unlikely(ret)) {
 			if (!local)
 				eng->port->ops->tx_abort(eng->port, &f);
 			return ret;
 		}
 	}
-	f.len = wire_seal(data, hdr, payload_len);
+	if (v4) {
+		pad = -payload_len & 3;
+		memset(data + hdr + payload_len, 0, pad);
+		crc = wire_crc32(crc, zeros, pad);
+		wire_icrc_store(data + hdr + payload_len + pad, crc);
+		f.len = hdr + payload_len + pad + WIRE_ICRC_LEN;
+	} else {
+		f.len = wire_seal(data, hdr, payload_len);
+	}
 	cnt->tx_packets++;
 	cnt->tx_bytes += f.len;
 	rc_tx_commit(eng, local, &f);

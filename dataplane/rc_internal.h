@@ -412,9 +412,13 @@ void rc_mr_free_all(struct rc_engine *eng);
 /* Copy between a contiguous buffer and an SGE list, keys checked per chunk. */
 void rc_sge_seek(const struct ibv_sge *sge, uint32_t num, uint32_t offset,
 		 struct rc_sge_cursor *cur);
-/* Return: 0, -EFAULT (key/bounds/access), -ENOSPC (the list is too short). */
+/*
+ * Return: 0, -EFAULT (key/bounds/access), -ENOSPC (the list is too short).
+ * @crc: when not NULL, the CRC-32 continues over the bytes gathered.
+ */
 int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
-		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len);
+		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len,
+		  uint32_t *crc);
 int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len);
 
@@ -442,8 +446,11 @@ void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wi
 /* Transmit: rc_tx_alloc(), write the frame, rc_tx_commit(). */
 uint8_t *rc_tx_alloc(struct rc_engine *eng, bool local, uint32_t len, struct port_frame *f);
 void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f);
-/* Headers from @d, @payload_len bytes from @fill (or none), pad, ICRC; false if no buffer. */
-typedef int (*rc_fill_fn)(void *arg, uint8_t *dst, uint32_t len);
+/*
+ * Writes @len payload bytes at @dst; when @crc is not NULL it continues the
+ * ICRC over them (wire_crc32_copy(): the copy and the CRC in one pass).
+ */
+typedef int (*rc_fill_fn)(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc);
 int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg);
 

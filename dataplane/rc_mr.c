@@ -330,7 +330,8 @@ void rc_sge_seek(const struct ibv_sge *sge, uint32_t num, uint32_t offset,
 }
 
 int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
-		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len)
+		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len,
+		  uint32_t *crc)
 {
 	while (len) {
 		const struct ibv_sge *s;
@@ -351,7 +352,10 @@ int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge 
 		p = rc_mr_local(eng, pd, s->lkey, s->addr + cur->off, n, 0);
 		if (!p)
 			return -EFAULT;
-		memcpy(dst, p, n);
+		if (crc)
+			*crc = wire_crc32_copy(*crc, dst, p, n);
+		else
+			memcpy(dst, p, n);
 		dst += n;
 		len -= n;
 		cur->off += n;

@@ -789,7 +789,8 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		w->num_sge = 0;
 	} else {
 		w->num_sge = (uint32_t)wr->num_sge;
-		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+		if (wr->num_sge)
+			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	}
 
 	if (qp->type == IBV_QPT_UD) {

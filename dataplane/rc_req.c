@@ -202,16 +202,22 @@ struct gather_arg {
 };
 
 /* Payload straight from the user's buffers (or the inline copy) into the frame. */
-static int gather(void *arg, uint8_t *dst, uint32_t len)
+static int gather(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 {
 	struct gather_arg *g = arg;
 	struct rc_qp *qp = g->qp;
 
 	if (g->w->is_inline) {
-		memcpy(dst, rc_wqe_inline(g->w, qp->cap.max_send_sge) + qp->req.offset, len);
+		const uint8_t *src = rc_wqe_inline(g->w, qp->cap.max_send_sge) + qp->req.offset;
+
+		if (crc)
+			*crc = wire_crc32_copy(*crc, dst, src, len);
+		else
+			memcpy(dst, src, len);
 		return 0;
 	}
-	return rc_sge_gather(qp->eng, qp->pd, g->w->sge, g->w->num_sge, &qp->req.cur, dst, len);
+	return rc_sge_gather(qp->eng, qp->pd, g->w->sge, g->w->num_sge, &qp->req.cur, dst, len,
+			     crc);
 }
 
 static uint8_t send_opcode(const struct rc_send_wqe *w, bool first, bool last)

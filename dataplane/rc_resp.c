@@ -808,9 +808,14 @@ struct read_arg {
 	const uint8_t *src;
 };
 
-static int copy_read(void *arg, uint8_t *dst, uint32_t len)
+static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 {
-	memcpy(dst, ((struct read_arg *)arg)->src, len);
+	const uint8_t *src = ((struct read_arg *)arg)->src;
+
+	if (crc)
+		*crc = wire_crc32_copy(*crc, dst, src, len);
+	else
+		memcpy(dst, src, len);
 	return 0;
 }
 
