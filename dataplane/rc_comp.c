@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The completer: ACKs, NAKs, read responses and atomic acknowledgements
- * against the send queue (IBA 9.7.5.1), completions in WR order.
+ * against the send queue (IBA ch. 9.7, reliable service), completions in WR order.
  */
 #include <errno.h>
 
@@ -136,7 +136,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 	if (psn_cmp(c->pkt->psn, w->last_psn) > 0) {
 		/*
 		 * The response is for a later request: it acknowledges this
-		 * send/write implicitly (IBA 9.7.5.1.2), but a read or atomic
+		 * send/write implicitly, but a read or atomic
 		 * needs its own response, which got lost.
 		 */
 		if (is_read_atomic(w->opcode))
@@ -236,7 +236,7 @@ static enum comp_state do_read(struct comp_ctx *c)
 	/*
 	 * Response packets in order: FIRST/MIDDLE before the end, LAST/ONLY at
 	 * it (a retried read restarts with FIRST or ONLY), a full PMTU except
-	 * the last (IBA 9.7.5.1.3).
+	 * the last.
 	 */
 	if ((last && !(fl & (WIRE_OPF_LAST | WIRE_OPF_ONLY))) ||
 	    (!last && !(fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE))) || pkt->payload_len != want) {
@@ -296,7 +296,7 @@ static void rewind_once(struct rc_qp *qp)
 
 static enum comp_state seq_nak(struct comp_ctx *c)
 {
-	/* A NAK acknowledges every PSN before its own (IBA 9.7.5.1.4). */
+	/* A NAK acknowledges every PSN before its own. */
 	progress(c->qp, c->pkt->psn);
 	rewind_once(c->qp);
 	return COMP_DONE;

@@ -117,9 +117,9 @@ int rc_cq_size(const struct rc_cq *cq)
 
 /**
  * rc_cq_push() - add a completion (engine lock held).
- * @solicited: a receive completion of a message with SE set (IBA 10.8.6).
+ * @solicited: a receive completion of a message with SE set.
  *
- * A full CQ is an overrun (IBA 11.4.2.1): the CQ goes to error, the entry is
+ * A full CQ is an overrun: the CQ goes to error, the entry is
  * lost, IBV_EVENT_CQ_ERR is raised once.
  */
 void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited)
@@ -169,7 +169,7 @@ int rc_cq_req_notify(struct rc_cq *cq, bool solicited_only)
 	struct rc_engine *eng = cq->eng;
 
 	pthread_mutex_lock(&eng->lock);
-	/* Arming for "any" wins over a pending "solicited only" (IBA 11.4.2.2). */
+	/* Arming for "any" wins over a pending "solicited only" (ibv_req_notify_cq(3)). */
 	if (!cq->armed)
 		cq->solicited_only = solicited_only;
 	else if (!solicited_only)

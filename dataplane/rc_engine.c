@@ -325,7 +325,7 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 		return;
 	}
 	if (unlikely(pkt.op->flags & WIRE_OPF_CNP)) {
-		/* Annex A17.9.3: the requester counts it; rate control is not done here. */
+		/* Annex A17.9: the requester counts it; rate control is not done here. */
 		qp->cnt.cnps_rx++;
 		return;
 	}

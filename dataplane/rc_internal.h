@@ -32,7 +32,7 @@
 #define container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
-/* ---- PSN arithmetic: 24-bit serial numbers (IBA 9.7.1) ---- */
+/* ---- PSN arithmetic: 24-bit serial numbers ---- */
 
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
@@ -234,7 +234,7 @@ struct rc_send_wqe {
 	struct ibv_sge	sge[];		/* then the inline data */
 };
 
-/* ---- Responder resources: outstanding read and atomic responses (IBA 9.7.5.2.7) ---- */
+/* ---- Responder resources: outstanding read and atomic responses ---- */
 
 enum rc_res_type { RC_RES_NONE, RC_RES_READ, RC_RES_ATOMIC };
 

@@ -309,7 +309,7 @@ int rc_mr_invalidate(struct rc_engine *eng, struct rc_pd *pd, uint32_t rkey)
 
 	if (!mr || mr->rkey != rkey || mr->pd != pd)
 		return -EINVAL;
-	/* IBA 10.6.5: an invalidated region is in the Free state, both keys dead. */
+	/* An invalidated region is in the Free state: both keys are dead. */
 	revoke_keys(eng, mr);
 	return 0;
 }

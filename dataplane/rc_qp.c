@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Queue pairs: creation, the state machine of ibv_modify_qp (IBA 10.3, 11.2.5), flush, posting. */
+/* Queue pairs: creation, the state machine of ibv_modify_qp (IBA 11.2.5), flush, posting. */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -44,9 +44,9 @@ struct qp_transition {
 #define RTS_OPT_UD (IBV_QP_CUR_STATE | IBV_QP_QKEY)
 
 /*
- * IBA 10.3.1 (QP state diagram) and 11.2.5.2 (modify QP): the same table
- * libibverbs documents in ibv_modify_qp(3) and the kernel enforces.  The
- * engine itself moves a QP to ERR (fatal errors) and UC/UD to SQE.
+ * The QP state diagram with the attributes of IBA 11.2.5 for each step, as
+ * ibv_modify_qp(3) documents them and the kernel enforces them.  The engine
+ * itself moves a QP to ERR (fatal errors) and UC/UD to SQE.
  */
 static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
@@ -176,7 +176,7 @@ static void check_drained(struct rc_qp *qp)
 
 /**
  * rc_qp_complete_send() - retire the oldest send WQE.
- * @w: must be the WQE at sq_head (completions are in order, IBA 10.8.1).
+ * @w: must be the WQE at sq_head (completions come in WR order).
  *
  * A completion is written when the WR was signaled, the QP signals all, or
  * the status is an error (IBA 10.7.3.1: errors are always reported).
@@ -297,7 +297,7 @@ int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor 
 		check_drained(qp);
 		break;
 	case IBV_QPS_SQE:
-		/* IBA 10.3.1.8: the failed WQE is complete; the rest are flushed. */
+		/* The failed WQE is complete; the rest of the send queue is flushed. */
 		stop_timers(qp);
 		flush_send(qp);
 		break;
@@ -615,7 +615,7 @@ static void apply(struct rc_qp *qp, const struct ibv_qp_attr *a, int mask,
 	}
 	if (mask & IBV_QP_TIMEOUT) {
 		q->timeout = a->timeout;
-		/* IBA 11.2.4.2: 4.096 us * 2^timeout; 0 means wait forever. */
+		/* ibv_modify_qp(3): 4.096 us * 2^timeout; 0 means wait forever. */
 		qp->timeout_ns = a->timeout ? 4096ull << a->timeout : 0;
 	}
 	if (mask & IBV_QP_RETRY_CNT) {
@@ -834,7 +834,7 @@ int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 		posted = true;
 	}
 	if (posted) {
-		/* IBA 10.3.1.8/9: work posted in SQE or ERR completes flushed. */
+		/* Work posted in SQE or ERR completes at once, flushed. */
 		if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE)
 			flush_send(qp);
 		else

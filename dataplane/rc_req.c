@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The requester: turns send WQEs into packets (IBA 9.4, 9.7.4, 9.8.3), one
+ * The requester: turns send WQEs into packets (IBA ch. 9.4, 9.7, 9.8), one
  * PSN per packet, and rewinds to the oldest unacknowledged PSN on a NAK, a
  * detected gap, an RNR NAK's timer or the local ACK timeout (Go-Back-N).
  */
@@ -108,7 +108,7 @@ static enum req_state get_wqe(struct req_ctx *c)
 	}
 }
 
-/* Local checks of IBA 10.8.3 (C10-?): keys, access and length of the local buffers. */
+/* Local checks: keys, access and length of the local buffers. */
 static enum ibv_wc_status check_local(struct rc_qp *qp, const struct rc_send_wqe *w)
 {
 	int access = 0;
@@ -135,7 +135,7 @@ static enum req_state start_wqe(struct req_ctx *c)
 	enum ibv_wc_status st;
 	uint32_t pmtu = qp_pmtu(qp);
 
-	/* SQD: WQEs already started finish, new ones wait (IBA 10.3.1.7). */
+	/* SQD: WQEs already started finish, new ones wait. */
 	if (qp->state != IBV_QPS_RTS)
 		return REQ_STALL;
 	/* A fenced WQE waits for every earlier read and atomic to complete. */
@@ -251,7 +251,7 @@ static void ud_desc(struct rc_qp *qp, const struct rc_send_wqe *w, struct wire_b
 	d->dest_qp = w->u.ud.remote_qpn;
 	d->udp_sport = wire_udp_sport(qp->qpn, w->u.ud.remote_qpn);
 	d->pkey = WIRE_DEFAULT_PKEY;
-	/* IBA 10.2.5: a Q_Key with the high bit set means "use the QP's own". */
+	/* A Q_Key with the high bit set means "use the QP's own" (controlled Q_Keys). */
 	d->deth.qkey = (w->u.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : w->u.ud.remote_qkey;
 	d->deth.src_qp = qp->qpn;
 }
@@ -280,7 +280,7 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ: {
-		/* A retried read asks only for what has not arrived (IBA 9.7.5.1.3?). */
+		/* A retried read asks only for what has not arrived. */
 		uint32_t done = w->resp_pkts * pmtu;
 
 		d->opcode = WIRE_OPC_RC | WIRE_OP_READ_REQUEST;
@@ -338,7 +338,7 @@ static enum req_state send_packet(struct req_ctx *c)
 	build_desc(qp, w, &d, &payload, &npsn, &last);
 	if (qp->type == IBV_QPT_RC && !is_read_atomic(w->opcode)) {
 		qp->req.since_ackreq++;
-		/* AckReq on the last packet and periodically inside long messages (C9-?). */
+		/* AckReq on the last packet and periodically inside long messages. */
 		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD ||
 		    psn_cmp(qp->req.psn, qp->comp.psn) >= RC_WINDOW - 1) {
 			d.ackreq = true;
@@ -470,7 +470,7 @@ static bool outstanding(const struct rc_qp *qp)
 	return psn_cmp(qp->req.psn, qp->comp.psn) > 0;
 }
 
-/* Local ACK timeout (IBA 9.7.6.1.3): retry from comp.psn, or give up after retry_cnt. */
+/* Local ACK timeout: retry from comp.psn, or give up after retry_cnt retries. */
 void rc_req_timeout(struct rc_qp *qp)
 {
 	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || !outstanding(qp) ||

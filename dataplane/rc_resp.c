@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The responder: checks and executes incoming requests (IBA 9.7.4, 9.7.5.2),
+ * The responder: checks and executes incoming requests (IBA ch. 9.7, 9.9),
  * queues read and atomic responses and ACK/NAKs, and receives UC and UD.
  */
 #include <endian.h>
@@ -167,7 +167,7 @@ static enum resp_state check_psn(struct resp_ctx *c)
 	int32_t d = psn_cmp(c->pkt->psn, r->epsn);
 
 	if (c->uc) {
-		/* UC: a gap drops the message; the next FIRST/ONLY resynchronises (IBA 9.7.9?). */
+		/* UC: a gap drops the message; the next FIRST/ONLY resynchronises (IBA ch. 9.8). */
 		if (d == 0 && !r->drop_msg)
 			return RESP_CHECK_OP_SEQ;
 		abandon_message(qp);
@@ -189,7 +189,7 @@ static enum resp_state check_psn(struct resp_ctx *c)
 		return RESP_DUPLICATE;
 	}
 	qp->cnt.out_of_sequence++;
-	/* One NAK per gap: quiet until the expected PSN arrives (IBA 9.7.5.2.1). */
+	/* One NAK per gap: quiet until the expected PSN arrives. */
 	return r->nak_sent ? RESP_DROP : RESP_ERR_SEQ;
 }
 
@@ -209,7 +209,7 @@ static struct rc_resp_res *find_res(struct rc_qp *qp, uint8_t type, uint32_t psn
 }
 
 /*
- * IBA 9.7.5.2.2: a duplicate send or write is acknowledged again and not
+ * A duplicate send or write is acknowledged again and not
  * executed; a duplicate read is executed again from its PSN; a duplicate
  * atomic is answered with the saved original value, never executed twice.
  */
@@ -341,7 +341,7 @@ static enum resp_state check_resource(struct resp_ctx *c)
 		}
 	}
 	if (c->fl & (WIRE_OPF_READ | WIRE_OPF_ATOMIC)) {
-		/* No responder resources, or all of them busy: invalid request (C9-?). */
+		/* No responder resources, or all of them busy: an invalid request. */
 		if (!qp->attr.max_dest_rd_atomic || r->res[r->res_head % r->nres].pending) {
 			c->status = IBV_WC_REM_INV_REQ_ERR;
 			return RESP_ERR_INVALID;
@@ -363,7 +363,7 @@ static enum resp_state check_length(struct resp_ctx *c)
 	uint32_t len = c->pkt->payload_len;
 	bool full = c->fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE);
 
-	/* FIRST and MIDDLE carry exactly one PMTU, LAST and ONLY at most one (IBA 9.7.4.1.?). */
+	/* FIRST and MIDDLE carry exactly one PMTU, LAST and ONLY at most one. */
 	if (full ? len != qp->pmtu : len > qp->pmtu)
 		return length_error(c);
 	if (c->fl & WIRE_OPF_SEND) {
@@ -401,7 +401,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			r->va = wire_get64(reth->va);
 			r->rkey = wire_get32(reth->rkey);
 			r->write_len = r->resid = wire_get32(reth->dma_len);
-			/* A zero-length write touches nothing: its R_Key is not checked (C9-?). */
+			/* A zero-length write touches nothing: its R_Key is not checked. */
 			if (!r->write_len)
 				return RESP_EXECUTE;
 			if (!rc_mr_remote(qp->eng, qp->pd, r->rkey, r->va, r->write_len,
@@ -426,7 +426,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		const struct wire_atomic_eth *a = wire_pkt_ext(c->pkt, WIRE_EXT_ATOMIC_ETH);
 		uint64_t va = wire_get64(a->va);
 
-		/* Atomics are 8 bytes on an 8-byte boundary, else invalid (IBA 9.4.5). */
+		/* Atomics are 8 bytes on an 8-byte boundary, else an invalid request. */
 		if (va & 7) {
 			c->status = IBV_WC_REM_INV_REQ_ERR;
 			return RESP_ERR_INVALID;
@@ -522,7 +522,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		uint64_t *p = (uint64_t *)(void *)c->target;
 		uint64_t orig;
 
-		/* Atomic with respect to CPU atomics on the same memory (IBA 10.8.3.2?). */
+		/* Atomic with respect to CPU atomics on the same memory, too. */
 		if ((pkt->opcode & 0x1f) == WIRE_OP_COMPARE_SWAP) {
 			orig = wire_get64(a->compare);
 			__atomic_compare_exchange_n(p, &orig, wire_get64(a->swap_add), false,
@@ -587,7 +587,7 @@ static enum resp_state err_rnr(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
-/* Class C/D errors (IBA 9.9.3.1): NAK, complete the receive WQE in error, QP to ERR. */
+/* Responder errors (IBA ch. 9.9): NAK, complete the receive WQE in error, QP to ERR. */
 static enum resp_state err_fatal(struct resp_ctx *c, uint8_t code, enum ibv_event_type ev)
 {
 	struct rc_qp *qp = c->qp;
@@ -641,7 +641,7 @@ static enum resp_state run_step(struct resp_ctx *c, enum resp_state s)
 	}
 }
 
-/* ---- UD (IBA 9.8.4?) ---- */
+/* ---- UD ---- */
 
 static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 {
@@ -655,7 +655,7 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
 	struct ibv_wc wc;
 
-	/* Q_Key must match; a mismatch is dropped silently (IBA 10.2.5). */
+	/* The Q_Key must match; a mismatch is dropped silently. */
 	if (wire_get32(deth->qkey) != qp->attr.qkey) {
 		qp->cnt.bad_qkey++;
 		return;
@@ -745,7 +745,7 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	RC_TRACE(qp, "resp", resp_state_name[s]);
 }
 
-/* ---- ECN: Annex A17.9.2, a CE mark makes the responder send a CNP ---- */
+/* ---- ECN: Annex A17.9, a CE mark makes the responder send a CNP ---- */
 
 void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt)
 {

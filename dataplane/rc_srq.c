@@ -207,7 +207,7 @@ int rc_srq_post_recv(struct rc_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv
 
 /*
  * Take the oldest WQE.  Falling below an armed limit raises
- * IBV_EVENT_SRQ_LIMIT_REACHED once and disarms it (IBA 10.2.9.3).
+ * IBV_EVENT_SRQ_LIMIT_REACHED once and disarms it (ibv_modify_srq(3)).
  */
 bool rc_srq_pop(struct rc_srq *srq, struct rc_recv_wqe *dst)
 {

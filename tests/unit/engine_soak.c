@@ -500,7 +500,7 @@ static const enum ibv_wc_opcode wc_of_kind[OP_KINDS] = {
 
 /*
  * After the retries of one WR ran out, every later WR completes flushed, in
- * order, signaled or not (IBA 10.3.1: ERR flushes the send queue).
+ * order, signaled or not (ERR flushes the send queue).
  */
 static void broken_completion(struct soak *k, struct spair *p, const struct ibv_wc *wc)
 {
@@ -519,7 +519,7 @@ static bool retry_exhausted(struct soak *k, struct spair *p, const struct ibv_wc
 	uint64_t seq = wc->wr_id;
 
 	/*
-	 * IBA allows at most 7 retries after a local ACK timeout.  At heavy
+	 * retry_cnt allows at most 7 retries after a local ACK timeout.  At heavy
 	 * loss a packet and its ACK can be lost that often in a row, and then
 	 * IBV_WC_RETRY_EXC_ERR is the right answer: accepted there, checked.
 	 */

@@ -14,7 +14,7 @@ static const int all_states[] = {
 	IBV_QPS_ERR,
 };
 
-/* The mask a user must give for @from -> @to on RC (IBA 11.2.5.2 / ibv_modify_qp(3)). */
+/* The mask a user must give for @from -> @to on RC (IBA 11.2.5, ibv_modify_qp(3)). */
 static int rc_required(int from, int to)
 {
 	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
