@@ -799,9 +799,9 @@ void soak_defaults(struct soak_cfg *cfg, uint64_t seed)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->seed = seed;
-	cfg->pairs = 6;
+	cfg->pairs = 8;
 	cfg->loop_pairs = 1;
-	cfg->ops = 300;
+	cfg->ops = 600;
 	cfg->depth = 8;
 	cfg->max_msg = 12000;
 	cfg->loss = 0.05;

@@ -67,7 +67,7 @@ START_TEST(soak_heavy_loss)
 	c.reorder = 0.05;
 	c.dup = 0.05;
 	c.corrupt = 0.02;
-	c.ops = 150;
+	c.ops = 300;
 	run_checked(&c);
 }
 END_TEST
@@ -79,8 +79,8 @@ Suite *rc_soak_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, soak_lossless);
-	tcase_add_loop_test(tc, soak_mixed, 0, 3);
-	tcase_add_loop_test(tc, soak_heavy_loss, 0, 2);
+	tcase_add_loop_test(tc, soak_mixed, 0, 4);
+	tcase_add_loop_test(tc, soak_heavy_loss, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
