@@ -392,6 +392,11 @@ void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 {
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
+	/* Nothing acknowledges a PSN this QP has not sent yet. */
+	if (psn_cmp(pkt->psn, qp->req.max_psn) >= 0) {
+		qp->cnt.out_of_sequence++;
+		return;
+	}
 	run(qp, pkt);
 }
 

@@ -732,10 +732,6 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	}
 	if (qp->resp.fatal)
 		return;
-	if (memcmp(pkt->src_gid, qp->path.dgid, 16) != 0) {
-		qp->cnt.bad_addr++;
-		return;
-	}
 	memcpy(qp->resp.reply_mac, pkt->src_mac, 6);
 	qp->resp.reply_mac_ok = true;
 	while (s != RESP_DONE && s != RESP_DROP) {

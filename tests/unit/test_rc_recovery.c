@@ -508,6 +508,39 @@ START_TEST(dereg_kills_rkey)
 }
 END_TEST
 
+/* An ACK for PSNs never sent, or from a stranger, completes nothing. */
+START_TEST(bogus_acks_ignored)
+{
+	struct h_conn c = { .psn = { 100, 200 } };
+	struct h_pair p;
+	struct h_cap cap;
+	struct wire_build_desc d = { 0 };
+	struct ibv_wc wc;
+
+	h_pair_init(&p, NULL, &c, NULL);
+	h_capture(&p.e, &cap);
+	cap.drop_all[0] = true;
+	ck_assert_int_eq(write_to_peer(&p, 1, 0, 5000, IBV_SEND_SIGNALED), 0);
+	h_run(&p.e, 1000);
+	d.opcode = OP(ACKNOWLEDGE);
+	d.dest_qp = rc_qp_num(p.qp[0]);
+	d.psn = 100 + 1000;
+	d.aeth.syndrome = 0x1f;
+	h_inject(&p.e, 0, &d, NULL, 0);
+	d.psn = 104;
+	d.ip_version = 4;
+	h_gid(1, 0, d.src_gid);
+	d.src_gid[15] = 99;		/* not the peer */
+	h_gid(0, 0, d.dst_gid);
+	h_inject(&p.e, 0, &d, NULL, 0);
+	h_run(&p.e, 1000);
+	ck_assert_int_eq(rc_cq_poll(p.e.cq[0], 1, &wc), 0);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).bad_addr, 1);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).out_of_sequence, 1);
+	h_pair_fini(&p);
+}
+END_TEST
+
 Suite *rc_recovery_suite(void)
 {
 	Suite *s = suite_create("rc_recovery");
@@ -531,6 +564,7 @@ Suite *rc_recovery_suite(void)
 	tcase_add_loop_test(tc, remote_errors_complete_in_order, 0, 4);
 	tcase_add_loop_test(tc, local_errors, 0, 2);
 	tcase_add_test(tc, dereg_kills_rkey);
+	tcase_add_test(tc, bogus_acks_ignored);
 	suite_add_tcase(s, tc);
 	return s;
 }
