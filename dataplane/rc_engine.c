@@ -320,7 +320,7 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 	}
 	qp->cnt.rx_packets++;
 	qp->cnt.rx_bytes += len;
-	/* Ours, and for a connected QP from its peer (IBA ch. 9.6: packet validation). */
+	/* Addressed to us, and for a connected QP sent by its peer. */
 	if (unlikely((eng->n_gids && !rc_gid_is_local(eng, pkt.dst_gid)) ||
 		     (qp->type != IBV_QPT_UD && memcmp(pkt.src_gid, qp->path.dgid, 16)))) {
 		qp->cnt.bad_addr++;
