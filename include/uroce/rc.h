@@ -170,7 +170,7 @@ uint32_t rc_mr_rkey(const struct rc_mr *mr);
 
 /* ---- Completion queues ---- */
 
-/* @cqe: at least this many entries (rounded up); @user comes back in events. */
+/* @cqe: at least this many entries (rounded up to a power of two); @user comes back in events. */
 struct rc_cq *rc_cq_create(struct rc_engine *eng, int cqe, void *user);
 int rc_cq_destroy(struct rc_cq *cq);			/* -EBUSY while QPs use it */
 int rc_cq_resize(struct rc_cq *cq, int cqe);		/* -EINVAL if below the entries held */
@@ -228,6 +228,7 @@ uint32_t rc_qp_num(const struct rc_qp *qp);
  * work request as IBV_WC_WR_FLUSH_ERR, in order.
  */
 int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask);
+/* @init (may be NULL) gets qp_type, cap and sq_sig_all; its object pointers stay NULL. */
 int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
 		struct ibv_qp_init_attr *init);
 /* ibv_post_send / ibv_post_recv semantics; *bad_wr names the first refused. */
