@@ -21,6 +21,7 @@
 #define RC_TX_BUDGET		256	/* packets one progress pass may send */
 #define RC_LOOP_SLOTS		256	/* frames in flight on the same-host path */
 #define RC_MAX_PMTU		4096
+#define RC_MAX_MSG_PKTS		(1u << 22)	/* 1 GiB at PMTU 256, 2 GiB from PMTU 512 up */
 /* Largest frame the engine builds: Ethernet + 802.1Q + IPv6 + UDP + BTH + 28 + PMTU + pad + ICRC. */
 #define RC_FRAME_MAX		4224
 /* Header bytes around a payload, worst case (IPv6, RETH + ImmDt), for the PMTU a port allows. */

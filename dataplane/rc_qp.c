@@ -308,6 +308,9 @@ int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor 
 		flush_recv(qp);
 		rc_req_reset(qp);
 		rc_resp_reset(qp);
+		/* An SRQ user takes no more WQEs from it: tell the application. */
+		if (qp->srq && from != IBV_QPS_ERR)
+			rc_async(qp->eng, IBV_EVENT_QP_LAST_WQE_REACHED, qp->user);
 		break;
 	default:
 		break;

@@ -115,6 +115,9 @@ static enum ibv_wc_status check_local(struct rc_qp *qp, const struct rc_send_wqe
 
 	if (qp->type == IBV_QPT_UD ? w->length > qp->eng->port_pmtu : w->length > RC_MAX_MSG_SIZE)
 		return IBV_WC_LOC_LEN_ERR;
+	/* PSN distances must stay below 2^23: at most 2^22 packets in one message. */
+	if (w->length / qp_pmtu(qp) >= RC_MAX_MSG_PKTS)
+		return IBV_WC_LOC_LEN_ERR;
 	if (w->is_inline)
 		return IBV_WC_SUCCESS;
 	if (w->opcode == IBV_WR_RDMA_READ || is_read_atomic(w->opcode))

@@ -240,6 +240,13 @@ START_TEST(srq_shared_and_limit)
 	ck_assert_uint_eq(q.srq_limit, 0);
 	ck_assert_uint_eq(q.max_wr, 8);
 	ck_assert_int_eq(rc_srq_destroy(srq), -EBUSY);
+	/* A QP on an SRQ going to ERR says it takes no more WQEs. */
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+		ck_assert_int_eq(rc_qp_modify(s1, &a, IBV_QP_STATE), 0);
+		ck_assert_uint_eq(h_count_events(&p.e, IBV_EVENT_QP_LAST_WQE_REACHED), 1);
+	}
 	h_pair_fini(&p);
 }
 END_TEST

@@ -476,6 +476,22 @@ START_TEST(local_errors)
 }
 END_TEST
 
+/* A message of 2^22 packets or more would break 24-bit PSN distances: refused. */
+START_TEST(too_many_packets)
+{
+	struct h_conn c = { .mtu = IBV_MTU_256 };
+	struct h_pair p;
+	struct ibv_sge s;
+
+	h_pair_init(&p, NULL, &c, NULL);
+	s = h_sge(&p, 0, 0, 256u << 22);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 1, &s, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	expect_wc(&p, 0, 1, IBV_WC_LOC_LEN_ERR);
+	h_pair_fini(&p);
+}
+END_TEST
+
 /* A deregistered MR's rkey fails at once. */
 START_TEST(dereg_kills_rkey)
 {
@@ -565,6 +581,7 @@ Suite *rc_recovery_suite(void)
 	tcase_add_loop_test(tc, local_errors, 0, 2);
 	tcase_add_test(tc, dereg_kills_rkey);
 	tcase_add_test(tc, bogus_acks_ignored);
+	tcase_add_test(tc, too_many_packets);
 	suite_add_tcase(s, tc);
 	return s;
 }
