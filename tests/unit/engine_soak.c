@@ -93,6 +93,7 @@ static uint32_t rnd_below(uint64_t *s, uint32_t n)
 	return n ? (uint32_t)(rnd(s) % n) : 0;
 }
 
+__attribute__((format(printf, 2, 3)))
 static void fail(struct soak *k, const char *fmt, ...)
 {
 	va_list ap;

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 	unsigned failed = 0, exhausted = 0;
 
 	soak_defaults(&base, 0);
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!v)
@@ -41,7 +41,6 @@ int main(int argc, char **argv)
 			base.max_msg = (uint32_t)strtoul(v, NULL, 0);
 		else
 			usage();
-		i++;
 	}
 	if (!base.depth || !base.ops || !base.max_msg || base.loss < 0 || base.loss >= 1)
 		usage();
