@@ -381,7 +381,6 @@ struct rc_engine {
 	struct rc_hash		keys;		/* lkey/rkey -> MR */
 	struct rc_hash		qps;		/* QPN -> QP */
 	uint32_t		next_qpn;
-	uint16_t		ip_id;
 
 	struct rc_list		pds, mrs, cqs, srqs, ahs, qp_list;
 	struct rc_list		work;		/* QPs with something to send */
