@@ -100,7 +100,7 @@ int cmd_exec(int argc, char **argv)
 	bool build = from_build_tree();
 	const char *provider = build ? UROCE_PROVIDER_BUILD : UROCE_PROVIDER_INSTALL;
 	const char *compchan = build ? UROCE_COMPCHAN_BUILD : UROCE_COMPCHAN_INSTALL;
-	char sysfs[PATH_MAX], path[PATH_MAX];
+	char sysfs[PATH_MAX], path[PATH_MAX + 64];
 	struct stat st;
 	int first = 1, ret;
 

@@ -112,22 +112,28 @@ out:
 	return ret;
 }
 
-static bool path_exists(const char *fmt, const char *a, unsigned n)
+/* True when @dir/uverbs@n exists (as anything, a dangling symlink included). */
+static bool uverbs_exists(const char *dir, unsigned n)
 {
 	char path[PATH_MAX];
 	struct stat st;
+	int len = snprintf(path, sizeof(path), "%s/uverbs%u", dir, n);
 
-	snprintf(path, sizeof(path), fmt, a, n);
-	return lstat(path, &st) == 0;
+	/* A name too long to check counts as taken. */
+	return len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) == 0;
 }
 
 /* The lowest uverbsN free in /dev/infiniband, the kernel's sysfs and ours. */
 static int pick_uverbs(const char *root, char *out, size_t len)
 {
+	char ours[PATH_MAX];
+	int n_ours = snprintf(ours, sizeof(ours), "%s/class/infiniband_verbs", root);
+
+	if (n_ours < 0 || (size_t)n_ours >= sizeof(ours))
+		return -ENAMETOOLONG;
 	for (unsigned n = 0; n < MAX_UVERBS; n++) {
-		if (path_exists("%s/uverbs%u", DEV_DIR, n) ||
-		    path_exists("%s/uverbs%u", "/sys/class/infiniband_verbs", n) ||
-		    path_exists("%s/class/infiniband_verbs/uverbs%u", root, n))
+		if (uverbs_exists(DEV_DIR, n) || uverbs_exists("/sys/class/infiniband_verbs", n) ||
+		    uverbs_exists(ours, n))
 			continue;
 		snprintf(out, len, "uverbs%u", n);
 		return 0;
