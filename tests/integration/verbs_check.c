@@ -77,8 +77,10 @@ struct dev {
 };
 
 struct conn {
-	struct ibv_cq	*scq, *rcq;
-	struct ibv_qp	*qp;
+	struct ibv_cq		*scq, *rcq;
+	struct ibv_qp		*qp;
+	struct ibv_cq_ex	*scq_ex;	/* extended API only */
+	struct ibv_qp_ex	*qpx;
 };
 
 static int failures;
@@ -188,7 +190,9 @@ static void dev_open(struct dev *d, const char *name, int gid_index)
 		die("ibv_reg_mr");
 }
 
-static void conn_create(struct dev *d, struct conn *c, int send_cqe, uint32_t max_send_wr)
+/* @ex_ops: 0 for the classic verbs, else the IBV_QP_EX_WITH_* the ibv_wr_* QP gets. */
+static void conn_create(struct dev *d, struct conn *c, int send_cqe, uint32_t max_send_wr,
+			uint64_t ex_ops)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
@@ -201,13 +205,39 @@ static void conn_create(struct dev *d, struct conn *c, int send_cqe, uint32_t ma
 				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
 
-	c->scq = ibv_create_cq(d->ctx, send_cqe, NULL, NULL, 0);
+	memset(c, 0, sizeof(*c));
+	if (ex_ops) {
+		struct ibv_cq_init_attr_ex cq_attr = {
+			.cqe = (uint32_t)send_cqe,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+				    IBV_WC_EX_WITH_IMM,
+		};
+
+		c->scq_ex = ibv_create_cq_ex(d->ctx, &cq_attr);
+		c->scq = c->scq_ex ? ibv_cq_ex_to_cq(c->scq_ex) : NULL;
+	} else {
+		c->scq = ibv_create_cq(d->ctx, send_cqe, NULL, NULL, 0);
+	}
 	c->rcq = ibv_create_cq(d->ctx, CQ_DEPTH, NULL, NULL, 0);
 	if (!c->scq || !c->rcq)
 		die("ibv_create_cq");
 	init.send_cq = c->scq;
 	init.recv_cq = c->rcq;
-	c->qp = ibv_create_qp(d->pd, &init);
+	if (ex_ops) {
+		struct ibv_qp_init_attr_ex ix = {
+			.send_cq = c->scq, .recv_cq = c->rcq, .cap = init.cap,
+			.qp_type = IBV_QPT_RC, .pd = d->pd, .send_ops_flags = ex_ops,
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		};
+
+		ix.cap.max_inline_data = 256;
+		c->qp = ibv_create_qp_ex(d->ctx, &ix);
+		c->qpx = c->qp ? ibv_qp_to_qp_ex(c->qp) : NULL;
+		if (c->qp && !c->qpx)
+			die("ibv_qp_to_qp_ex");
+	} else {
+		c->qp = ibv_create_qp(d->pd, &init);
+	}
 	if (!c->qp)
 		die("ibv_create_qp");
 	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
@@ -296,7 +326,7 @@ static void serve(struct dev *d)
 
 			if (c.qp)
 				conn_destroy(&c);
-			conn_create(d, &c, CQ_DEPTH, CQ_DEPTH);
+			conn_create(d, &c, CQ_DEPTH, CQ_DEPTH, 0);
 			post_recvs(d, &c);
 			conn_connect(d, &c, m.qpn, m.psn, m.gid, psn);
 			m.qpn = c.qp->qp_num;
@@ -375,13 +405,13 @@ struct peer {
 	uint32_t	rw_rkey, ro_rkey;
 };
 
-static void open_case(struct dev *d, struct conn *c, struct peer *p, int send_cqe,
-		      uint32_t max_send_wr)
+static void open_case_ex(struct dev *d, struct conn *c, struct peer *p, int send_cqe,
+			 uint32_t max_send_wr, uint64_t ex_ops)
 {
 	uint32_t psn = (uint32_t)lrand48() & 0xffffff;
 	struct msg m = { .cmd = CMD_CONNECT };
 
-	conn_create(d, c, send_cqe, max_send_wr);
+	conn_create(d, c, send_cqe, max_send_wr, ex_ops);
 	m.qpn = c->qp->qp_num;
 	m.psn = psn;
 	memcpy(m.gid, d->gid.raw, 16);
@@ -391,6 +421,12 @@ static void open_case(struct dev *d, struct conn *c, struct peer *p, int send_cq
 	p->rw_rkey = m.rw_rkey;
 	p->ro_addr = m.ro_addr;
 	p->ro_rkey = m.ro_rkey;
+}
+
+static void open_case(struct dev *d, struct conn *c, struct peer *p, int send_cqe,
+		      uint32_t max_send_wr)
+{
+	open_case_ex(d, c, p, send_cqe, max_send_wr, 0);
 }
 
 static void close_case(struct dev *d, struct conn *c)
@@ -796,6 +832,140 @@ static int case_peer_death(struct dev *d, char *why, size_t whylen)
 	return 1;
 }
 
+/* Completions through the extended poll API: @n of them, all successful, in wr_id order from 1. */
+static int ex_poll(struct conn *c, int n, uint64_t *first_wr_id, char *why, size_t whylen)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	uint64_t end = now_ms() + WAIT_MS;
+	int got = 0, ret;
+
+	while (got < n && now_ms() < end) {
+		ret = ibv_start_poll(c->scq_ex, &attr);
+		if (ret == ENOENT)
+			continue;
+		CHECK(ret == 0, "ibv_start_poll: %s", strerror(ret));
+		do {
+			CHECK(c->scq_ex->status == IBV_WC_SUCCESS, "wr_id %" PRIu64 ": %s",
+			      c->scq_ex->wr_id, ibv_wc_status_str(c->scq_ex->status));
+			CHECK(ibv_wc_read_qp_num(c->scq_ex) == c->qp->qp_num,
+			      "ibv_wc_read_qp_num %u, QP %u", ibv_wc_read_qp_num(c->scq_ex),
+			      c->qp->qp_num);
+			if (!got && first_wr_id)
+				*first_wr_id = c->scq_ex->wr_id;
+			got++;
+		} while (got < n && ibv_next_poll(c->scq_ex) == 0);
+		ibv_end_poll(c->scq_ex);
+	}
+	CHECK(got == n, "%d of %d completions", got, n);
+	return 0;
+}
+
+/* The ibv_wr_* post-send API and the extended CQ, against the same checks as the classic path. */
+static int case_ex_api(struct dev *d, char *why, size_t whylen)
+{
+	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+			     IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	uint8_t inl[200];
+	struct ibv_sge sges[2];
+	struct ibv_wc wc;
+	struct conn c;
+	struct peer p;
+	struct msg m;
+	uint64_t first = 0;
+	int ret;
+
+	open_case_ex(d, &c, &p, CQ_DEPTH, CQ_DEPTH, ops);
+
+	/* Two writes in one batch: inline data (copied at once) and a two-entry SGE list. */
+	pattern(inl, sizeof(inl), 400);
+	pattern(d->local, 3000, 401);
+	sges[0] = (struct ibv_sge){ .addr = (uintptr_t)d->local, .length = 1000,
+				    .lkey = d->mr_local->lkey };
+	sges[1] = (struct ibv_sge){ .addr = (uintptr_t)d->local + 1000, .length = 2000,
+				    .lkey = d->mr_local->lkey };
+	ibv_wr_start(c.qpx);
+	c.qpx->wr_id = 1;
+	c.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(c.qpx, p.rw_rkey, p.rw_addr + 8192);
+	ibv_wr_set_inline_data(c.qpx, inl, sizeof(inl));
+	memset(inl, 0, sizeof(inl));
+	c.qpx->wr_id = 2;
+	ibv_wr_rdma_write(c.qpx, p.rw_rkey, p.rw_addr + 16384);
+	ibv_wr_set_sge_list(c.qpx, 2, sges);
+	ret = ibv_wr_complete(c.qpx);
+	CHECK(ret == 0, "ibv_wr_complete: %s", strerror(ret));
+	if (ex_poll(&c, 2, &first, why, whylen))
+		return 1;
+	CHECK(first == 1, "first completion has wr_id %" PRIu64 ", want 1", first);
+	if (remote(d, CMD_CHECK, 0, 8192, 200, 400, why, whylen) ||
+	    remote(d, CMD_CHECK, 0, 16384, 3000, 401, why, whylen))
+		return 1;
+
+	/* Read it back, then fetch-and-add. */
+	memset(d->local, 0, 3000);
+	ibv_wr_start(c.qpx);
+	c.qpx->wr_id = 3;
+	ibv_wr_rdma_read(c.qpx, p.rw_rkey, p.rw_addr + 16384);
+	ibv_wr_set_sge(c.qpx, d->mr_local->lkey, (uintptr_t)d->local, 3000);
+	ret = ibv_wr_complete(c.qpx);
+	CHECK(ret == 0, "ibv_wr_complete (read): %s", strerror(ret));
+	if (ex_poll(&c, 1, NULL, why, whylen))
+		return 1;
+	CHECK(pattern_mismatch(d->local, 3000, 401) < 0, "read back through ibv_wr_rdma_read differs");
+	ibv_wr_start(c.qpx);
+	c.qpx->wr_id = 4;
+	ibv_wr_atomic_fetch_add(c.qpx, p.rw_rkey, p.rw_addr + 8192, 5);
+	ibv_wr_set_sge(c.qpx, d->mr_local->lkey, (uintptr_t)d->local + 4096, 8);
+	ret = ibv_wr_complete(c.qpx);
+	CHECK(ret == 0, "ibv_wr_complete (fetch-and-add): %s", strerror(ret));
+	if (ex_poll(&c, 1, NULL, why, whylen))
+		return 1;
+	{
+		uint64_t before, *got = (uint64_t *)(d->local + 4096);
+
+		pattern((uint8_t *)&before, 8, 400);
+		CHECK(*got == before, "fetch-and-add returned %#" PRIx64 ", want %#" PRIx64, *got,
+		      before);
+	}
+
+	/* Send with immediate, received by the classic receive path. */
+	pattern(d->local, 777, 402);
+	ibv_wr_start(c.qpx);
+	c.qpx->wr_id = 5;
+	ibv_wr_send_imm(c.qpx, htonl(0x5151));
+	ibv_wr_set_sge(c.qpx, d->mr_local->lkey, (uintptr_t)d->local, 777);
+	ret = ibv_wr_complete(c.qpx);
+	CHECK(ret == 0, "ibv_wr_complete (send with immediate): %s", strerror(ret));
+	if (ex_poll(&c, 1, NULL, why, whylen))
+		return 1;
+	m = (struct msg){ .cmd = CMD_RECV_CHECK, .len = 777, .seed = 402, .imm = 0x5151,
+			  .flags = RECV_FLAG_IMM };
+	call(d, &m);
+	CHECK(!m.status, "send with immediate: %s", m.why);
+
+	/* An aborted batch and a batch with an operation the QP was not created for post nothing. */
+	if (remote(d, CMD_FILL, 0, 0, 4096, 0xab, why, whylen))
+		return 1;
+	ibv_wr_start(c.qpx);
+	ibv_wr_rdma_write(c.qpx, p.rw_rkey, p.rw_addr);
+	ibv_wr_set_sge(c.qpx, d->mr_local->lkey, (uintptr_t)d->local, 64);
+	ibv_wr_abort(c.qpx);
+	ibv_wr_start(c.qpx);
+	c.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(c.qpx, p.rw_rkey, p.rw_addr + 64);
+	ibv_wr_set_sge(c.qpx, d->mr_local->lkey, (uintptr_t)d->local, 64);
+	ibv_wr_atomic_cmp_swp(c.qpx, p.rw_rkey, p.rw_addr, 0, 1);
+	ibv_wr_set_sge(c.qpx, d->mr_local->lkey, (uintptr_t)d->local, 8);
+	ret = ibv_wr_complete(c.qpx);
+	CHECK(ret == EOPNOTSUPP, "a batch with compare-and-swap on a QP without it: %d (%s), "
+	      "want EOPNOTSUPP", ret, strerror(ret));
+	CHECK(wait_wc(c.scq, &wc, 300) == 0, "a refused batch produced a completion");
+	if (remote(d, CMD_CHECK, 0, 0, 4096, 0xab, why, whylen))
+		return 1;
+	close_case(d, &c);
+	return 0;
+}
+
 /* ---- Main ---- */
 
 static int tcp_connect(const char *host, const char *port, bool server)
@@ -851,6 +1021,7 @@ int main(int argc, char **argv)
 		{ "misaligned_atomic_error", case_misaligned_atomic },
 		{ "post_in_wrong_state_einval", case_wrong_state },
 		{ "cq_overflow_async_cq_err", case_cq_overflow },
+		{ "post_send_api_and_extended_cq", case_ex_api },
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
 	bool peer_death = false;
