@@ -98,6 +98,8 @@ class Pair:
 
     def __init__(self, build, tag, mtu=1500, subnet=77):
         self.build = build
+        # Unique per run, so two runs of a suite at once never share a name.
+        tag = f'{tag}{os.getpid() & 0xffff:04x}'
         self.tag = tag
         self.mtu = mtu
         self.ns = [f'{NS_PREFIX}{tag}A', f'{NS_PREFIX}{tag}B']
@@ -109,13 +111,14 @@ class Pair:
         self.uroce = os.path.join(build, 'tools', 'uroce')
         self.procs = []
         self.devices = [False, False]
+        self.created = []
 
     # ---- setup and teardown ----
 
     def setup(self):
-        self.teardown_netns()
         for ns in self.ns:
             sh('ip', 'netns', 'add', ns)
+            self.created.append(ns)
             # No duplicate address detection (addresses are usable at once), and
             # IPv6 addresses survive the link going down and up again.
             for conf in ('all', 'default'):
@@ -150,9 +153,10 @@ class Pair:
         raise TapFailure(f'veth {self.ifs} not running after {timeout} s')
 
     def teardown_netns(self):
-        for ns in self.ns:
-            if os.path.exists(f'/run/netns/{ns}'):
-                sh('ip', 'netns', 'del', ns, check=False)
+        """Delete the namespaces this run created (and so their veth ends)."""
+        for ns in self.created:
+            sh('ip', 'netns', 'del', ns, check=False)
+        self.created = []
 
     def teardown(self):
         for p in self.procs:
