@@ -176,8 +176,6 @@ class Fixture:
                  "timing %s" % self.timing]
         for c in self.comments:
             lines.append("# " + c)
-        for field, why in self.ignores:
-            lines.append("ignore %s  # %s" % (field, why))
         if self.end_us is not None:
             lines.append("end %s" % _t(self.end_us))
         mtu = " mtu=%d" % self.link_mtu if self.link_mtu else ""
@@ -188,6 +186,8 @@ class Fixture:
         lines += [a for _, a in sorted(self.actions, key=lambda a: a[0])]
         lines += self.expects
         lines += self._mem_expectations()
+        for field, why in self.ignores:
+            lines.append("ignore %s  # %s" % (field, why))
         with open(base + ".fixture", "w") as f:
             f.write("\n".join(lines) + "\n")
         roce.write_pcap(base + ".in.pcap", rx)

@@ -486,16 +486,19 @@ def rc_duplicate_read():
 def rc_duplicate_read_tail():
     f, s = responder("rc_duplicate_read_tail",
                      "RC re-requested read tail: a duplicate READ at the 2nd response PSN for the remaining bytes",
-                     "IBA 9.7 (a requester may re-request a read from a response PSN; the responder answers "
-                     "that request with a complete response sequence starting at that PSN)")
+                     "IBA 9.7 (a retried RDMA READ may re-read only what was not answered; every possible "
+                     "duplicate response packet has the PSN and payload of the original: Vol 1 Rel 1.4 p. 282)")
+    f.comment("The answer repeats the original packets from that PSN on: Middle then Last, not a new First.")
     init = buf_init(f)
+    original = read_responses(s, RQ_PSN, init[:3072], 1)
     f.recv(t(1), s.to_uroce("READ_REQUEST", RQ_PSN, reth=(BUF_VA, BUF_RKEY, 3072), ackreq=True))
-    for pk in read_responses(s, RQ_PSN, init[:3072], 1):
+    for pk in original:
         f.send(t(1), pk)
     f.recv(t(2), s.to_uroce("READ_REQUEST", psn_add(RQ_PSN, 1), reth=(BUF_VA + 1024, BUF_RKEY, 2048),
                             ackreq=True))
-    for pk in read_responses(s, psn_add(RQ_PSN, 1), init[1024:3072], 1):
+    for pk in original[1:]:
         f.send(t(2), pk)
+    f.counter("duplicates", 1)
     return f
 
 
@@ -1100,7 +1103,8 @@ def req_go_back_n_timeout():
                      "Requester Go-Back-N on the local ACK timeout: resend from the oldest unacknowledged PSN",
                      "IBA 9.7 (requester: transport timer 4.096 us * 2^timeout, resend from the first "
                      "unacknowledged packet)", timeout=timeout, retry_cnt=3)
-    f.comment("Timeout 4.096us*2^10 = %.0f us: the resend may not come earlier; the final ACK comes at 8 timeouts." % T)
+    f.comment("Timeout 4.096us*2^10 = %.0f us: the resend may not come earlier, and must come before the ACK "
+              "at 1.5 timeouts (a second timeout would resend again)." % T)
     f.post_send("q", 21, "RDMA_WRITE", [("buf", 0, 3000)], remote=REMOTE_VA, rkey=REMOTE_RKEY)
     pk = sends_for(s, "WRITE", SQ_PSN, buf2(f, 0, 3000), reth=(REMOTE_VA, REMOTE_RKEY, 3000))
     for p in pk:
@@ -1108,7 +1112,7 @@ def req_go_back_n_timeout():
     f.recv(100, s.peer_ack(SQ_PSN, 0))
     for p in pk[1:]:
         f.send(int(T), p)
-    f.recv(int(8 * T), s.peer_ack(psn_add(SQ_PSN, 2), 1))
+    f.recv(int(1.5 * T), s.peer_ack(psn_add(SQ_PSN, 2), 1))
     f.cqe("q", "send", 21, opcode="RDMA_WRITE")
     f.counter("timeouts", 1)
     return f
