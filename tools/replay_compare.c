@@ -121,6 +121,7 @@ static void packet_fields(const struct parsed *p, struct fields *fs)
 	put(fs, "bth.resv8a (FECN/BECN)", wire_get32(bth->qpn) >> 24, R_EXACT);
 	put(fs, "bth.destqp", k->dest_qp, R_EXACT);
 	put(fs, "bth.ackreq", k->ackreq, ackreq_compared(op) ? R_EXACT : R_IGNORE);
+	put(fs, "bth.resv7", (wire_get32(bth->apsn) >> 24) & 0x7f, R_EXACT);
 	put(fs, "bth.psn", k->psn, R_EXACT);
 	if ((x = wire_pkt_ext(k, WIRE_EXT_RETH))) {
 		const struct wire_reth *h = x;
@@ -156,6 +157,7 @@ static void packet_fields(const struct parsed *p, struct fields *fs)
 		const struct wire_deth *h = x;
 
 		put(fs, "deth.qkey", wire_get32(h->qkey), R_EXACT);
+		put(fs, "deth.resv8", wire_get32(h->src_qp) >> 24, R_EXACT);
 		put(fs, "deth.srcqp", wire_get32(h->src_qp) & WIRE_24BIT_MASK, R_EXACT);
 	}
 	if ((x = wire_pkt_ext(k, WIRE_EXT_CNP))) {
