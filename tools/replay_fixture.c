@@ -10,7 +10,7 @@
 
 #include "replay.h"
 
-#define MAX_WORDS	(FX_MAX_SGE + 24)
+#define MAX_WORDS	512	/* summary and spec lines are prose */
 
 struct parser {
 	struct fixture	*fx;

@@ -486,17 +486,18 @@ def rc_duplicate_read():
 def rc_duplicate_read_tail():
     f, s = responder("rc_duplicate_read_tail",
                      "RC re-requested read tail: a duplicate READ at the 2nd response PSN for the remaining bytes",
-                     "IBA 9.7 (a retried RDMA READ may re-read only what was not answered; every possible "
-                     "duplicate response packet has the PSN and payload of the original: Vol 1 Rel 1.4 p. 282)")
-    f.comment("The answer repeats the original packets from that PSN on: Middle then Last, not a new First.")
+                     "IBA 9.7 (a retried RDMA READ re-reads only what was not answered, so that every duplicate "
+                     "response has the PSN and payload of the original: Vol 1 Rel 1.4 p. 282); the retried "
+                     "request is a request of its own, answered First..Last from its PSN")
+    f.comment("Same PSNs and payload as the original Middle/Last, but the response to the new request")
+    f.comment("starts with First (rxe's requester accepts this restart; rxe's responder replays Middle).")
     init = buf_init(f)
-    original = read_responses(s, RQ_PSN, init[:3072], 1)
     f.recv(t(1), s.to_uroce("READ_REQUEST", RQ_PSN, reth=(BUF_VA, BUF_RKEY, 3072), ackreq=True))
-    for pk in original:
+    for pk in read_responses(s, RQ_PSN, init[:3072], 1):
         f.send(t(1), pk)
     f.recv(t(2), s.to_uroce("READ_REQUEST", psn_add(RQ_PSN, 1), reth=(BUF_VA + 1024, BUF_RKEY, 2048),
                             ackreq=True))
-    for pk in original[1:]:
+    for pk in read_responses(s, psn_add(RQ_PSN, 1), init[1024:3072], 1):
         f.send(t(2), pk)
     f.counter("duplicates", 1)
     return f
