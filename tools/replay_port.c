@@ -145,7 +145,7 @@ int rp_lower_open(struct rp_lower *l, enum rp_backend backend, const struct fixt
 #ifdef UROCE_REPLAY_DPDK
 	return rp_dpdk_open(fx, rx_path, tx_path, &l->port, &l->dpdk, err, errlen);
 #else
-	snprintf(err, errlen, "this uroce was built without DPDK (meson -Ddpdk=enabled): --dpdk is not available");
+	snprintf(err, errlen, "this uroce was built without the DPDK dataplane (dp_dep): --dpdk is not available");
 	return -ENOTSUP;
 #endif
 }
