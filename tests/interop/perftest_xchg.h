@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* perftest's out-of-band TCP exchange (port 18515), client side, as perftest 4.5 / 6.x speaks it. */
+#ifndef UROCE_INTEROP_PERFTEST_XCHG_H
+#define UROCE_INTEROP_PERFTEST_XCHG_H
+
+#include <stdint.h>
+
+#define PT_PORT 18515
+
+/* What each side tells the other about one QP (perftest's struct pingpong_dest). */
+struct pt_dest {
+	uint32_t lid;
+	uint32_t out_reads;	/* outstanding RDMA reads / atomics it accepts */
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t vaddr;
+	uint8_t gid[16];
+	uint32_t srqn;
+};
+
+/* The client's figures the server prints at the end (perftest's bw_report_data). */
+struct pt_report {
+	uint64_t size;
+	uint64_t iters;
+	double bw_peak;		/* MB/s */
+	double bw_avg;		/* MB/s */
+	double msg_rate;	/* Mpps */
+};
+
+/**
+ * pt_connect() - open the TCP connection to a waiting perftest server.
+ * @server: IPv4 address, dotted.
+ * @timeout_s: how long to retry while the server is not listening yet.
+ * Return: socket, or -1 with a message on stderr.
+ */
+int pt_connect(const char *server, int timeout_s);
+
+/**
+ * pt_client_setup() - the exchange up to the point where the server's QP is ready (RTS).
+ * @fd: socket from pt_connect().
+ * @mtu_enum: our path MTU as verbs' enum ibv_mtu (3 = 1024 .. 5 = 4096); the server uses
+ *            the smaller of its own and ours.
+ * @mine: our QP; sent three times as perftest does (before and after its modify to RTR).
+ * @peer: filled with the server's QP.
+ * Return: 0, or -1 with a message on stderr.
+ */
+int pt_client_setup(int fd, int mtu_enum, const struct pt_dest *mine, struct pt_dest *peer);
+
+/**
+ * pt_client_finish() - the closing exchange: a sync, our report, a last sync, "done".
+ * The server prints @rep as the run's result and exits 0.
+ * Return: 0, or -1 with a message on stderr.  Closes @fd in both cases.
+ */
+int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report *rep);
+
+#endif

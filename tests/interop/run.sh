@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The rxe interop suite: build (or reuse) the guest, boot it once, run every case against the
+# kernel's Soft-RoCE in it, print PASS/FAIL per case, clean up (also when interrupted).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+usage() {
+	cat <<EOF
+usage: tests/interop/run.sh [--build-dir DIR] [--probe PATH] [--cases PATTERN] [--list]
+  --build-dir DIR  meson build directory (default: build); rxe-probe is taken from it
+  --probe PATH     the rxe-probe program (default: DIR/tests/interop/rxe-probe)
+  --cases PATTERN  run only the cases whose name matches this extended regex
+  --list           print the case names and exit
+Needs root.  The guest is built once into $UI_DIR (about 1-2 minutes, needs the Debian
+archive) and reused while its inputs do not change.  Results and captures of each run go to
+$UI_DIR/results/<time>/ ($UI_DIR/results/latest).
+EOF
+}
+
+build_dir=build probe= pattern= list=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build-dir) build_dir=$2; shift ;;
+	--probe) probe=$2; shift ;;
+	--cases) pattern=$2; shift ;;
+	--list) list=1 ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+probe=${probe:-$build_dir/tests/interop/rxe-probe}
+
+# Case table: NAME  MTU  KIND  ARGS.  Cases of one MTU run back to back on one boot; the
+# guest's MTU changes in place between the groups (rxe follows its netdev's MTU).
+#   probe VERB SERVER...: rxe-probe plays perftest's client with packets built by wire/
+#   against the perftest SERVER in the guest; EXPECT lists rxe counter deltas that must hold.
+cases() {
+	cat <<'EOF'
+wire-write-mtu1500   1500 probe write  ib_write_bw  -s 16384 -n 5  duplicate_request=1 out_of_seq_request=1
+wire-read-mtu1500    1500 probe read   ib_read_bw   -s 16384 -n 5  duplicate_request=1
+wire-atomic-mtu1500  1500 probe atomic ib_atomic_bw -n 5           duplicate_request=1
+wire-write-mtu9000   9000 probe write  ib_write_bw  -s 16384 -n 5  duplicate_request=1 out_of_seq_request=1
+wire-read-mtu9000    9000 probe read   ib_read_bw   -s 16384 -n 5  duplicate_request=1
+wire-atomic-mtu9000  9000 probe atomic ib_atomic_bw -n 5           duplicate_request=1
+EOF
+}
+
+selected=$(cases | awk -v re="$pattern" 're == "" || $1 ~ re')
+if [ $list = 1 ]; then
+	echo "$selected" | awk '{print $1}'
+	exit 0
+fi
+[ -n "$selected" ] || ui_die "no case matches '$pattern' (see --list)"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "interop: SKIP: needs root (network namespaces, tap, qemu)"
+	exit 77
+fi
+[ -x "$probe" ] || ui_die "no rxe-probe at $probe: build first (ninja -C $build_dir) or pass --probe"
+probe=$(cd "$(dirname "$probe")" && pwd)/$(basename "$probe")
+
+mkdir -p "$UI_DIR"
+exec 9>"$UI_DIR/lock"
+flock -n 9 || ui_die "another interop run holds $UI_DIR/lock"
+
+UI_GUEST=$("$here/build-guest.sh" | tail -n 1)
+res=$UI_DIR/results/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$res"
+ln -sfn "$res" "$UI_DIR/results/latest"
+ls -1dt "$UI_DIR"/results/2* | tail -n +6 | xargs -r rm -rf    # keep the last five runs
+
+bg_pids=()
+cleanup() {
+	local pid
+	trap '' INT TERM HUP
+	for pid in "${bg_pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	ui_vm_stop
+	ui_net_down
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+ui_net_down
+ui_net_up 1500
+ui_vm_start 1500
+cur_mtu=1500
+
+# rxe's hw_counters as "name value" lines.
+counters() {
+	ui_vm_exec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f $(cat $f)"; done'
+}
+
+# Wait (up to $2 seconds) for a background pid; its exit status, 124 on timeout.
+wait_pid() {
+	local pid=$1 end=$((SECONDS + $2))
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ $SECONDS -ge $end ]; then
+			kill "$pid" 2>/dev/null
+			sleep 1
+			kill -9 "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null || true
+			return 124
+		fi
+		sleep 0.2
+	done
+	wait "$pid"
+}
+
+set_mtu() {
+	[ "$1" = "$cur_mtu" ] && return 0
+	ui_vm_exec "ip link set eth0 mtu $1"
+	ui_net_mtu "$1"
+	cur_mtu=$1
+	ui_log "MTU $1 (rxe0: $(ui_vm_exec 'ibv_devinfo -d rxe0 | sed -n "s/.*active_mtu:[[:space:]]*//p"'))"
+}
+
+start_capture() {
+	local out=$1
+	ip netns exec "$UI_NS_HOST" tcpdump -Z root -i "$UI_VETH_HOST" -U -s 0 -w "$out.pcap" \
+		'udp port 4791 or tcp port 18515' 2>"$out.tcpdump.log" &
+	cap_pid=$!
+	bg_pids+=("$cap_pid")
+	for _ in $(seq 50); do
+		grep -q 'listening on' "$out.tcpdump.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	ui_die "tcpdump did not start: $(cat "$out.tcpdump.log")"
+}
+
+stop_capture() {
+	kill -INT "$cap_pid" 2>/dev/null || true
+	wait_pid "$cap_pid" 10 || true
+}
+
+# Every RoCE v2 frame of a capture through tshark's InfiniBand dissector and wire_parse;
+# prints problems, returns 1 if any.
+check_capture() {
+	local pcap=$1 allow_bad_icrc=$2 roce malformed
+	roce=$(tshark -r "$pcap" -d udp.port==4791,infiniband -Y 'udp.dstport == 4791' 2>/dev/null | wc -l)
+	malformed=$(tshark -r "$pcap" -d udp.port==4791,infiniband \
+		-Y 'udp.dstport == 4791 && (_ws.malformed || _ws.expert.severity >= "error" || !infiniband.bth)' \
+		2>/dev/null | wc -l)
+	echo "tshark: $roce RoCE v2 frames, $malformed malformed or not decoded as InfiniBand"
+	"$probe" --check-pcap "$pcap" --allow-bad-icrc "$allow_bad_icrc" || return 1
+	[ "$roce" -gt 0 ] && [ "$malformed" = 0 ]
+}
+
+# Counter deltas named in EXPECT (name=value ...) must hold; all deltas are printed.
+check_counters() {
+	local before=$1 after=$2 ok=0 e name want got
+	join "$before" "$after" | awk '$3 != $2 {printf "%s +%d ", $1, $3 - $2} END {print ""}' |
+		sed 's/^/rxe counters: /'
+	for e in $3; do
+		name=${e%=*} want=${e#*=}
+		got=$(join "$before" "$after" | awk -v n="$name" '$1 == n {print $3 - $2}')
+		if [ "$got" != "$want" ]; then
+			echo "rxe counter $name: +$got, want +$want"
+			ok=1
+		fi
+	done
+	return $ok
+}
+
+# probe VERB SERVER ARGS... [counter=delta ...]
+run_probe_case() {
+	local name=$1 verb=$2 out=$res/$1 server=() expect=() a rc_c rc_s why= spid pmtu allow=0
+	shift 2
+	for a in "$@"; do
+		case "$a" in *=*) expect+=("$a") ;; *) server+=("$a") ;; esac
+	done
+	[ "$cur_mtu" = 9000 ] && pmtu=4096 || pmtu=1024
+	[ "$verb" = write ] && allow=1
+	counters | sort >"$out.counters.before"
+	ui_vm_exec 'dmesg -c >/dev/null'
+	start_capture "$out"
+	ui_ns_peer ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" "root@$UI_GUEST_IP" \
+		". /etc/uroce-guest.env; exec timeout 120 stdbuf -oL ${server[*]} -d rxe0 -x \$GID_V4" \
+		>"$out.server.log" 2>&1 &
+	spid=$!
+	bg_pids+=("$spid")
+	for _ in $(seq 150); do
+		grep -q 'Waiting for client' "$out.server.log" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.2
+	done
+	rc_c=0
+	ip netns exec "$UI_NS_HOST" timeout 120 "$probe" --case "$verb" --ifname "$UI_VETH_HOST" --local "$UI_HOST_IP" \
+		--peer "$UI_GUEST_IP" --peer-mac "$UI_GUEST_MAC" --pmtu "$pmtu" >"$out.client.log" 2>&1 ||
+		rc_c=$?
+	rc_s=0
+	wait_pid "$spid" 60 || rc_s=$?
+	stop_capture
+	counters | sort >"$out.counters.after"
+	ui_vm_exec 'dmesg' >"$out.guest-dmesg.log" 2>&1 || true
+	{
+		check_counters "$out.counters.before" "$out.counters.after" "${expect[*]}" ||
+			why="$why rxe counters;"
+		check_capture "$out.pcap" "$allow" || why="$why capture;"
+	} >"$out.checks.log" 2>&1
+	[ $rc_c = 0 ] || why="$why rxe-probe exit $rc_c;"
+	[ $rc_s = 0 ] || why="$why perftest server exit $rc_s;"
+	local checks server_line
+	checks=$(sed -n 's/^# \([0-9]* passed, [0-9]* failed\)$/\1/p' "$out.client.log")
+	server_line=$(awk '/#bytes/ {getline; print; exit}' "$out.server.log" | tr -s ' \t' ' ')
+	if [ -z "$why" ]; then
+		printf 'PASS %-22s probe checks: %s; server printed:%s\n' "$name" "$checks" "$server_line"
+		return 0
+	fi
+	printf 'FAIL %-22s%s probe checks: %s (logs: %s.*)\n' "$name" "$why" "${checks:-none}" "$out"
+	grep -h '^not ok' "$out.client.log" | sed 's/^/     /' || true
+	grep -hv '^tshark: \|^check-pcap: .* 0 rejected' "$out.checks.log" | sed 's/^/     /' || true
+	return 1
+}
+
+pass=0 fail=0
+summary=$res/summary.txt
+ui_log "results in $res"
+while read -r name mtu kind args <&3; do
+	set_mtu "$mtu"
+	case "$kind" in
+	probe) run=run_probe_case ;;
+	*) ui_die "unknown case kind $kind" ;;
+	esac
+	# shellcheck disable=SC2086 # ARGS are words
+	if $run "$name" $args >"$res/$name.result"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+	tee -a "$summary" <"$res/$name.result"
+done 3<<<"$selected"
+echo "interop: $pass passed, $fail failed" | tee -a "$summary"
+[ $fail = 0 ]
