@@ -148,7 +148,8 @@ static int hand_shake(int fd, const struct pt_dest *mine, struct pt_dest *peer, 
 	return peer ? key_parse(in, peer) : 0;
 }
 
-int pt_client_setup(int fd, int mtu_enum, const struct pt_dest *mine, struct pt_dest *peer)
+int pt_client_setup(int fd, int mtu_enum, int syncs, const struct pt_dest *mine,
+		    struct pt_dest *peer)
 {
 	char ver[PT_VERSION_LEN] = PT_VERSION, rver[PT_VERSION_LEN];
 	uint32_t sys[2] = { htonl(PT_CYCLE_BUFFER), htonl(PT_CACHE_LINE) }, rsys;
@@ -166,11 +167,11 @@ int pt_client_setup(int fd, int mtu_enum, const struct pt_dest *mine, struct pt_
 	    xchg(fd, &sys[1], &rsys, 4, "cache line") ||
 	    xchg(fd, mtu, rmtu, sizeof(mtu), "mtu"))
 		return -1;
-	/* keys; keys again after the server printed them; a sync after its QP reached RTR/RTS */
-	if (hand_shake(fd, mine, peer, "keys") ||
-	    hand_shake(fd, mine, NULL, "keys (second)") ||
-	    hand_shake(fd, mine, NULL, "sync after RTR"))
+	if (hand_shake(fd, mine, peer, "keys"))
 		return -1;
+	for (int i = 0; i < syncs; i++)
+		if (hand_shake(fd, mine, NULL, "sync"))
+			return -1;
 	return 0;
 }
 
@@ -185,16 +186,20 @@ static uint64_t double_bits(double d)
 
 int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report *rep)
 {
-	uint64_t out[5] = {
-		htobe64(rep->size), htobe64(rep->iters), double_bits(rep->bw_peak),
-		double_bits(rep->bw_avg), double_bits(rep->msg_rate),
-	}, in;
+	uint64_t out[5] = { 0 }, in;
 	char done[5];
 	int rc = -1;
 
-	if (hand_shake(fd, mine, NULL, "sync before the report"))
+	if (rep) {
+		out[0] = htobe64(rep->size);
+		out[1] = htobe64(rep->iters);
+		out[2] = double_bits(rep->bw_peak);
+		out[3] = double_bits(rep->bw_avg);
+		out[4] = double_bits(rep->msg_rate);
+	}
+	if (rep && hand_shake(fd, mine, NULL, "sync before the report"))
 		goto out_close;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; rep && i < 5; i++)
 		if (xchg(fd, &out[i], &in, sizeof(in), "report"))
 			goto out_close;
 	if (hand_shake(fd, mine, NULL, "closing sync"))

@@ -41,15 +41,22 @@ int pt_connect(const char *server, int timeout_s);
  * @fd: socket from pt_connect().
  * @mtu_enum: our path MTU as verbs' enum ibv_mtu (3 = 1024 .. 5 = 4096); the server uses
  *            the smaller of its own and ours.
- * @mine: our QP; sent three times as perftest does (before and after its modify to RTR).
+ * @syncs: handshakes after the first one: 2 for ib_write_bw / ib_read_bw / ib_atomic_bw
+ *         (keys printed, sync after RTR), 3 for ib_send_bw (one more once its receives
+ *         are posted).
+ * @mine: our QP, sent in every handshake.
  * @peer: filled with the server's QP.
  * Return: 0, or -1 with a message on stderr.
  */
-int pt_client_setup(int fd, int mtu_enum, const struct pt_dest *mine, struct pt_dest *peer);
+int pt_client_setup(int fd, int mtu_enum, int syncs, const struct pt_dest *mine,
+		    struct pt_dest *peer);
 
 /**
- * pt_client_finish() - the closing exchange: a sync, our report, a last sync, "done".
- * The server prints @rep as the run's result and exits 0.
+ * pt_client_finish() - the closing exchange.
+ * @rep: our figures, for the servers that print the client's report (ib_write_bw,
+ *       ib_read_bw, ib_atomic_bw: a sync, the report, then the closing sync); NULL for
+ *       ib_send_bw, which measures and prints its own and only closes.
+ * Ends with both sides writing "done"; the server then exits 0.
  * Return: 0, or -1 with a message on stderr.  Closes @fd in both cases.
  */
 int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report *rep);

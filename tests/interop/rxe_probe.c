@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
@@ -29,6 +30,11 @@
 #define OUR_OUT_READS	16
 #define WAIT_MS		3000		/* first response under TCG comes within tens of ms */
 #define GRACE_MS	300		/* how long to watch for responses that must not come */
+/* perftest's fixed choices (perftest_resources.h) */
+#define PT_MIN_RNR_TIMER	12	/* the server's min_rnr_timer (IBA table 45: 0.64 ms) */
+#define PT_QKEY			0x11111111u
+#define PT_SEND_MESSAGES	8	/* case "send": the server runs ib_send_bw -n 8 */
+#define PT_UD_MESSAGES		6	/* case "ud": ib_send_bw -c UD -n 6 */
 
 struct rx_frame {
 	uint8_t buf[MAX_FRAME];
@@ -42,6 +48,7 @@ struct probe {
 	int ifindex;
 	uint8_t mac[WIRE_ETH_ALEN], peer_mac[WIRE_ETH_ALEN];
 	uint8_t gid[16], peer_gid[16];
+	uint8_t ip_version;
 	uint16_t ip_id;
 
 	struct pt_dest me, peer;	/* our requester QP and the server's QP */
@@ -50,8 +57,8 @@ struct probe {
 	uint32_t pmtu;
 
 	unsigned checks, failures;
+	unsigned bad_icrc_sent, bad_udp_csum_sent;	/* frames broken on purpose */
 	uint64_t msgs, bytes;		/* for the report the server prints */
-	struct timespec t_start;
 
 	struct rx_frame rx[RX_SLOTS];
 	unsigned rx_n;
@@ -95,6 +102,28 @@ static __attribute__((format(printf, 1, 2))) void note(const char *fmt, ...)
 
 /* ---- link: one AF_PACKET socket on the host end of the veth ---- */
 
+/* The fe80::/10 address of an interface: our GID for RoCE v2 over IPv6. */
+static int link_local_gid(const char *ifname, uint8_t gid[16])
+{
+	struct ifaddrs *all, *a;
+	int rc = -1;
+
+	if (getifaddrs(&all))
+		return -1;
+	for (a = all; a; a = a->ifa_next) {
+		const struct sockaddr_in6 *sa = (const void *)a->ifa_addr;
+
+		if (sa && sa->sin6_family == AF_INET6 && !strcmp(a->ifa_name, ifname) &&
+		    IN6_IS_ADDR_LINKLOCAL(&sa->sin6_addr)) {
+			memcpy(gid, &sa->sin6_addr, 16);
+			rc = 0;
+			break;
+		}
+	}
+	freeifaddrs(all);
+	return rc;
+}
+
 static int link_open(struct probe *p, const char *ifname, const char *local_ip)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
@@ -133,9 +162,16 @@ static int link_open(struct probe *p, const char *ifname, const char *local_ip)
 		fprintf(stderr, "rxe-probe: bad local address %s\n", local_ip);
 		return -1;
 	}
-	memset(p->gid, 0, 10);
-	p->gid[10] = p->gid[11] = 0xff;
-	memcpy(p->gid + 12, &sink.sin_addr, 4);
+	if (p->ip_version == 6) {
+		if (link_local_gid(ifname, p->gid)) {
+			fprintf(stderr, "rxe-probe: %s has no IPv6 link-local address\n", ifname);
+			return -1;
+		}
+	} else {
+		memset(p->gid, 0, 10);
+		p->gid[10] = p->gid[11] = 0xff;
+		memcpy(p->gid + 12, &sink.sin_addr, 4);
+	}
 	p->sink_fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (p->sink_fd < 0 || bind(p->sink_fd, (struct sockaddr *)&sink, sizeof(sink)) < 0) {
 		perror("rxe-probe: bind UDP 4791");
@@ -247,7 +283,7 @@ static void desc_init(struct probe *p, struct wire_build_desc *d, uint8_t opcode
 	memset(d, 0, sizeof(*d));
 	memcpy(d->src_mac, p->mac, WIRE_ETH_ALEN);
 	memcpy(d->dst_mac, p->peer_mac, WIRE_ETH_ALEN);
-	d->ip_version = 4;
+	d->ip_version = p->ip_version;
 	memcpy(d->src_gid, p->gid, 16);
 	memcpy(d->dst_gid, p->peer_gid, 16);
 	d->ip_id = p->ip_id++;
@@ -259,8 +295,31 @@ static void desc_init(struct probe *p, struct wire_build_desc *d, uint8_t opcode
 }
 
 enum tx_flag {
-	TX_BAD_ICRC = 1u << 0,	/* flip a bit of the ICRC */
+	TX_BAD_ICRC = 1u << 0,		/* flip a bit of the ICRC (UDP checksum still right) */
+	TX_BAD_UDP_CSUM = 1u << 1,	/* IPv6: a wrong UDP checksum (ICRC still right) */
 };
+
+/*
+ * UDP checksum of an IPv6 frame without VLAN tag, computed here independently of wire/
+ * (RFC 8200 8.1): for frames the probe changes after wire_build().
+ */
+static uint16_t udp6_checksum(const uint8_t *f)
+{
+	const uint8_t *ip = f + sizeof(struct wire_eth_hdr), *udp = ip + 40;
+	uint32_t len = (uint32_t)(udp[4] << 8 | udp[5]), sum = len + WIRE_IPPROTO_UDP;
+
+	for (int i = 8; i < 40; i += 2)		/* source and destination address */
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	for (uint32_t i = 0; i < len; i += 2) {
+		if (i == 6)			/* the checksum field itself */
+			continue;
+		sum += (uint32_t)udp[i] << 8 | (i + 1 < len ? udp[i + 1] : 0);
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return sum ? (uint16_t)sum : 0xffff;
+}
 
 static void tx(struct probe *p, const struct wire_build_desc *d, const void *payload,
 	       uint32_t len, unsigned flags)
@@ -273,8 +332,21 @@ static void tx(struct probe *p, const struct wire_build_desc *d, const void *pay
 		check(p, false, "wire_build %s (%u bytes payload)", opname(d->opcode), len);
 		return;
 	}
-	if (flags & TX_BAD_ICRC)
+	if (flags & TX_BAD_ICRC) {
 		p->last_tx[n - 1] ^= 0x01;
+		p->bad_icrc_sent++;
+	}
+	if (p->ip_version == 6 && (flags & (TX_BAD_ICRC | TX_BAD_UDP_CSUM))) {
+		uint8_t *csum = p->last_tx + sizeof(struct wire_eth_hdr) + 40 + 6;
+		uint16_t v = udp6_checksum(p->last_tx);
+
+		if (flags & TX_BAD_UDP_CSUM) {
+			v = v == 0x1234 ? 0x4321 : 0x1234;
+			p->bad_udp_csum_sent++;
+		}
+		csum[0] = (uint8_t)(v >> 8);
+		csum[1] = (uint8_t)v;
+	}
 	p->last_tx_len = n;
 	memcpy(to.sll_addr, p->peer_mac, WIRE_ETH_ALEN);
 	if (sendto(p->fd, p->last_tx, n, 0, (struct sockaddr *)&to, sizeof(to)) != (ssize_t)n)
@@ -297,13 +369,35 @@ static void fill_pattern(uint8_t *buf, uint32_t len, uint32_t seed)
 		buf[i] = (uint8_t)(seed * 31 + i * 7);
 }
 
+enum msg_kind { MSG_WRITE, MSG_WRITE_IMM, MSG_SEND, MSG_SEND_IMM };
+
+/* Opcode of packet @i of a message of @npkt packets (IBA 9.4, table 38). */
+static uint8_t msg_opcode(enum msg_kind kind, uint32_t i, uint32_t npkt)
+{
+	static const uint8_t op[4][5] = {	/* only, first, middle, last, only/last with imm */
+		[MSG_WRITE] = { WIRE_OP_WRITE_ONLY, WIRE_OP_WRITE_FIRST, WIRE_OP_WRITE_MIDDLE,
+				WIRE_OP_WRITE_LAST },
+		[MSG_WRITE_IMM] = { WIRE_OP_WRITE_ONLY_IMM, WIRE_OP_WRITE_FIRST,
+				    WIRE_OP_WRITE_MIDDLE, WIRE_OP_WRITE_LAST_IMM },
+		[MSG_SEND] = { WIRE_OP_SEND_ONLY, WIRE_OP_SEND_FIRST, WIRE_OP_SEND_MIDDLE,
+			       WIRE_OP_SEND_LAST },
+		[MSG_SEND_IMM] = { WIRE_OP_SEND_ONLY_IMM, WIRE_OP_SEND_FIRST, WIRE_OP_SEND_MIDDLE,
+				   WIRE_OP_SEND_LAST_IMM },
+	};
+
+	if (npkt == 1)
+		return op[kind][0];
+	return op[kind][i == 0 ? 1 : i == npkt - 1 ? 3 : 2];
+}
+
 /*
- * One RDMA WRITE message of @len bytes at the server's buffer, cut into path-MTU packets
- * (IBA 9.7.2: FIRST/MIDDLE carry exactly one PMTU).  AckReq on the last packet only when
- * @ackreq.  Returns the PSN of the last packet; p->psn moves past it.
+ * One RC message of @len bytes, cut into path-MTU packets (IBA 9.7.2: FIRST and MIDDLE
+ * carry exactly one PMTU); RDMA WRITEs target the server's buffer with @rkey.  AckReq on
+ * the last packet only when @ackreq.  Returns the PSN of the last packet; p->psn moves
+ * past it.
  */
-static uint32_t send_write(struct probe *p, uint32_t len, uint32_t rkey, bool ackreq,
-			   unsigned flags)
+static uint32_t send_msg(struct probe *p, enum msg_kind kind, uint32_t len, uint32_t rkey,
+			 bool ackreq, unsigned flags)
 {
 	static uint8_t data[65536];
 	uint32_t off = 0, npkt = len <= p->pmtu ? 1 : (len + p->pmtu - 1) / p->pmtu;
@@ -313,18 +407,13 @@ static uint32_t send_write(struct probe *p, uint32_t len, uint32_t rkey, bool ac
 	fill_pattern(data, len, p->psn);
 	for (uint32_t i = 0; i < npkt; i++) {
 		uint32_t chunk = len - off < p->pmtu ? len - off : p->pmtu;
-		uint8_t op;
 
-		if (npkt == 1)
-			op = WIRE_OP_WRITE_ONLY;
-		else
-			op = i == 0 ? WIRE_OP_WRITE_FIRST :
-			     i == npkt - 1 ? WIRE_OP_WRITE_LAST : WIRE_OP_WRITE_MIDDLE;
-		desc_init(p, &d, op, psn, ackreq && i == npkt - 1);
-		/* IBA 9.3.3: the RETH (whole message) rides on the first packet only */
+		desc_init(p, &d, msg_opcode(kind, i, npkt), psn, ackreq && i == npkt - 1);
+		/* the opcode decides which headers go out: RETH on a WRITE's first packet only */
 		d.reth.va = p->peer.vaddr;
 		d.reth.rkey = rkey;
 		d.reth.len = len;
+		d.imm = 0xc0de0000u | (uint32_t)p->msgs;
 		tx(p, &d, data + off, chunk, flags);
 		off += chunk;
 		psn = psn_add(psn, 1);
@@ -333,6 +422,12 @@ static uint32_t send_write(struct probe *p, uint32_t len, uint32_t rkey, bool ac
 	p->msgs++;
 	p->bytes += len;
 	return psn_add(psn, -1);
+}
+
+static uint32_t send_write(struct probe *p, uint32_t len, uint32_t rkey, bool ackreq,
+			   unsigned flags)
+{
+	return send_msg(p, MSG_WRITE, len, rkey, ackreq, flags);
 }
 
 static uint32_t send_read(struct probe *p, uint64_t va, uint32_t len, uint32_t rkey)
@@ -461,11 +556,32 @@ static void case_write(struct probe *p)
 	if ((r = expect_one(p, "duplicate WRITE")))
 		expect_ack(p, r, psn, WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, "duplicate WRITE");
 
+	/*
+	 * WRITE with Immediate consumes a receive WQE and ib_write_bw posts none: RNR NAK with
+	 * the server's min_rnr_timer; the PSN is not consumed (IBA 9.7.5.2.8, class B).
+	 */
+	psn = send_msg(p, MSG_WRITE_IMM, 64, p->peer.rkey, true, 0);
+	if ((r = expect_one(p, "WRITE Only with Immediate, no receive posted")))
+		expect_ack(p, r, psn, WIRE_AETH_RNR_NAK | PT_MIN_RNR_TIMER,
+			   "WRITE Only with Immediate, no receive posted");
+	p->psn = psn;
+
 	/* bad ICRC: silently dropped (IBA Annex A17.3.3) */
 	expected = p->psn;
 	send_write(p, 64, p->peer.rkey, true, TX_BAD_ICRC);
 	p->psn = expected;
 	expect_none(p, "WRITE with a bad ICRC");
+
+	/*
+	 * Over IPv6 the UDP checksum is mandatory and the guest's UDP layer checks it before
+	 * rxe sees the packet; the ICRC leaves that field out (A17.3.3), so a frame with a
+	 * right ICRC and a wrong UDP checksum is dropped all the same.
+	 */
+	if (p->ip_version == 6) {
+		send_write(p, 64, p->peer.rkey, true, TX_BAD_UDP_CSUM);
+		p->psn = expected;
+		expect_none(p, "WRITE with a wrong IPv6 UDP checksum");
+	}
 
 	/* PSN gap: one NAK PSN sequence error carrying the expected PSN (IBA 9.7.5.2.2) */
 	p->psn = psn_add(expected, 5);
@@ -647,6 +763,95 @@ static void case_atomic(struct probe *p)
 		expect_ack(p, r, psn, WIRE_AETH_NAK | WIRE_NAK_INVALID_REQ, "FETCH_ADD misaligned");
 }
 
+/* Against ib_send_bw -s 16384 -n 8, which posts exactly 8 receives and waits for 8 completions. */
+static void case_send(struct probe *p)
+{
+	static const struct {
+		enum msg_kind kind;
+		uint32_t len;	/* in PMTUs when >= 100000: (len - 100000) * pmtu + 100 */
+		const char *what;
+	} msgs[] = {
+		{ MSG_SEND, 64, "SEND Only 64 B" },
+		{ MSG_SEND, 61, "SEND Only 61 B (pad 3)" },
+		{ MSG_SEND_IMM, 64, "SEND Only with Immediate" },
+		{ MSG_SEND, 100003, "SEND First/Middle/Middle/Last" },
+		{ MSG_SEND_IMM, 100001, "SEND First/Last with Immediate" },
+	};
+	const struct rx_frame *r;
+	uint32_t psn;
+	unsigned n;
+
+	for (unsigned i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		uint32_t len = msgs[i].len >= 100000 ? (msgs[i].len - 100000) * p->pmtu + 100 :
+						       msgs[i].len;
+
+		psn = send_msg(p, msgs[i].kind, len, 0, true, 0);
+		p->msn++;
+		if ((r = expect_one(p, msgs[i].what)))
+			expect_ack(p, r, psn, WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, msgs[i].what);
+	}
+	for (int i = 0; i < 2; i++)
+		send_msg(p, MSG_SEND, 256, 0, false, 0);
+	psn = send_msg(p, MSG_SEND, 256, 0, true, 0);
+	p->msn += 3;
+	n = rx_collect(p, 1, WAIT_MS, GRACE_MS);
+	check(p, n == 1, "3 SENDs, AckReq on the last only: %u response(s), want 1 (coalesced)", n);
+	if (n >= 1)
+		expect_ack(p, &p->rx[n - 1], psn, WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID,
+			   "coalesced ACK");
+	check(p, p->msgs == PT_SEND_MESSAGES, "%" PRIu64 " messages sent, the server waits for %d",
+	      p->msgs, PT_SEND_MESSAGES);
+
+	/* a duplicate SEND is acknowledged again, not delivered again (C9-105) */
+	tx_again(p);
+	if ((r = expect_one(p, "duplicate SEND")))
+		expect_ack(p, r, psn, WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, "duplicate SEND");
+
+	/* all receives consumed: RNR NAK, PSN not consumed (IBA 9.7.5.2.8) */
+	psn = send_msg(p, MSG_SEND, 64, 0, true, 0);
+	if ((r = expect_one(p, "SEND with no receive left")))
+		expect_ack(p, r, psn, WIRE_AETH_RNR_NAK | PT_MIN_RNR_TIMER, "SEND with no receive left");
+	p->psn = psn;
+}
+
+static void send_ud(struct probe *p, uint8_t op, uint32_t len, uint32_t qkey)
+{
+	static uint8_t data[4096];
+	struct wire_build_desc d;
+
+	fill_pattern(data, len, p->psn);
+	desc_init(p, &d, op, p->psn, false);
+	d.opcode = WIRE_OPC_UD | op;
+	d.deth.qkey = qkey;
+	d.deth.src_qp = p->me.qpn;
+	d.imm = 0xc0de0000u | (uint32_t)p->msgs;
+	tx(p, &d, data, len, 0);
+	p->psn = psn_add(p->psn, 1);
+	p->msgs++;
+	p->bytes += len;
+}
+
+/*
+ * Against ib_send_bw -c UD -n 6, which waits for 6 receives.  UD is never acknowledged:
+ * the server's completion count and rxe's rcvd_pkts counter (checked by run.sh) show what
+ * was delivered.
+ */
+static void case_ud(struct probe *p)
+{
+	/* a wrong Q_Key is dropped silently (IBA 10.2.5); not counted as a message */
+	send_ud(p, WIRE_OP_SEND_ONLY, 64, PT_QKEY ^ 0x1);
+	p->msgs--;
+	send_ud(p, WIRE_OP_SEND_ONLY, 64, PT_QKEY);
+	send_ud(p, WIRE_OP_SEND_ONLY, 61, PT_QKEY);
+	send_ud(p, WIRE_OP_SEND_ONLY_IMM, 64, PT_QKEY);
+	send_ud(p, WIRE_OP_SEND_ONLY_IMM, 3, PT_QKEY);
+	send_ud(p, WIRE_OP_SEND_ONLY, 0, PT_QKEY);
+	send_ud(p, WIRE_OP_SEND_ONLY, p->pmtu, PT_QKEY);
+	check(p, p->msgs == PT_UD_MESSAGES, "%" PRIu64 " datagrams sent, the server waits for %d",
+	      p->msgs, PT_UD_MESSAGES);
+	expect_none(p, "UD SENDs (unacknowledged)");
+}
+
 /* ---- captures ---- */
 
 /*
@@ -713,17 +918,35 @@ static int parse_mac(const char *s, uint8_t mac[WIRE_ETH_ALEN])
 	return 0;
 }
 
+static const struct probe_case {
+	const char *name;
+	void (*run)(struct probe *p);
+	int syncs;		/* perftest handshakes after the keys (pt_client_setup()) */
+	bool report;		/* the server prints the client's report */
+	const char *server;	/* what the guest runs */
+} probe_cases[] = {
+	{ "write", case_write, 2, true, "ib_write_bw -s 16384" },
+	{ "read", case_read, 2, true, "ib_read_bw -s 16384" },
+	{ "atomic", case_atomic, 2, true, "ib_atomic_bw" },
+	{ "send", case_send, 3, false, "ib_send_bw -s 16384 -n 8" },
+	{ "ud", case_ud, 3, false, "ib_send_bw -c UD -s <pmtu> -n 6" },
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rxe-probe --case write|read|atomic --ifname IF --local IP --peer IP\n"
-		"                 --peer-mac MAC [--pmtu 1024|4096]\n"
+		"usage: rxe-probe --case CASE --ifname IF --local IP --peer IP --peer-mac MAC\n"
+		"                 [--pmtu 1024|4096] [--ipv6]\n"
 		"       rxe-probe --check-pcap FILE [--allow-bad-icrc N]\n"
-		"Connects to a perftest server (ib_write_bw / ib_read_bw / ib_atomic_bw with -x\n"
-		"<RoCE v2 IPv4 GID index>) at PEER, then speaks RoCE v2 to it from interface IF\n"
-		"with packets built by wire/, checking every response.  Prints one TAP line per\n"
-		"check; exit status 0 when all pass.  --check-pcap runs every RoCE v2 frame of a\n"
-		"capture through wire_parse (N frames may have a bad ICRC: the probe sends them).\n");
+		"Connects to a perftest server waiting at PEER, then speaks RoCE v2 to it from\n"
+		"interface IF with packets built by wire/, checking every response.  Prints one TAP\n"
+		"line per check; exit status 0 when all pass.  The server runs with -d rxe0 -x <GID\n"
+		"index> (the IPv4-mapped GID, or the link-local one with --ipv6) and:\n");
+	for (size_t i = 0; i < sizeof(probe_cases) / sizeof(probe_cases[0]); i++)
+		fprintf(f, "  --case %-7s %s\n", probe_cases[i].name, probe_cases[i].server);
+	fprintf(f,
+		"--check-pcap runs every RoCE v2 frame of a capture through wire_parse (N frames\n"
+		"may have a bad ICRC: the write case sends one).\n");
 }
 
 int main(int argc, char **argv)
@@ -735,6 +958,7 @@ int main(int argc, char **argv)
 		{ "peer", required_argument, NULL, 'p' },
 		{ "peer-mac", required_argument, NULL, 'm' },
 		{ "pmtu", required_argument, NULL, 'M' },
+		{ "ipv6", no_argument, NULL, '6' },
 		{ "check-pcap", required_argument, NULL, 'C' },
 		{ "allow-bad-icrc", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
@@ -742,13 +966,16 @@ int main(int argc, char **argv)
 	};
 	const char *kase = NULL, *ifname = NULL, *local = NULL, *peer = NULL, *peer_mac = NULL;
 	const char *pcap_path = NULL;
+	const struct probe_case *pc = NULL;
 	unsigned allow_bad_icrc = 0;
 	static struct probe p;
 	struct pt_report rep = { 0 };
+	struct in_addr peer4;
 	double secs;
 	int c, fd, mtu_enum;
 
 	p.pmtu = 1024;
+	p.ip_version = 4;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': kase = optarg; break;
@@ -757,6 +984,7 @@ int main(int argc, char **argv)
 		case 'p': peer = optarg; break;
 		case 'm': peer_mac = optarg; break;
 		case 'M': p.pmtu = (uint32_t)atoi(optarg); break;
+		case '6': p.ip_version = 6; break;
 		case 'C': pcap_path = optarg; break;
 		case 'B': allow_bad_icrc = (unsigned)atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
@@ -765,13 +993,15 @@ int main(int argc, char **argv)
 	}
 	if (pcap_path)
 		return check_pcap(pcap_path, allow_bad_icrc);
-	if (!kase || !ifname || !local || !peer || !peer_mac ||
-	    (strcmp(kase, "write") && strcmp(kase, "read") && strcmp(kase, "atomic"))) {
+	for (size_t i = 0; kase && i < sizeof(probe_cases) / sizeof(probe_cases[0]); i++)
+		if (!strcmp(kase, probe_cases[i].name))
+			pc = &probe_cases[i];
+	if (!pc || !ifname || !local || !peer || !peer_mac) {
 		usage(stderr);
 		return 2;
 	}
-	if (parse_mac(peer_mac, p.peer_mac)) {
-		fprintf(stderr, "rxe-probe: bad MAC %s\n", peer_mac);
+	if (parse_mac(peer_mac, p.peer_mac) || inet_pton(AF_INET, peer, &peer4) != 1) {
+		fprintf(stderr, "rxe-probe: bad --peer-mac %s or --peer %s\n", peer_mac, peer);
 		return 2;
 	}
 	for (mtu_enum = 1; mtu_enum <= 5 && wire_mtu_bytes((unsigned)mtu_enum) != p.pmtu; mtu_enum++)
@@ -789,34 +1019,35 @@ int main(int argc, char **argv)
 	p.me.out_reads = OUR_OUT_READS;
 	memcpy(p.me.gid, p.gid, 16);
 	fd = pt_connect(peer, 30);
-	if (fd < 0 || pt_client_setup(fd, mtu_enum, &p.me, &p.peer))
+	if (fd < 0 || pt_client_setup(fd, mtu_enum, pc->syncs, &p.me, &p.peer))
 		return 1;
 	memcpy(p.peer_gid, p.peer.gid, 16);
 	p.psn = p.me.psn;
 	note("server QPN 0x%06x PSN 0x%06x rkey 0x%08x VA 0x%" PRIx64 " out_reads %u; "
-	     "ours QPN 0x%06x PSN 0x%06x, path MTU %u",
+	     "ours QPN 0x%06x PSN 0x%06x, path MTU %u, IPv%u",
 	     p.peer.qpn, p.peer.psn, p.peer.rkey, p.peer.vaddr, p.peer.out_reads, p.me.qpn,
-	     p.me.psn, p.pmtu);
-	check(&p, !memcmp(p.peer.gid, (const uint8_t[12]){ [10] = 0xff, [11] = 0xff }, 12) &&
-		     !memcmp(p.peer.gid + 12, p.peer_gid + 12, 4),
-	      "server GID is the IPv4-mapped address of %s", peer);
-
-	clock_gettime(CLOCK_MONOTONIC, &p.t_start);
-	secs = now_s();
-	if (!strcmp(kase, "write"))
-		case_write(&p);
-	else if (!strcmp(kase, "read"))
-		case_read(&p);
+	     p.me.psn, p.pmtu, p.ip_version);
+	if (p.ip_version == 4)
+		check(&p, !memcmp(p.peer.gid, (const uint8_t[12]){ [10] = 0xff, [11] = 0xff }, 12) &&
+			     !memcmp(p.peer.gid + 12, &peer4, 4),
+		      "server GID is the IPv4-mapped address of %s", peer);
 	else
-		case_atomic(&p);
+		check(&p, p.peer.gid[0] == 0xfe && (p.peer.gid[1] & 0xc0) == 0x80,
+		      "server GID is an IPv6 link-local address");
+
+	secs = now_s();
+	pc->run(&p);
 	secs = now_s() - secs;
 
 	rep.size = p.msgs ? p.bytes / p.msgs : 0;
 	rep.iters = p.msgs;
 	rep.bw_avg = rep.bw_peak = (double)p.bytes / secs / 1e6;
 	rep.msg_rate = (double)p.msgs / secs / 1e6;
-	check(&p, pt_client_finish(fd, &p.me, &rep) == 0, "perftest closing exchange");
+	check(&p, pt_client_finish(fd, &p.me, pc->report ? &rep : NULL) == 0,
+	      "perftest closing exchange");
 	printf("# probe %s: %" PRIu64 " messages, %" PRIu64 " bytes\n", kase, p.msgs, p.bytes);
+	printf("# broken on purpose: bad_icrc=%u bad_udp_csum=%u\n", p.bad_icrc_sent,
+	       p.bad_udp_csum_sent);
 	printf("1..%u\n", p.checks);
 	printf("# %u passed, %u failed\n", p.checks - p.failures, p.failures);
 	return p.failures ? 1 : 0;
