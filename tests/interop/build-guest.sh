@@ -29,14 +29,21 @@ rm -rf "$tmp"
 mkdir -p "$tmp/debs" "$tmp/kernel"
 
 # ---- kernel: Debian's own package, unpacked -----------------------------------------------
-kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-if [ -z "$kpkg" ]; then
-	apt-get update -qq
-	kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+kernel_package() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/ {print $2; exit}'
+}
+download_kernel() {
+	kpkg=$(kernel_package)
+	[ -n "$kpkg" ] && (cd "$tmp/debs" &&
+		apt-get download -q -o APT::Sandbox::User=root "$kpkg" >/dev/null 2>&1)
+}
+step "downloading the kernel package"
+if ! download_kernel; then
+	apt-get update -qq	# no or stale package lists
+	download_kernel || ui_die "cannot download linux-image-amd64's kernel (apt sources?)"
 fi
-[ -n "$kpkg" ] || ui_die "cannot resolve linux-image-amd64 (apt sources?)"
-step "downloading $kpkg"
-(cd "$tmp/debs" && apt-get download -q "$kpkg" >/dev/null)
+step "$kpkg"
 dpkg -x "$tmp/debs/$kpkg"_*.deb "$tmp/kernel"
 kver=${kpkg#linux-image-}
 kmods=$tmp/kernel/lib/modules/$kver
@@ -44,14 +51,14 @@ kmods=$tmp/kernel/lib/modules/$kver
 
 # ---- root filesystem ------------------------------------------------------------------------
 root=$tmp/rootfs
-step "debootstrap $UI_SUITE minbase + $(echo $UI_GUEST_PKGS)"
-debootstrap --variant=minbase --include="$(echo $UI_GUEST_PKGS | tr ' ' ,)" \
-	"$UI_SUITE" "$root" "$UI_MIRROR" >"$tmp/debootstrap.log" 2>&1 ||
+step "debootstrap $UI_SUITE minbase + ${UI_GUEST_PKGS[*]}"
+debootstrap --variant=minbase --include="$(IFS=,; echo "${UI_GUEST_PKGS[*]}")" \
+	"$UI_SUITE" "$root" "$(ui_mirror)" >"$tmp/debootstrap.log" 2>&1 ||
 	{ tail -20 "$tmp/debootstrap.log" >&2; ui_die "debootstrap failed (log: $tmp/debootstrap.log)"; }
 
 step "kernel modules"
 [ -f "$kmods/modules.dep" ] || depmod -b "$tmp/kernel" "$kver"
-for m in $UI_GUEST_MODS; do
+for m in "${UI_GUEST_MODS[@]}"; do
 	modprobe -d "$tmp/kernel" -S "$kver" --show-depends "$m" ||
 		ui_die "module $m not in $kpkg"
 done | awk '$1 == "insmod" {print $2}' | sort -u | while read -r f; do
@@ -89,7 +96,7 @@ step "packing the initrd"
 cp "$tmp/kernel/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 {
 	echo "kernel $kpkg"
-	echo "packages $(echo $UI_GUEST_PKGS)"
+	echo "packages ${UI_GUEST_PKGS[*]}"
 	chroot "$root" dpkg-query -W rdma-core ibverbs-providers perftest python3-pyverbs
 } >"$tmp/VERSIONS"
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # settings used by the scripts that source this file
 # SPDX-License-Identifier: MIT
 # Shared settings and helpers of the rxe interop harness (sourced by run.sh and build-guest.sh).
 #
@@ -28,16 +29,22 @@ UI_HOST_LL=fe80::5054:ff:fe79:1
 UI_VM_NAME=uroce-interop-rxe
 UI_VM_MEM=${UROCE_INTEROP_MEM:-1024}
 UI_RUN=$UI_DIR/run
-UI_MIRROR=${UROCE_INTEROP_MIRROR:-http://deb.debian.org/debian}
 UI_SUITE=bookworm
+# The guest's packages come from the mirror apt uses on this host (UROCE_INTEROP_MIRROR wins).
+ui_mirror() {
+	local m
+	m=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null)
+	[ -n "$m" ] || m=$(awk -v s="$UI_SUITE" '$1 == "deb" && $3 == s {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+	echo "${UROCE_INTEROP_MIRROR:-${m:-http://deb.debian.org/debian}}"
+}
 
 # Packages of the guest's root filesystem (Debian bookworm).
-UI_GUEST_PKGS="rdma-core ibverbs-providers ibverbs-utils perftest iproute2 tcpdump kmod
-dropbear-bin procps python3-pyverbs iputils-ping"
+UI_GUEST_PKGS=(rdma-core ibverbs-providers ibverbs-utils perftest iproute2 tcpdump kmod
+	       dropbear-bin procps python3-pyverbs iputils-ping)
 # Kernel modules copied into the guest (with their dependencies).  rdma_rxe needs a crc32
 # crypto driver that is not a module dependency: without one `rdma link add` fails ENOENT.
-UI_GUEST_MODS="crc32_generic crc32_pclmul virtio_pci virtio_net virtio_rng ib_core ib_uverbs
-rdma_ucm rdma_rxe sch_netem"
+UI_GUEST_MODS=(crc32_generic crc32_pclmul virtio_pci virtio_net virtio_rng ib_core ib_uverbs
+	       rdma_ucm rdma_rxe sch_netem)
 
 ui_log() { printf '[interop %s] %s\n' "$(date +%T)" "$*" >&2; }
 ui_die() { printf 'interop: %s\n' "$*" >&2; exit 1; }
@@ -51,7 +58,7 @@ ui_guest_dir() {
 	local here key
 	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 	key=$( { cat "$here/build-guest.sh" "$here/guest/init"; \
-		 echo "$UI_GUEST_PKGS $UI_GUEST_MODS $UI_SUITE"; } | sha256sum | cut -c1-16)
+		 echo "${UI_GUEST_PKGS[*]} ${UI_GUEST_MODS[*]} $UI_SUITE"; } | sha256sum | cut -c1-16)
 	echo "$UI_DIR/guest-$key"
 }
 

@@ -19,7 +19,7 @@ $UI_DIR/results/<time>/ ($UI_DIR/results/latest).
 EOF
 }
 
-build_dir=build probe= pattern= list=0
+build_dir=build probe='' pattern='' list=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) build_dir=$2; shift ;;
@@ -40,13 +40,13 @@ probe=${probe:-$build_dir/tests/interop/rxe-probe}
 #   SERVER in the guest; rxe's hw_counters must then have moved by exactly DELTA.
 cases() {
 	cat <<'EOF'
-wire-write-mtu1500  1500 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=16 sent_pkts=9 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
+wire-write-mtu1500  1500 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
 wire-read-mtu1500   1500 probe read   ib_read_bw -s 16384 -n 5    rcvd_pkts=10 sent_pkts=18 duplicate_request=1
 wire-atomic-mtu1500 1500 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 sent_pkts=10 duplicate_request=1
 wire-send-mtu1500   1500 probe send   ib_send_bw -s 16384 -n 8    rcvd_pkts=14 sent_pkts=8 duplicate_request=1 send_rnr_err=1 rdma_recvs=8
 wire-ud-mtu1500     1500 probe ud     ib_send_bw -c UD -s 1024 -n 6 rcvd_pkts=6 sent_pkts=0 rdma_recvs=6
-wire-write6-mtu1500 1500 probe write6 ib_write_bw -s 16384 -n 5   rcvd_pkts=16 sent_pkts=9 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
-wire-write-mtu9000  9000 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=16 sent_pkts=9 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
+wire-write6-mtu1500 1500 probe write6 ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
+wire-write-mtu9000  9000 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
 wire-read-mtu9000   9000 probe read   ib_read_bw -s 16384 -n 5    rcvd_pkts=10 sent_pkts=18 duplicate_request=1
 wire-atomic-mtu9000 9000 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 sent_pkts=10 duplicate_request=1
 wire-send-mtu9000   9000 probe send   ib_send_bw -s 16384 -n 8    rcvd_pkts=14 sent_pkts=8 duplicate_request=1 send_rnr_err=1 rdma_recvs=8
@@ -76,13 +76,14 @@ UI_GUEST=$("$here/build-guest.sh" | tail -n 1)
 res=$UI_DIR/results/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$res"
 ln -sfn "$res" "$UI_DIR/results/latest"
-ls -1dt "$UI_DIR"/results/2* | tail -n +6 | xargs -r rm -rf    # keep the last five runs
+# keep the last five runs
+find "$UI_DIR/results" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort -r | tail -n +6 |
+	xargs -r rm -rf
 
-bg_pids=()
 cleanup() {
 	local pid
 	trap '' INT TERM HUP
-	for pid in "${bg_pids[@]}"; do
+	for pid in $(jobs -p); do	# our own background processes still running
 		kill "$pid" 2>/dev/null || true
 	done
 	ui_vm_stop
@@ -91,6 +92,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
+ui_vm_stop	# left over by a run that was killed outright
 ui_net_down
 ui_net_up 1500
 ui_vm_start 1500
@@ -98,6 +100,7 @@ cur_mtu=1500
 
 # rxe's hw_counters as "name value" lines.
 counters() {
+	# shellcheck disable=SC2016 # expanded in the guest
 	ui_vm_exec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f $(cat $f)"; done'
 }
 
@@ -130,7 +133,6 @@ start_capture() {
 	ip netns exec "$UI_NS_HOST" tcpdump -Z root -i "$UI_VETH_HOST" -U -s 0 -w "$out.pcap" \
 		'udp port 4791 or tcp port 18515' 2>"$out.tcpdump.log" &
 	cap_pid=$!
-	bg_pids+=("$cap_pid")
 	for _ in $(seq 50); do
 		grep -q 'listening on' "$out.tcpdump.log" 2>/dev/null && return 0
 		sleep 0.1
@@ -193,8 +195,8 @@ check_counters() {
 
 # NAME CASE SERVER ARGS... [counter=delta ...]
 run_probe_case() {
-	local name=$1 verb=$2 out=$res/$1 server=() expect=() a rc_c rc_s why= spid pmtu
-	local gid=GID_V4 ip=()
+	local name=$1 verb=$2 out=$res/$1 server=() expect=() a rc_c rc_s why='' spid pmtu
+	local gid=GID_V4 ip=() cpid
 	shift 2
 	case "$verb" in *6) verb=${verb%6} gid=GID_V6 ip=(--ipv6) ;; esac
 	for a in "$@"; do
@@ -204,21 +206,22 @@ run_probe_case() {
 	counters | sort >"$out.counters.before"
 	ui_vm_exec 'dmesg -c >/dev/null'
 	start_capture "$out"
-	ui_ns_peer ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" "root@$UI_GUEST_IP" \
+	ip netns exec "$UI_NS_PEER" ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" "root@$UI_GUEST_IP" \
 		". /etc/uroce-guest.env; exec timeout 120 stdbuf -oL ${server[*]} -d rxe0 -x \$$gid" \
 		>"$out.server.log" 2>&1 &
 	spid=$!
-	bg_pids+=("$spid")
 	for _ in $(seq 150); do
 		grep -q 'Waiting for client' "$out.server.log" && break
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.2
 	done
+	# in the background, so that a signal reaches our trap at once
+	ip netns exec "$UI_NS_HOST" "$probe" --case "$verb" --ifname "$UI_VETH_HOST" \
+		--local "$UI_HOST_IP" --peer "$UI_GUEST_IP" --peer-mac "$UI_GUEST_MAC" \
+		--pmtu "$pmtu" "${ip[@]}" >"$out.client.log" 2>&1 &
+	cpid=$!
 	rc_c=0
-	ip netns exec "$UI_NS_HOST" timeout 120 "$probe" --case "$verb" --ifname "$UI_VETH_HOST" --local "$UI_HOST_IP" \
-		--peer "$UI_GUEST_IP" --peer-mac "$UI_GUEST_MAC" --pmtu "$pmtu" "${ip[@]}" \
-		>"$out.client.log" 2>&1 ||
-		rc_c=$?
+	wait_pid "$cpid" 120 || rc_c=$?
 	rc_s=0
 	wait_pid "$spid" 60 || rc_s=$?
 	stop_capture

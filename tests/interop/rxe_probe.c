@@ -297,6 +297,7 @@ static void desc_init(struct probe *p, struct wire_build_desc *d, uint8_t opcode
 enum tx_flag {
 	TX_BAD_ICRC = 1u << 0,		/* flip a bit of the ICRC (UDP checksum still right) */
 	TX_BAD_UDP_CSUM = 1u << 1,	/* IPv6: a wrong UDP checksum (ICRC still right) */
+	TX_VARY_MASKED = 1u << 2,	/* change the fields the ICRC masks, keep the ICRC */
 };
 
 /*
@@ -321,6 +322,37 @@ static uint16_t udp6_checksum(const uint8_t *f)
 	return sum ? (uint16_t)sum : 0xffff;
 }
 
+/*
+ * Annex A17.3.3: the ICRC treats IPv4 TOS, TTL and header checksum, IPv6 traffic class,
+ * flow label and hop limit, the UDP checksum and BTH resv8a as all ones, so routers may
+ * change them.  Change every one of them after wire_build() and leave the ICRC as it is:
+ * the peer must still accept the packet.  Header checksums are redone (the IPv6 UDP
+ * checksum by the caller).
+ */
+static void vary_masked_fields(uint8_t *f, uint8_t ip_version)
+{
+	uint8_t *l3 = f + sizeof(struct wire_eth_hdr);
+	uint8_t *bth = l3 + (ip_version == 4 ? 20 : 40) + sizeof(struct wire_udp_hdr);
+	uint16_t csum;
+
+	bth[4] = 0xa5;				/* resv8a */
+	if (ip_version == 4) {
+		l3[1] = 0x68;			/* DSCP 26 (AF31), not ECN-capable */
+		l3[8] = 3;			/* TTL */
+		l3[10] = l3[11] = 0;
+		csum = wire_ipv4_csum(l3, 20);
+		l3[10] = (uint8_t)(csum >> 8);
+		l3[11] = (uint8_t)csum;
+	} else {
+		/* version 6, traffic class 0x68, flow label 0x12345 */
+		l3[0] = 0x66;
+		l3[1] = 0x81;
+		l3[2] = 0x23;
+		l3[3] = 0x45;
+		l3[7] = 3;			/* hop limit */
+	}
+}
+
 static void tx(struct probe *p, const struct wire_build_desc *d, const void *payload,
 	       uint32_t len, unsigned flags)
 {
@@ -336,7 +368,9 @@ static void tx(struct probe *p, const struct wire_build_desc *d, const void *pay
 		p->last_tx[n - 1] ^= 0x01;
 		p->bad_icrc_sent++;
 	}
-	if (p->ip_version == 6 && (flags & (TX_BAD_ICRC | TX_BAD_UDP_CSUM))) {
+	if (flags & TX_VARY_MASKED)
+		vary_masked_fields(p->last_tx, p->ip_version);
+	if (p->ip_version == 6 && (flags & (TX_BAD_ICRC | TX_BAD_UDP_CSUM | TX_VARY_MASKED))) {
 		uint8_t *csum = p->last_tx + sizeof(struct wire_eth_hdr) + 40 + 6;
 		uint16_t v = udp6_checksum(p->last_tx);
 
@@ -532,6 +566,13 @@ static void case_write(struct probe *p)
 	p->msn++;
 	if ((r = expect_one(p, "WRITE Only 61 B (pad 3)")))
 		expect_ack(p, r, psn, WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, "WRITE Only 61 B (pad 3)");
+
+	/* the fields the ICRC leaves out, changed in flight: still accepted */
+	psn = send_write(p, 64, p->peer.rkey, true, TX_VARY_MASKED);
+	p->msn++;
+	if ((r = expect_one(p, "WRITE with TOS/TTL/resv8a changed after the ICRC")))
+		expect_ack(p, r, psn, WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID,
+			   "WRITE with TOS/TTL/resv8a changed after the ICRC");
 
 	/* multi-packet message: FIRST, MIDDLE x2, LAST; one ACK for the LAST */
 	psn = send_write(p, 3 * p->pmtu + 100, p->peer.rkey, true, 0);
