@@ -130,7 +130,7 @@ set_mtu() {
 
 start_capture() {
 	local out=$1
-	ip netns exec "$UI_NS_HOST" tcpdump -Z root -i "$UI_VETH_HOST" -U -s 0 -w "$out.pcap" \
+	ip netns exec "$UI_NS_HOST" tcpdump -Z root --immediate-mode -i "$UI_VETH_HOST" -U -s 0 -w "$out.pcap" \
 		'udp port 4791 or tcp port 18515' 2>"$out.tcpdump.log" &
 	cap_pid=$!
 	for _ in $(seq 50); do
@@ -140,7 +140,21 @@ start_capture() {
 	ui_die "tcpdump did not start: $(cat "$out.tcpdump.log")"
 }
 
+roce_frames() {
+	tcpdump -r "$1" -nn 'udp dst port 4791' 2>/dev/null | wc -l
+}
+
+# tcpdump stops at once on SIGINT, dropping what it has not read yet: first let it catch up
+# with the RoCE v2 frames the probe says it sent and received (at most 20 s).
 stop_capture() {
+	local want
+	want=$(sed -n 's/^# RoCE v2 frames: sent=\([0-9]*\) received=\([0-9]*\)$/\1 + \2/p' "$1.client.log")
+	want=$((${want:-0}))
+	for _ in $(seq 100); do
+		[ "$(roce_frames "$1.pcap")" -ge "$want" ] && break
+		sleep 0.2
+	done
+	sleep 0.5	# the TCP segments that close perftest's exchange
 	kill -INT "$cap_pid" 2>/dev/null || true
 	wait_pid "$cap_pid" 10 || true
 }
@@ -154,10 +168,21 @@ stop_capture() {
 tshark_no_ulp=$(tshark -G heuristic-decodes 2>/dev/null |
 	awk '$1 == "infiniband.payload" && $2 != "ethertype" {printf " --disable-protocol %s", $2}')
 check_capture() {
-	local pcap=$1 log=$2 bad_icrc bad_csum roce
+	local pcap=$1 log=$2 bad_icrc bad_csum roce want
 	bad_icrc=$(sed -n 's/^# broken on purpose: bad_icrc=\([0-9]*\).*/\1/p' "$log")
 	bad_csum=$(sed -n 's/^# broken on purpose: .*bad_udp_csum=\([0-9]*\).*/\1/p' "$log")
-	roce=$(tshark -r "$pcap" -Y 'udp.dstport == 4791' 2>/dev/null | wc -l)
+	want=$(sed -n 's/^# RoCE v2 frames: sent=\([0-9]*\) received=\([0-9]*\)$/\1 + \2/p' "$log")
+	want=$((${want:-0}))
+	roce=$(roce_frames "$pcap")
+	if ! awk '/packets captured/ {c = $1} /received by filter/ {r = $1} END {exit c != r}' \
+		"${pcap%.pcap}.tcpdump.log"; then
+		echo "capture: tcpdump missed frames: $(tr '\n' ' ' <"${pcap%.pcap}.tcpdump.log")"
+		return 1
+	fi
+	if [ "$roce" != "$want" ]; then
+		echo "capture: $roce RoCE v2 frames, the probe sent and received $want"
+		return 1
+	fi
 	# shellcheck disable=SC2086 # a list of options
 	tshark -o udp.check_checksum:TRUE -r "$pcap" -d udp.port==4791,infiniband $tshark_no_ulp \
 		-Y 'udp.dstport == 4791 && (_ws.malformed || _ws.expert.severity >= "error" || !infiniband.bth)' \
@@ -224,7 +249,7 @@ run_probe_case() {
 	wait_pid "$cpid" 120 || rc_c=$?
 	rc_s=0
 	wait_pid "$spid" 60 || rc_s=$?
-	stop_capture
+	stop_capture "$out"
 	counters | sort >"$out.counters.after"
 	ui_vm_exec 'dmesg' >"$out.guest-dmesg.log" 2>&1 || true
 	{

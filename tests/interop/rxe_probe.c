@@ -58,6 +58,7 @@ struct probe {
 
 	unsigned checks, failures;
 	unsigned bad_icrc_sent, bad_udp_csum_sent;	/* frames broken on purpose */
+	unsigned frames_tx, frames_rx;		/* RoCE v2 frames, for the capture check */
 	uint64_t msgs, bytes;		/* for the report the server prints */
 
 	struct rx_frame rx[RX_SLOTS];
@@ -241,6 +242,7 @@ static unsigned rx_collect(struct probe *p, unsigned want, int timeout_ms, int g
 		n = recv(p->fd, r->buf, sizeof(r->buf), 0);
 		if (n <= 0 || !looks_roce(r->buf, (uint32_t)n))
 			continue;
+		p->frames_rx++;
 		r->len = (uint32_t)n;
 		why = wire_parse(r->buf, r->len, 0, &r->pkt);
 		if (why != WIRE_DROP_NONE) {
@@ -385,6 +387,8 @@ static void tx(struct probe *p, const struct wire_build_desc *d, const void *pay
 	memcpy(to.sll_addr, p->peer_mac, WIRE_ETH_ALEN);
 	if (sendto(p->fd, p->last_tx, n, 0, (struct sockaddr *)&to, sizeof(to)) != (ssize_t)n)
 		check(p, false, "send %s: %s", opname(d->opcode), strerror(errno));
+	else
+		p->frames_tx++;
 }
 
 static void tx_again(struct probe *p)
@@ -395,6 +399,8 @@ static void tx_again(struct probe *p)
 	memcpy(to.sll_addr, p->peer_mac, WIRE_ETH_ALEN);
 	if (sendto(p->fd, p->last_tx, p->last_tx_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		check(p, false, "resend: %s", strerror(errno));
+	else
+		p->frames_tx++;
 }
 
 static void fill_pattern(uint8_t *buf, uint32_t len, uint32_t seed)
@@ -1079,6 +1085,7 @@ int main(int argc, char **argv)
 	secs = now_s();
 	pc->run(&p);
 	secs = now_s() - secs;
+	expect_none(&p, "nothing more from the peer after the case");
 
 	rep.size = p.msgs ? p.bytes / p.msgs : 0;
 	rep.iters = p.msgs;
@@ -1089,6 +1096,7 @@ int main(int argc, char **argv)
 	printf("# probe %s: %" PRIu64 " messages, %" PRIu64 " bytes\n", kase, p.msgs, p.bytes);
 	printf("# broken on purpose: bad_icrc=%u bad_udp_csum=%u\n", p.bad_icrc_sent,
 	       p.bad_udp_csum_sent);
+	printf("# RoCE v2 frames: sent=%u received=%u\n", p.frames_tx, p.frames_rx);
 	printf("1..%u\n", p.checks);
 	printf("# %u passed, %u failed\n", p.checks - p.failures, p.failures);
 	return p.failures ? 1 : 0;
