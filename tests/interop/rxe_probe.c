@@ -538,17 +538,23 @@ static void expect_none(struct probe *p, const char *what)
 	      n ? opname(p->rx[0].pkt.opcode) : "");
 }
 
-/* What rxe puts in the fields IBA leaves to the sender: printed for docs/conformance.md. */
+/* What rxe puts in the fields IBA leaves to the sender: printed for the conformance notes. */
 static void note_response_fields(const struct rx_frame *r)
 {
 	const struct wire_pkt *k = &r->pkt;
 	const uint8_t *ip = r->buf + k->l3_off, *udp = r->buf + k->l4_off;
 	const struct wire_bth *bth = wire_pkt_bth(k);
+	char l3[96];
 
-	note("rxe response fields: UDP sport %u, UDP checksum 0x%04x, IPv4 DF %s, TTL %u, "
-	     "TOS 0x%02x, IP id 0x%04x, BTH MigReq %u pkey 0x%04x resv8a 0x%02x, AETH credit code %u",
-	     k->udp_sport, udp[6] << 8 | udp[7], (ip[6] & 0x40) ? "set" : "clear", k->hop_limit,
-	     k->tclass, ip[4] << 8 | ip[5], k->mig, k->pkey, bth->qpn.b[0],
+	if (k->ip_version == 4)
+		snprintf(l3, sizeof(l3), "IPv4 DF %s, TTL %u, TOS 0x%02x, id 0x%04x",
+			 (ip[6] & 0x40) ? "set" : "clear", k->hop_limit, k->tclass, ip[4] << 8 | ip[5]);
+	else
+		snprintf(l3, sizeof(l3), "IPv6 hop limit %u, traffic class 0x%02x, flow label 0x%05x",
+			 k->hop_limit, k->tclass, k->flow_label);
+	note("rxe response fields: UDP sport %u, UDP checksum 0x%04x, %s, BTH MigReq %u "
+	     "pkey 0x%04x resv8a 0x%02x, AETH credit code %u",
+	     k->udp_sport, udp[6] << 8 | udp[7], l3, k->mig, k->pkey, bth->qpn.b[0],
 	     aeth_syndrome(k) & WIRE_AETH_CODE_MASK);
 }
 
