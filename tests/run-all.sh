@@ -19,3 +19,6 @@ san=${build}-asan
 ninja -C "$san"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C "$san" --print-errorlogs --suite unit
+
+# Each libFuzzer target for a bounded time on the committed seed corpus (clang build).
+"$top/tests/fuzz/run.sh" "${UROCE_FUZZ_SECONDS:-30}" "$top/${build}-fuzz"
