@@ -8,9 +8,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
 	cat <<EOF
-usage: tests/interop/run.sh [--build-dir DIR] [--probe PATH] [--cases PATTERN] [--list]
-  --build-dir DIR  meson build directory (default: build); rxe-probe is taken from it
+usage: tests/interop/run.sh [--build-dir DIR] [--probe PATH] [--uroce PATH] [--cases PATTERN]
+                           [--list]
+  --build-dir DIR  meson build directory (default: build); the programs are taken from it
   --probe PATH     the rxe-probe program (default: DIR/tests/interop/rxe-probe)
+  --uroce PATH     the uroce command, for 'uroce decode' (default: DIR/tools/uroce)
   --cases PATTERN  run only the cases whose name matches this extended regex
   --list           print the case names and exit
 Needs root.  The guest is built once into $UI_DIR (about 1-2 minutes, needs the Debian
@@ -19,11 +21,12 @@ $UI_DIR/results/<time>/ ($UI_DIR/results/latest).
 EOF
 }
 
-build_dir=build probe='' pattern='' list=0
+build_dir=build probe='' uroce='' pattern='' list=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) build_dir=$2; shift ;;
 	--probe) probe=$2; shift ;;
+	--uroce) uroce=$2; shift ;;
 	--cases) pattern=$2; shift ;;
 	--list) list=1 ;;
 	-h|--help) usage; exit 0 ;;
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 probe=${probe:-$build_dir/tests/interop/rxe-probe}
+uroce=${uroce:-$build_dir/tools/uroce}
 
 # Case table: NAME  MTU  KIND  ARGS.  Cases of one MTU run back to back on one boot; the
 # guest's MTU changes in place between the groups (rxe follows its netdev's MTU).
@@ -65,8 +69,11 @@ if [ "$(id -u)" != 0 ]; then
 	echo "interop: SKIP: needs root (network namespaces, tap, qemu)"
 	exit 77
 fi
-[ -x "$probe" ] || ui_die "no rxe-probe at $probe: build first (ninja -C $build_dir) or pass --probe"
+for prog in "$probe" "$uroce"; do
+	[ -x "$prog" ] || ui_die "no $prog: build first (ninja -C $build_dir) or pass --probe / --uroce"
+done
 probe=$(cd "$(dirname "$probe")" && pwd)/$(basename "$probe")
+uroce=$(cd "$(dirname "$uroce")" && pwd)/$(basename "$uroce")
 
 mkdir -p "$UI_DIR"
 exec 9>"$UI_DIR/lock"
@@ -159,10 +166,11 @@ stop_capture() {
 	wait_pid "$cap_pid" 10 || true
 }
 
-# Every RoCE v2 frame of a capture through tshark's InfiniBand dissector (UDP checksums
-# checked too) and through wire_parse.  The probe's client log says how many frames it broke
-# on purpose; those may fail.  rxe's IPv6 frames carry UDP checksum 0, which tshark calls
-# illegal (RFC 8200 8.1): counted and reported, not an error of the code under test.
+# Every RoCE v2 frame of a capture through `uroce decode` (wire_parse with the ICRC) and
+# tshark's InfiniBand dissector (UDP checksums checked too).  The probe's client log says how
+# many frames it broke on purpose; those may fail.  rxe's IPv6 frames carry UDP checksum 0,
+# which tshark calls illegal (RFC 8200 8.1): counted and reported, not an error of the code
+# under test.
 # Heuristic dissectors of upper-layer protocols (iSER, SMB Direct, EoIB, ...) guess at the
 # test payloads and call them malformed: they are turned off, the RoCE headers are checked.
 tshark_no_ulp=$(tshark -G heuristic-decodes 2>/dev/null |
@@ -199,7 +207,16 @@ check_capture() {
 			print ""
 			exit (bad > 0 || roce == 0 || broken != allow)
 		}' || return 1
-	"$probe" --check-pcap "$pcap" --allow-bad-icrc "${bad_icrc:-0}"
+	"$uroce" decode "$pcap" >"${pcap%.pcap}.decode.txt" || return 1
+	tail -n 1 "${pcap%.pcap}.decode.txt" | sed 's/^/uroce decode: /'
+	# "N frames: R RoCE v2 (A accepted), O other[; dropped: REASON COUNT ...]"
+	bad_icrc=${bad_icrc:-0}
+	local expect="$want RoCE v2 ($((want - bad_icrc)) accepted), [0-9]* other"
+	[ "$bad_icrc" = 0 ] || expect="$expect; dropped: BAD_ICRC $bad_icrc"
+	tail -n 1 "${pcap%.pcap}.decode.txt" | grep -q ": $expect\$" && return 0
+	echo "uroce decode: want $want RoCE v2 frames: $((want - bad_icrc)) accepted," \
+		"$bad_icrc with a bad ICRC, no other drop"
+	return 1
 }
 
 # Counter deltas named in EXPECT (name=value ...) must hold; all deltas are printed.
@@ -270,7 +287,7 @@ run_probe_case() {
 	fi
 	printf 'FAIL %-22s%s probe checks: %s (logs: %s.*)\n' "$name" "$why" "${checks:-none}" "$out"
 	grep -h '^not ok' "$out.client.log" | sed 's/^/     /' || true
-	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^check-pcap: .* 0 rejected' "$out.checks.log" |
+	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$out.checks.log" |
 		sed 's/^/     /' || true
 	return 1
 }

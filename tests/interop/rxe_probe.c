@@ -8,7 +8,6 @@
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
-#include <pcap/pcap.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -905,59 +904,6 @@ static void case_ud(struct probe *p)
 	expect_none(p, "UD SENDs (unacknowledged)");
 }
 
-/* ---- captures ---- */
-
-/*
- * Every RoCE v2 frame of a capture through wire_parse().  @allow_bad_icrc frames may fail
- * the ICRC check (the probe sends that many on purpose); any other rejection is an error.
- */
-static int check_pcap(const char *path, unsigned allow_bad_icrc)
-{
-	unsigned per_op[256] = { 0 }, frames = 0, rejected = 0, bad_icrc = 0;
-	char err[PCAP_ERRBUF_SIZE];
-	const unsigned char *data;
-	struct pcap_pkthdr *h;
-	pcap_t *pc;
-	int rc;
-
-	pc = pcap_open_offline(path, err);
-	if (!pc) {
-		fprintf(stderr, "check-pcap: %s\n", err);
-		return 1;
-	}
-	if (pcap_datalink(pc) != DLT_EN10MB) {
-		fprintf(stderr, "check-pcap: %s is not an Ethernet capture\n", path);
-		pcap_close(pc);
-		return 1;
-	}
-	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
-		struct wire_pkt k;
-		enum wire_drop why;
-
-		if (!looks_roce(data, h->caplen))
-			continue;
-		frames++;
-		why = h->caplen == h->len ? wire_parse(data, h->caplen, 0, &k) : WIRE_DROP_TRUNCATED_ETH;
-		if (why == WIRE_DROP_NONE) {
-			per_op[k.opcode]++;
-		} else if (why == WIRE_DROP_BAD_ICRC && bad_icrc < allow_bad_icrc) {
-			bad_icrc++;
-		} else {
-			rejected++;
-			printf("check-pcap: frame %u (opcode 0x%02x psn 0x%06x, %u bytes): %s (%s)\n",
-			       frames, k.opcode, k.psn, h->caplen, wire_drop_name(why), wire_drop_desc(why));
-		}
-	}
-	pcap_close(pc);
-	printf("check-pcap: %s: %u RoCE v2 frames, %u with the expected bad ICRC, %u rejected;",
-	       path, frames, bad_icrc, rejected);
-	for (int op = 0; op < 256; op++)
-		if (per_op[op])
-			printf(" %s %u;", opname((uint8_t)op), per_op[op]);
-	putchar('\n');
-	return rejected || bad_icrc != allow_bad_icrc || !frames;
-}
-
 /* ---- main ---- */
 
 static int parse_mac(const char *s, uint8_t mac[WIRE_ETH_ALEN])
@@ -990,16 +936,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rxe-probe --case CASE --ifname IF --local IP --peer IP --peer-mac MAC\n"
 		"                 [--pmtu 1024|4096] [--ipv6]\n"
-		"       rxe-probe --check-pcap FILE [--allow-bad-icrc N]\n"
 		"Connects to a perftest server waiting at PEER, then speaks RoCE v2 to it from\n"
 		"interface IF with packets built by wire/, checking every response.  Prints one TAP\n"
 		"line per check; exit status 0 when all pass.  The server runs with -d rxe0 -x <GID\n"
 		"index> (the IPv4-mapped GID, or the link-local one with --ipv6) and:\n");
 	for (size_t i = 0; i < sizeof(probe_cases) / sizeof(probe_cases[0]); i++)
 		fprintf(f, "  --case %-7s %s\n", probe_cases[i].name, probe_cases[i].server);
-	fprintf(f,
-		"--check-pcap runs every RoCE v2 frame of a capture through wire_parse (N frames\n"
-		"may have a bad ICRC: the write case sends one).\n");
 }
 
 int main(int argc, char **argv)
@@ -1012,15 +954,11 @@ int main(int argc, char **argv)
 		{ "peer-mac", required_argument, NULL, 'm' },
 		{ "pmtu", required_argument, NULL, 'M' },
 		{ "ipv6", no_argument, NULL, '6' },
-		{ "check-pcap", required_argument, NULL, 'C' },
-		{ "allow-bad-icrc", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *kase = NULL, *ifname = NULL, *local = NULL, *peer = NULL, *peer_mac = NULL;
-	const char *pcap_path = NULL;
 	const struct probe_case *pc = NULL;
-	unsigned allow_bad_icrc = 0;
 	static struct probe p;
 	struct pt_report rep = { 0 };
 	struct in_addr peer4;
@@ -1038,14 +976,10 @@ int main(int argc, char **argv)
 		case 'm': peer_mac = optarg; break;
 		case 'M': p.pmtu = (uint32_t)atoi(optarg); break;
 		case '6': p.ip_version = 6; break;
-		case 'C': pcap_path = optarg; break;
-		case 'B': allow_bad_icrc = (unsigned)atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (pcap_path)
-		return check_pcap(pcap_path, allow_bad_icrc);
 	for (size_t i = 0; kase && i < sizeof(probe_cases) / sizeof(probe_cases[0]); i++)
 		if (!strcmp(kase, probe_cases[i].name))
 			pc = &probe_cases[i];
