@@ -15,13 +15,19 @@ usage: tests/interop/run.sh [--build-dir DIR] [--probe PATH] [--uroce PATH] [--c
   --uroce PATH     the uroce command, for 'uroce decode' (default: DIR/tools/uroce)
   --cases PATTERN  run only the cases whose name matches this extended regex
   --list           print the case names and exit
+  --exec CMD       instead of the cases: boot the guest, run the shell command CMD in it
+                   (\$GID_V4 / \$GID_V6 are rxe0's RoCE v2 GID indexes), exit with its status;
+                   e.g. rdma-core's own tests on rxe, the baseline of issue 9:
+                   --exec 'cp -r /usr/share/doc/rdma-core/tests /tmp/t && gunzip /tmp/t/*.gz &&
+                           cd /tmp/t && python3 run_tests.py --dev rxe0 --gid \$GID_V4'
+  --mtu N          MTU of the guest for --exec (default 1500)
 Needs root.  The guest is built once into $UI_DIR (about 1-2 minutes, needs the Debian
 archive) and reused while its inputs do not change.  Results and captures of each run go to
 $UI_DIR/results/<time>/ ($UI_DIR/results/latest).
 EOF
 }
 
-build_dir=build probe='' uroce='' pattern='' list=0
+build_dir=build probe='' uroce='' pattern='' list=0 exec_cmd='' exec_mtu=1500
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) build_dir=$2; shift ;;
@@ -29,6 +35,8 @@ while [ $# -gt 0 ]; do
 	--uroce) uroce=$2; shift ;;
 	--cases) pattern=$2; shift ;;
 	--list) list=1 ;;
+	--exec) exec_cmd=$2; shift ;;
+	--mtu) exec_mtu=$2; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -291,6 +299,13 @@ run_probe_case() {
 		sed 's/^/     /' || true
 	return 1
 }
+
+if [ -n "$exec_cmd" ]; then
+	set_mtu "$exec_mtu"
+	rc=0
+	ui_vm_exec "$exec_cmd" || rc=$?
+	exit $rc
+fi
 
 pass=0 fail=0
 summary=$res/summary.txt
