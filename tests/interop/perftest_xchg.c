@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -55,7 +57,7 @@ static int write_all(int fd, const void *buf, size_t len)
 	const char *p = buf;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
@@ -86,10 +88,14 @@ static int read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* The client writes first, then reads the server's message of the same size. */
-static int xchg(int fd, const void *mine, void *theirs, size_t len, const char *what)
+/* One message each way: the client writes first, the server reads first. */
+static int xchg_as(bool server, int fd, const void *mine, void *theirs, size_t len,
+		   const char *what)
 {
-	if (write_all(fd, mine, len) || read_all(fd, theirs, len)) {
+	int err = server ? read_all(fd, theirs, len) || write_all(fd, mine, len) :
+			   write_all(fd, mine, len) || read_all(fd, theirs, len);
+
+	if (err) {
 		fprintf(stderr, "perftest exchange: %s: connection lost\n", what);
 		return -1;
 	}
@@ -138,41 +144,83 @@ static int key_parse(const char msg[PT_KEY_MSG_LEN], struct pt_dest *d)
 	return 0;
 }
 
-static int hand_shake(int fd, const struct pt_dest *mine, struct pt_dest *peer, const char *what)
+static int hand_shake(bool server, int fd, const struct pt_dest *mine, struct pt_dest *peer,
+		      const char *what)
 {
 	char out[PT_KEY_MSG_LEN], in[PT_KEY_MSG_LEN];
 
 	key_format(mine, out);
-	if (xchg(fd, out, in, sizeof(out), what))
+	if (xchg_as(server, fd, out, in, sizeof(out), what))
 		return -1;
 	return peer ? key_parse(in, peer) : 0;
 }
 
-int pt_client_setup(int fd, int mtu_enum, int syncs, const struct pt_dest *mine,
-		    struct pt_dest *peer)
+static int setup(bool server, int fd, int *mtu_enum, int syncs, const struct pt_dest *mine,
+		 struct pt_dest *peer)
 {
 	char ver[PT_VERSION_LEN] = PT_VERSION, rver[PT_VERSION_LEN];
 	uint32_t sys[2] = { htonl(PT_CYCLE_BUFFER), htonl(PT_CACHE_LINE) }, rsys;
-	char mtu[2] = { (char)('0' + mtu_enum), 0 }, rmtu[2];
+	char mtu[2] = { (char)('0' + *mtu_enum), 0 }, rmtu[2];
 
-	if (xchg(fd, ver, rver, sizeof(ver), "version"))
+	if (xchg_as(server, fd, ver, rver, sizeof(ver), "version"))
 		return -1;
 	rver[PT_VERSION_LEN - 1] = '\0';
 	if (strtod(rver, NULL) < 5.70) {
-		fprintf(stderr, "perftest exchange: server version %s older than 5.70\n", rver);
+		fprintf(stderr, "perftest exchange: peer version %s older than 5.70\n", rver);
 		return -1;
 	}
 	/* page size and cache line size (versions >= 5.32), then MTU as text (>= 5.31: 2 bytes) */
-	if (xchg(fd, &sys[0], &rsys, 4, "cycle buffer") ||
-	    xchg(fd, &sys[1], &rsys, 4, "cache line") ||
-	    xchg(fd, mtu, rmtu, sizeof(mtu), "mtu"))
+	if (xchg_as(server, fd, &sys[0], &rsys, 4, "cycle buffer") ||
+	    xchg_as(server, fd, &sys[1], &rsys, 4, "cache line") ||
+	    xchg_as(server, fd, mtu, rmtu, sizeof(mtu), "mtu"))
 		return -1;
-	if (hand_shake(fd, mine, peer, "keys"))
+	/* both use the smaller path MTU (perftest's check_mtu()) */
+	if (rmtu[0] >= '1' && rmtu[0] <= '5' && rmtu[0] - '0' < *mtu_enum)
+		*mtu_enum = rmtu[0] - '0';
+	if (hand_shake(server, fd, mine, peer, "keys"))
 		return -1;
 	for (int i = 0; i < syncs; i++)
-		if (hand_shake(fd, mine, NULL, "sync"))
+		if (hand_shake(server, fd, mine, NULL, "sync"))
 			return -1;
 	return 0;
+}
+
+int pt_client_setup(int fd, int *mtu_enum, int syncs, const struct pt_dest *mine,
+		    struct pt_dest *peer)
+{
+	return setup(false, fd, mtu_enum, syncs, mine, peer);
+}
+
+int pt_server_setup(int fd, int *mtu_enum, int syncs, const struct pt_dest *mine,
+		    struct pt_dest *peer)
+{
+	return setup(true, fd, mtu_enum, syncs, mine, peer);
+}
+
+int pt_accept(int timeout_s)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PT_PORT) };
+	struct pollfd pfd = { .events = POLLIN };
+	int one = 1, fd;
+
+	pfd.fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (pfd.fd < 0 || setsockopt(pfd.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(pfd.fd, 1)) {
+		fprintf(stderr, "perftest exchange: listen on port %d: %s\n", PT_PORT, strerror(errno));
+		return -1;
+	}
+	printf("# waiting for a perftest client on port %d\n", PT_PORT);
+	fflush(stdout);
+	if (poll(&pfd, 1, timeout_s * 1000) != 1) {
+		fprintf(stderr, "perftest exchange: no client within %d s\n", timeout_s);
+		close(pfd.fd);
+		return -1;
+	}
+	fd = accept(pfd.fd, NULL, NULL);
+	close(pfd.fd);
+	if (fd < 0)
+		fprintf(stderr, "perftest exchange: accept: %s\n", strerror(errno));
+	return fd;
 }
 
 /* perftest sends its 64-bit integers and doubles big-endian. */
@@ -184,9 +232,10 @@ static uint64_t double_bits(double d)
 	return htobe64(v);
 }
 
-int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report *rep)
+static int finish(bool server, int fd, const struct pt_dest *mine, const struct pt_report *rep,
+		  struct pt_report *rrep, bool with_report)
 {
-	uint64_t out[5] = { 0 }, in;
+	uint64_t out[5] = { 0 }, in[5] = { 0 };
 	char done[5];
 	int rc = -1;
 
@@ -197,20 +246,39 @@ int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report 
 		out[3] = double_bits(rep->bw_avg);
 		out[4] = double_bits(rep->msg_rate);
 	}
-	if (rep && hand_shake(fd, mine, NULL, "sync before the report"))
+	if (with_report && hand_shake(server, fd, mine, NULL, "sync before the report"))
 		goto out_close;
-	for (int i = 0; rep && i < 5; i++)
-		if (xchg(fd, &out[i], &in, sizeof(in), "report"))
+	for (int i = 0; with_report && i < 5; i++)
+		if (xchg_as(server, fd, &out[i], &in[i], sizeof(in[i]), "report"))
 			goto out_close;
-	if (hand_shake(fd, mine, NULL, "closing sync"))
+	if (with_report && rrep) {
+		rrep->size = be64toh(in[0]);
+		rrep->iters = be64toh(in[1]);
+		memcpy(&rrep->bw_peak, &(uint64_t){ be64toh(in[2]) }, sizeof(double));
+		memcpy(&rrep->bw_avg, &(uint64_t){ be64toh(in[3]) }, sizeof(double));
+		memcpy(&rrep->msg_rate, &(uint64_t){ be64toh(in[4]) }, sizeof(double));
+	}
+	if (hand_shake(server, fd, mine, NULL, "closing sync"))
 		goto out_close;
 	/* both sides write "done" with its NUL */
 	if (write_all(fd, "done", 5) || read_all(fd, done, 5) || memcmp(done, "done", 5)) {
-		fprintf(stderr, "perftest exchange: no \"done\" from the server\n");
+		fprintf(stderr, "perftest exchange: no \"done\" from the peer\n");
 		goto out_close;
 	}
 	rc = 0;
 out_close:
 	close(fd);
 	return rc;
+}
+
+int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report *rep)
+{
+	return finish(false, fd, mine, rep, NULL, rep != NULL);
+}
+
+int pt_server_finish(int fd, const struct pt_dest *mine, struct pt_report *client_rep)
+{
+	static const struct pt_report none;
+
+	return finish(true, fd, mine, &none, client_rep, client_rep != NULL);
 }

@@ -39,8 +39,8 @@ int pt_connect(const char *server, int timeout_s);
 /**
  * pt_client_setup() - the exchange up to the point where the server's QP is ready (RTS).
  * @fd: socket from pt_connect().
- * @mtu_enum: our path MTU as verbs' enum ibv_mtu (3 = 1024 .. 5 = 4096); the server uses
- *            the smaller of its own and ours.
+ * @mtu_enum: in: our path MTU as verbs' enum ibv_mtu (3 = 1024 .. 5 = 4096); out: the
+ *            smaller of the server's and ours, which both sides then use.
  * @syncs: handshakes after the first one: 2 for ib_write_bw / ib_read_bw / ib_atomic_bw
  *         (keys printed, sync after RTR), 3 for ib_send_bw (one more once its receives
  *         are posted).
@@ -48,7 +48,7 @@ int pt_connect(const char *server, int timeout_s);
  * @peer: filled with the server's QP.
  * Return: 0, or -1 with a message on stderr.
  */
-int pt_client_setup(int fd, int mtu_enum, int syncs, const struct pt_dest *mine,
+int pt_client_setup(int fd, int *mtu_enum, int syncs, const struct pt_dest *mine,
 		    struct pt_dest *peer);
 
 /**
@@ -60,5 +60,28 @@ int pt_client_setup(int fd, int mtu_enum, int syncs, const struct pt_dest *mine,
  * Return: 0, or -1 with a message on stderr.  Closes @fd in both cases.
  */
 int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report *rep);
+
+/**
+ * pt_accept() - wait for a perftest client on TCP 18515 (all addresses of this namespace).
+ * @timeout_s: how long to wait.
+ * Return: the connection, or -1 with a message on stderr.
+ */
+int pt_accept(int timeout_s);
+
+/**
+ * pt_server_setup() - the server's side of pt_client_setup(): it reads first, then answers.
+ * @mtu_enum: as for pt_client_setup().
+ * Return: 0, or -1 with a message on stderr.
+ */
+int pt_server_setup(int fd, int *mtu_enum, int syncs, const struct pt_dest *mine,
+		    struct pt_dest *peer);
+
+/**
+ * pt_server_finish() - the server's side of pt_client_finish().
+ * @client_rep: when not NULL, the report the client sends is stored here (ib_write_bw,
+ *              ib_read_bw, ib_atomic_bw); NULL for ib_send_bw, whose client sends none.
+ * Return: 0, or -1 with a message on stderr.  Closes @fd in both cases.
+ */
+int pt_server_finish(int fd, const struct pt_dest *mine, struct pt_report *client_rep);
 
 #endif

@@ -50,6 +50,10 @@ uroce=${uroce:-$build_dir/tools/uroce}
 #   probe CASE SERVER... [COUNTER=DELTA...]: rxe-probe --case CASE (CASE6: over IPv6 with
 #   link-local GIDs) plays perftest's client with packets built by wire/ against the perftest
 #   SERVER in the guest; rxe's hw_counters must then have moved by exactly DELTA.
+#   serve CASE CLIENT... [loss=PCT] [drop=N] [COUNTER=DELTA...]: the other way round, the
+#   perftest CLIENT in the guest (rxe as requester) against rxe-probe --case serve-CASE as
+#   the responder; loss= adds netem loss on the guest's eth0, drop= makes the probe drop
+#   every Nth response frame, so both sides' Go-Back-N and duplicate handling are used.
 cases() {
 	cat <<'EOF'
 wire-write-mtu1500  1500 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
@@ -58,11 +62,20 @@ wire-atomic-mtu1500 1500 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 s
 wire-send-mtu1500   1500 probe send   ib_send_bw -s 16384 -n 8    rcvd_pkts=14 sent_pkts=8 duplicate_request=1 send_rnr_err=1 rdma_recvs=8
 wire-ud-mtu1500     1500 probe ud     ib_send_bw -c UD -s 1024 -n 6 rcvd_pkts=6 sent_pkts=0 rdma_recvs=6
 wire-write6-mtu1500 1500 probe write6 ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
+wire-serve-write-mtu1500 1500 serve write ib_write_bw -s 4096 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-read-mtu1500  1500 serve read  ib_read_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-atomic-mtu1500 1500 serve atomic ib_atomic_bw -n 200      rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-send-mtu1500  1500 serve send  ib_send_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-write-loss   1500 serve write ib_write_bw -s 4096 -n 200 loss=1 drop=97 retry_exceeded_err=0
+wire-serve-read-loss    1500 serve read  ib_read_bw -s 4096 -n 200  loss=1 drop=97 retry_exceeded_err=0
+wire-serve-atomic-loss  1500 serve atomic ib_atomic_bw -n 200       loss=1 drop=97 retry_exceeded_err=0
 wire-write-mtu9000  9000 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
 wire-read-mtu9000   9000 probe read   ib_read_bw -s 16384 -n 5    rcvd_pkts=10 sent_pkts=18 duplicate_request=1
 wire-atomic-mtu9000 9000 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 sent_pkts=10 duplicate_request=1
 wire-send-mtu9000   9000 probe send   ib_send_bw -s 16384 -n 8    rcvd_pkts=14 sent_pkts=8 duplicate_request=1 send_rnr_err=1 rdma_recvs=8
 wire-ud-mtu9000     9000 probe ud     ib_send_bw -c UD -s 4096 -n 6 rcvd_pkts=6 sent_pkts=0 rdma_recvs=6
+wire-serve-write-mtu9000 9000 serve write ib_write_bw -s 16384 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-read-mtu9000  9000 serve read  ib_read_bw -s 16384 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
 EOF
 }
 
@@ -145,7 +158,8 @@ set_mtu() {
 
 start_capture() {
 	local out=$1
-	ip netns exec "$UI_NS_HOST" tcpdump -Z root --immediate-mode -i "$UI_VETH_HOST" -U -s 0 -w "$out.pcap" \
+	ip netns exec "$UI_NS_HOST" tcpdump -Z root --immediate-mode -B 65536 -i "$UI_VETH_HOST" -U -s 0 \
+		-w "$out.pcap" \
 		'udp port 4791 or tcp port 18515' 2>"$out.tcpdump.log" &
 	cap_pid=$!
 	for _ in $(seq 50); do
@@ -243,37 +257,68 @@ check_counters() {
 	return $ok
 }
 
-# NAME CASE SERVER ARGS... [counter=delta ...]
-run_probe_case() {
-	local name=$1 verb=$2 out=$res/$1 server=() expect=() a rc_c rc_s why='' spid pmtu
-	local gid=GID_V4 ip=() cpid
-	shift 2
-	case "$verb" in *6) verb=${verb%6} gid=GID_V6 ip=(--ipv6) ;; esac
-	for a in "$@"; do
-		case "$a" in *=*) expect+=("$a") ;; *) server+=("$a") ;; esac
+# Run a perftest program in the guest in the background; its pid in $guest_pid.
+guest_perftest() {
+	local log=$1
+	shift
+	ip netns exec "$UI_NS_PEER" ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" \
+		"root@$UI_GUEST_IP" ". /etc/uroce-guest.env; exec timeout 120 stdbuf -oL $*" \
+		>"$log" 2>&1 &
+	guest_pid=$!
+}
+
+# Wait up to 30 s for TEXT in FILE while PID lives.
+wait_for_text() {
+	for _ in $(seq 150); do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.2
 	done
+	return 1
+}
+
+# NAME KIND CASE GUEST-ARGS... [loss=PCT] [drop=N] [counter=delta ...]
+#   probe: the guest runs the perftest server GUEST-ARGS, rxe-probe is its client;
+#   serve: rxe-probe is the server, the guest runs the perftest client GUEST-ARGS against
+#          it, with netem loss PCT% on the guest's eth0 and every Nth response of the probe
+#          dropped.
+run_probe_case() {
+	local name=$1 kind=$2 verb=$3 out=$res/$1 guest=() expect=() a rc_c rc_s why='' pmtu
+	local gid=GID_V4 opts=() cpid loss='' checks guest_line note served
+	shift 3
+	case "$verb" in *6) verb=${verb%6} gid=GID_V6 opts+=(--ipv6) ;; esac
+	for a in "$@"; do
+		case "$a" in
+		loss=*) loss=${a#loss=} ;;
+		drop=*) opts+=(--drop-every "${a#drop=}") ;;
+		*=*) expect+=("$a") ;;
+		*) guest+=("$a") ;;
+		esac
+	done
+	[ "$kind" = serve ] && verb=serve-$verb
 	[ "$cur_mtu" = 9000 ] && pmtu=4096 || pmtu=1024
 	counters | sort >"$out.counters.before"
 	ui_vm_exec 'dmesg -c >/dev/null'
+	[ -z "$loss" ] || ui_vm_exec "tc qdisc replace dev eth0 root netem loss $loss%"
 	start_capture "$out"
-	ip netns exec "$UI_NS_PEER" ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" "root@$UI_GUEST_IP" \
-		". /etc/uroce-guest.env; exec timeout 120 stdbuf -oL ${server[*]} -d rxe0 -x \$$gid" \
-		>"$out.server.log" 2>&1 &
-	spid=$!
-	for _ in $(seq 150); do
-		grep -q 'Waiting for client' "$out.server.log" && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.2
-	done
-	# in the background, so that a signal reaches our trap at once
+	# all in the background, so that a signal reaches our trap at once
+	if [ "$kind" = probe ]; then
+		guest_perftest "$out.guest.log" "${guest[*]} -d rxe0 -x \$$gid"
+		wait_for_text 'Waiting for client' "$out.guest.log" "$guest_pid" || true
+	fi
 	ip netns exec "$UI_NS_HOST" "$probe" --case "$verb" --ifname "$UI_VETH_HOST" \
 		--local "$UI_HOST_IP" --peer "$UI_GUEST_IP" --peer-mac "$UI_GUEST_MAC" \
-		--pmtu "$pmtu" "${ip[@]}" >"$out.client.log" 2>&1 &
+		--pmtu "$pmtu" "${opts[@]}" >"$out.client.log" 2>&1 &
 	cpid=$!
+	if [ "$kind" = serve ]; then
+		wait_for_text 'waiting for a perftest client' "$out.client.log" "$cpid" || true
+		guest_perftest "$out.guest.log" "${guest[*]} -d rxe0 -x \$$gid $UI_HOST_IP"
+	fi
 	rc_c=0
-	wait_pid "$cpid" 120 || rc_c=$?
+	wait_pid "$cpid" 150 || rc_c=$?
 	rc_s=0
-	wait_pid "$spid" 60 || rc_s=$?
+	wait_pid "$guest_pid" 60 || rc_s=$?
+	[ -z "$loss" ] || ui_vm_exec 'tc qdisc del dev eth0 root'
 	stop_capture "$out"
 	counters | sort >"$out.counters.after"
 	ui_vm_exec 'dmesg' >"$out.guest-dmesg.log" 2>&1 || true
@@ -283,14 +328,14 @@ run_probe_case() {
 		check_capture "$out.pcap" "$out.client.log" || why="$why capture;"
 	} >"$out.checks.log" 2>&1
 	[ $rc_c = 0 ] || why="$why rxe-probe exit $rc_c;"
-	[ $rc_s = 0 ] || why="$why perftest server exit $rc_s;"
-	local checks server_line note
+	[ $rc_s = 0 ] || why="$why perftest in the guest exit $rc_s;"
 	checks=$(sed -n 's/^# \([0-9]* passed, [0-9]* failed\)$/\1/p' "$out.client.log")
-	server_line=$(awk '/#bytes/ {getline; print; exit}' "$out.server.log" | tr -s ' \t' ' ')
+	guest_line=$(awk '/#bytes/ {getline; print; exit}' "$out.guest.log" | tr -s ' \t' ' ')
+	served=$(sed -n 's/^# served \(.*\)/; served \1/p' "$out.client.log")
 	note=$(grep -o ', [0-9]* from rxe with UDP checksum 0 over IPv6' "$out.checks.log" | cut -c3- || true)
 	if [ -z "$why" ]; then
-		printf 'PASS %-22s probe checks: %s; server printed:%s%s\n' "$name" "$checks" \
-			"$server_line" "${note:+; note: $note}"
+		printf 'PASS %-22s probe checks: %s; perftest in the guest:%s%s%s\n' "$name" \
+			"$checks" "$guest_line" "$served" "${note:+; note: $note}"
 		return 0
 	fi
 	printf 'FAIL %-22s%s probe checks: %s (logs: %s.*)\n' "$name" "$why" "${checks:-none}" "$out"
@@ -313,11 +358,11 @@ ui_log "results in $res"
 while read -r name mtu kind args <&3; do
 	set_mtu "$mtu"
 	case "$kind" in
-	probe) run=run_probe_case ;;
+	probe|serve) run=run_probe_case ;;
 	*) ui_die "unknown case kind $kind" ;;
 	esac
 	# shellcheck disable=SC2086 # ARGS are words
-	if $run "$name" $args >"$res/$name.result"; then
+	if $run "$name" "$kind" $args >"$res/$name.result"; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))

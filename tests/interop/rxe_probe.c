@@ -41,6 +41,32 @@ struct rx_frame {
 	struct wire_pkt pkt;
 };
 
+/* Serving: the responder side of an RC QP, for rxe's requester (IBA 9.7.4, 9.7.5). */
+#define SERVE_MR_LEN	(1u << 20)
+#define SERVE_VA	0x7e5700000000ull	/* our memory as the client sees it */
+#define SERVE_RKEY	0x00c0ffeeu
+#define SERVE_RESOURCES	64			/* reads/atomics kept for duplicates */
+
+struct serve_res {		/* an executed read or atomic (responder resources, 9.7.5.1) */
+	bool used, atomic;
+	uint32_t first_psn, last_psn;
+	uint64_t orig;
+};
+
+struct responder {
+	uint8_t *mr;
+	uint32_t epsn;			/* the PSN expected next */
+	bool nak_sent;			/* one NAK per sequence error */
+	uint64_t wva;			/* the multi-packet WRITE in progress */
+	uint32_t wresid;
+	bool error;			/* after a NAK for a class C error: the QP is dead */
+	struct serve_res res[SERVE_RESOURCES];
+	unsigned res_next;
+	unsigned drop_every, resp_frames;	/* drop every Nth response frame we would send */
+	uint64_t writes, reads, atomics, sends, duplicates, seq_naks, other_naks, dropped;
+	uint64_t not_rc_request;	/* frames to our QP that are not RC requests */
+};
+
 struct probe {
 	int fd;			/* AF_PACKET, bound to the interface */
 	int sink_fd;		/* UDP 4791: keeps the host stack from answering ICMP unreachable */
@@ -64,11 +90,19 @@ struct probe {
 	unsigned rx_n;
 	uint8_t last_tx[MAX_FRAME];	/* the last request, for duplicates */
 	uint32_t last_tx_len;
+
+	struct responder srv;
 };
 
 static uint32_t psn_add(uint32_t psn, int32_t n)
 {
 	return (uint32_t)((int64_t)psn + n) & WIRE_24BIT_MASK;
+}
+
+/* a - b in the 24-bit PSN space: negative when a comes before b */
+static int32_t psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
 }
 
 static __attribute__((format(printf, 3, 4)))
@@ -129,7 +163,7 @@ static int link_open(struct probe *p, const char *ifname, const char *local_ip)
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct sockaddr_in sink = { .sin_family = AF_INET, .sin_port = htons(WIRE_ROCEV2_PORT) };
 	struct ifreq ifr = { 0 };
-	int one = 1;
+	int one = 1, rcvbuf = 64 << 20;
 
 	p->fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	if (p->fd < 0) {
@@ -155,6 +189,11 @@ static int link_open(struct probe *p, const char *ifname, const char *local_ip)
 	/* our own frames are not responses */
 	if (setsockopt(p->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
 		perror("rxe-probe: PACKET_IGNORE_OUTGOING");
+		return -1;
+	}
+	/* rxe sends bursts of 4 KiB frames while the probe may be descheduled (TCG load) */
+	if (setsockopt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0) {
+		perror("rxe-probe: SO_RCVBUFFORCE");
 		return -1;
 	}
 
@@ -904,6 +943,313 @@ static void case_ud(struct probe *p)
 	expect_none(p, "UD SENDs (unacknowledged)");
 }
 
+/* ---- serving: rxe is the requester (a perftest client in the guest), wire/ answers ---- */
+
+static void serve_tx(struct probe *p, struct wire_build_desc *d, const void *payload,
+		     uint32_t len)
+{
+	struct responder *s = &p->srv;
+
+	if (s->drop_every && ++s->resp_frames % s->drop_every == 0) {
+		s->dropped++;
+		return;
+	}
+	tx(p, d, payload, len, 0);
+}
+
+static void serve_ack(struct probe *p, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+		      uint64_t orig)
+{
+	struct wire_build_desc d;
+
+	desc_init(p, &d, opcode, psn, false);
+	d.aeth.syndrome = syndrome;
+	d.aeth.msn = p->msn;
+	d.atomic_orig = orig;
+	serve_tx(p, &d, NULL, 0);
+}
+
+/* A class C error (IBA 9.9.3.1.2): NAK, then the QP is in the error state. */
+static void serve_fatal(struct probe *p, uint32_t psn, uint8_t nak, const char *why)
+{
+	serve_ack(p, WIRE_OP_ACKNOWLEDGE, psn, WIRE_AETH_NAK | nak, 0);
+	p->srv.other_naks++;
+	p->srv.error = true;
+	check(p, false, "request psn 0x%06x from rxe: %s", psn, why);
+}
+
+static bool mr_range(uint64_t va, uint64_t len)
+{
+	return va >= SERVE_VA && len <= SERVE_MR_LEN && va - SERVE_VA <= SERVE_MR_LEN - len;
+}
+
+/* Read responses for @len bytes at @va, PSNs from @psn (IBA 9.7.4.1.4: one per PMTU). */
+static void serve_read_responses(struct probe *p, uint32_t psn, uint64_t va, uint32_t len)
+{
+	uint32_t npkt = len <= p->pmtu ? 1 : (len + p->pmtu - 1) / p->pmtu;
+	const uint8_t *data = p->srv.mr + (va - SERVE_VA);
+
+	for (uint32_t i = 0; i < npkt; i++) {
+		uint32_t chunk = i < npkt - 1 ? p->pmtu : len - i * p->pmtu;
+		struct wire_build_desc d;
+		uint8_t op;
+
+		if (npkt == 1)
+			op = WIRE_OP_READ_RESP_ONLY;
+		else
+			op = i == 0 ? WIRE_OP_READ_RESP_FIRST :
+			     i == npkt - 1 ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE;
+		desc_init(p, &d, op, psn_add(psn, (int32_t)i), false);
+		d.aeth.syndrome = WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID;
+		d.aeth.msn = p->msn;
+		serve_tx(p, &d, data + (uint64_t)i * p->pmtu, chunk);
+	}
+}
+
+static struct serve_res *serve_res_find(struct probe *p, uint32_t psn)
+{
+	for (unsigned i = 0; i < SERVE_RESOURCES; i++) {
+		struct serve_res *r = &p->srv.res[i];
+
+		if (r->used && psn_diff(psn, r->first_psn) >= 0 && psn_diff(psn, r->last_psn) <= 0)
+			return r;
+	}
+	return NULL;
+}
+
+static void serve_res_add(struct probe *p, bool atomic, uint32_t first, uint32_t last,
+			  uint64_t orig)
+{
+	struct serve_res *r = &p->srv.res[p->srv.res_next++ % SERVE_RESOURCES];
+
+	*r = (struct serve_res){ .used = true, .atomic = atomic, .first_psn = first,
+				 .last_psn = last, .orig = orig };
+}
+
+/*
+ * A request with a PSN already executed (IBA 9.7.5.1): WRITE and SEND are acknowledged
+ * again, not executed; a READ is executed again from the PSN it names (the requester may
+ * ask for the rest of a read whose responses it lost); an atomic gets its saved result.
+ */
+static void serve_duplicate(struct probe *p, const struct wire_pkt *k)
+{
+	wire_op_flags fl = k->op->flags;
+	struct serve_res *r;
+
+	p->srv.duplicates++;
+	if (fl & (WIRE_OPF_WRITE | WIRE_OPF_SEND)) {
+		if (k->ackreq)
+			serve_ack(p, WIRE_OP_ACKNOWLEDGE, psn_add(p->srv.epsn, -1),
+				  WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, 0);
+		return;
+	}
+	r = serve_res_find(p, k->psn);
+	if (!r)
+		return;		/* too old: dropped (class D) */
+	if (fl & WIRE_OPF_READ) {
+		const struct wire_reth *h = wire_pkt_ext(k, WIRE_EXT_RETH);
+		uint64_t va = wire_get64(h->va);
+		uint32_t len = wire_get32(h->dma_len);
+
+		if (!r->atomic && wire_get32(h->rkey) == SERVE_RKEY && mr_range(va, len))
+			serve_read_responses(p, k->psn, va, len);
+	} else if (r->atomic && r->first_psn == k->psn) {
+		serve_ack(p, WIRE_OP_ATOMIC_ACKNOWLEDGE, k->psn,
+			  WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, r->orig);
+	}
+}
+
+static void serve_request(struct probe *p, const struct wire_pkt *k)
+{
+	struct responder *s = &p->srv;
+	wire_op_flags fl = k->op->flags;
+	int32_t ahead = psn_diff(k->psn, s->epsn);
+
+	if (ahead > 0) {	/* IBA 9.7.5.2.2: NAK PSN sequence error with the expected PSN */
+		if (!s->nak_sent) {
+			serve_ack(p, WIRE_OP_ACKNOWLEDGE, s->epsn, WIRE_AETH_NAK | WIRE_NAK_PSN_SEQ_ERR, 0);
+			s->nak_sent = true;
+			s->seq_naks++;
+		}
+		return;
+	}
+	if (ahead < 0) {
+		serve_duplicate(p, k);
+		return;
+	}
+	s->nak_sent = false;
+
+	if (fl & WIRE_OPF_WRITE) {
+		if (fl & (WIRE_OPF_FIRST | WIRE_OPF_ONLY)) {
+			const struct wire_reth *h = wire_pkt_ext(k, WIRE_EXT_RETH);
+
+			s->wva = wire_get64(h->va);
+			s->wresid = wire_get32(h->dma_len);
+			if (wire_get32(h->rkey) != SERVE_RKEY || !mr_range(s->wva, s->wresid)) {
+				serve_fatal(p, k->psn, WIRE_NAK_REM_ACCESS_ERR, "WRITE outside our memory");
+				return;
+			}
+		}
+		if (k->payload_len > s->wresid) {
+			serve_fatal(p, k->psn, WIRE_NAK_INVALID_REQ, "WRITE longer than its RETH");
+			return;
+		}
+		memcpy(s->mr + (s->wva - SERVE_VA), wire_pkt_payload(k), k->payload_len);
+		s->wva += k->payload_len;
+		s->wresid -= k->payload_len;
+		if (fl & (WIRE_OPF_LAST | WIRE_OPF_ONLY)) {
+			p->msn++;
+			s->writes++;
+		}
+	} else if (fl & WIRE_OPF_SEND) {
+		if (fl & (WIRE_OPF_LAST | WIRE_OPF_ONLY)) {
+			p->msn++;
+			s->sends++;
+		}
+	} else if (fl & WIRE_OPF_READ) {
+		const struct wire_reth *h = wire_pkt_ext(k, WIRE_EXT_RETH);
+		uint64_t va = wire_get64(h->va);
+		uint32_t len = wire_get32(h->dma_len);
+		uint32_t npkt = len <= p->pmtu ? 1 : (len + p->pmtu - 1) / p->pmtu;
+
+		if (wire_get32(h->rkey) != SERVE_RKEY || !mr_range(va, len)) {
+			serve_fatal(p, k->psn, WIRE_NAK_REM_ACCESS_ERR, "READ outside our memory");
+			return;
+		}
+		p->msn++;	/* counted when executed (C9-148) */
+		s->reads++;
+		serve_res_add(p, false, k->psn, psn_add(k->psn, (int32_t)npkt - 1), 0);
+		serve_read_responses(p, k->psn, va, len);
+		s->epsn = psn_add(k->psn, (int32_t)npkt);
+		return;
+	} else if (fl & WIRE_OPF_ATOMIC) {
+		const struct wire_atomic_eth *h = wire_pkt_ext(k, WIRE_EXT_ATOMIC_ETH);
+		uint64_t va = wire_get64(h->va), orig, v;
+		uint8_t *at = s->mr + (va - SERVE_VA);
+
+		if (wire_get32(h->rkey) != SERVE_RKEY || !mr_range(va, 8)) {
+			serve_fatal(p, k->psn, WIRE_NAK_REM_ACCESS_ERR, "atomic outside our memory");
+			return;
+		}
+		if (va & 7) {
+			serve_fatal(p, k->psn, WIRE_NAK_INVALID_REQ, "atomic not 8-byte aligned");
+			return;
+		}
+		memcpy(&orig, at, 8);
+		if ((k->opcode & 0x1f) == WIRE_OP_FETCH_ADD)
+			v = orig + wire_get64(h->swap_add);
+		else
+			v = orig == wire_get64(h->compare) ? wire_get64(h->swap_add) : orig;
+		memcpy(at, &v, 8);
+		p->msn++;
+		s->atomics++;
+		serve_res_add(p, true, k->psn, k->psn, orig);
+		s->epsn = psn_add(k->psn, 1);
+		serve_ack(p, WIRE_OP_ATOMIC_ACKNOWLEDGE, k->psn,
+			  WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, orig);
+		return;
+	} else {
+		serve_fatal(p, k->psn, WIRE_NAK_INVALID_REQ, "opcode this responder does not serve");
+		return;
+	}
+	s->epsn = psn_add(k->psn, 1);
+	if (k->ackreq)
+		serve_ack(p, WIRE_OP_ACKNOWLEDGE, k->psn, WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, 0);
+}
+
+/*
+ * Answer rxe's requests until perftest's client speaks again on TCP (it finished, or gave
+ * up) or @timeout_s passed.  Every frame rxe sends must pass wire_parse().
+ */
+static void serve_loop(struct probe *p, int tcp_fd, int timeout_s)
+{
+	double end = now_s() + timeout_s;
+	static struct rx_frame r;
+
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = p->fd, .events = POLLIN },
+					 { .fd = tcp_fd, .events = POLLIN } };
+		enum wire_drop why;
+		ssize_t n;
+
+		if (now_s() > end) {
+			check(p, false, "perftest client done within %d s", timeout_s);
+			return;
+		}
+		if (poll(pfd, 2, 1000) <= 0)
+			continue;
+		if (pfd[1].revents)
+			return;
+		n = recv(p->fd, r.buf, sizeof(r.buf), 0);
+		if (n <= 0 || !looks_roce(r.buf, (uint32_t)n))
+			continue;
+		p->frames_rx++;
+		why = wire_parse(r.buf, (uint32_t)n, 0, &r.pkt);
+		if (why != WIRE_DROP_NONE) {
+			check(p, false, "frame from rxe (%zd bytes, opcode 0x%02x) accepted by wire_parse: %s (%s)",
+			      n, r.pkt.opcode, wire_drop_name(why), wire_drop_desc(why));
+			continue;
+		}
+		if (memcmp(r.pkt.src_gid, p->peer_gid, 16) || r.pkt.dest_qp != p->me.qpn ||
+		    p->srv.error)
+			continue;
+		if (!(r.pkt.op->flags & WIRE_OPF_REQUEST) || !(r.pkt.op->flags & WIRE_OPF_RC)) {
+			p->srv.not_rc_request++;
+			continue;
+		}
+		serve_request(p, &r.pkt);
+	}
+}
+
+static void serve_summary(struct probe *p, const struct pt_report *client)
+{
+	const struct responder *s = &p->srv;
+
+	note("served %" PRIu64 " WRITEs, %" PRIu64 " SENDs, %" PRIu64 " READs, %" PRIu64
+	     " atomics; %" PRIu64 " duplicates, %" PRIu64 " PSN sequence NAKs, %" PRIu64
+	     " responses dropped on purpose",
+	     s->writes, s->sends, s->reads, s->atomics, s->duplicates, s->seq_naks, s->dropped);
+	note("rxe's perftest client reported: %" PRIu64 " bytes x %" PRIu64 " iterations, "
+	     "%.2f MB/s average", client->size, client->iters, client->bw_avg);
+}
+
+/* What must hold once a perftest client in the guest ran against us. */
+static void serve_checks(struct probe *p, const char *verb, const struct pt_report *client)
+{
+	const struct responder *s = &p->srv;
+	uint64_t done = s->writes + s->sends + s->reads + s->atomics, sum = 0;
+
+	check(p, !s->error && s->other_naks == 0, "no request refused");
+	check(p, s->not_rc_request == 0, "%" PRIu64 " frames to our QP were not RC requests",
+	      s->not_rc_request);
+	check(p, done > 0 && done >= client->iters,
+	      "%" PRIu64 " requests executed, the client counted %" PRIu64, done, client->iters);
+	if (!strcmp(verb, "atomic")) {
+		/* perftest's Fetch&Add adds 1: the memory holds one per executed atomic, no more */
+		for (uint32_t off = 0; off < SERVE_MR_LEN; off += 8) {
+			uint64_t v;
+
+			memcpy(&v, s->mr + off, 8);
+			sum += v;
+		}
+		check(p, sum == s->atomics,
+		      "sum of our memory %" PRIu64 " = atomics executed %" PRIu64
+		      " (duplicates answered from the saved result)", sum, s->atomics);
+	}
+}
+
+/* A frame the kernel dropped before the probe read it was never checked. */
+static void check_socket_drops(struct probe *p)
+{
+	struct tpacket_stats st = { 0 };
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
+		check(p, false, "PACKET_STATISTICS: %s", strerror(errno));
+	else
+		check(p, st.tp_drops == 0, "the probe's socket lost %u frames", st.tp_drops);
+}
+
 /* ---- main ---- */
 
 static int parse_mac(const char *s, uint8_t mac[WIRE_ETH_ALEN])
@@ -919,29 +1265,36 @@ static int parse_mac(const char *s, uint8_t mac[WIRE_ETH_ALEN])
 
 static const struct probe_case {
 	const char *name;
-	void (*run)(struct probe *p);
+	void (*run)(struct probe *p);	/* NULL: serve the guest's client */
 	int syncs;		/* perftest handshakes after the keys (pt_client_setup()) */
-	bool report;		/* the server prints the client's report */
-	const char *server;	/* what the guest runs */
+	bool report;		/* the client's report goes to the server */
+	const char *guest;	/* what the guest runs */
 } probe_cases[] = {
 	{ "write", case_write, 2, true, "ib_write_bw -s 16384" },
 	{ "read", case_read, 2, true, "ib_read_bw -s 16384" },
 	{ "atomic", case_atomic, 2, true, "ib_atomic_bw" },
 	{ "send", case_send, 3, false, "ib_send_bw -s 16384 -n 8" },
 	{ "ud", case_ud, 3, false, "ib_send_bw -c UD -s <pmtu> -n 6" },
+	{ "serve-write", NULL, 2, true, "ib_write_bw ... HOST (the client)" },
+	{ "serve-read", NULL, 2, true, "ib_read_bw ... HOST" },
+	{ "serve-atomic", NULL, 2, true, "ib_atomic_bw ... HOST" },
+	{ "serve-send", NULL, 3, false, "ib_send_bw ... HOST" },
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rxe-probe --case CASE --ifname IF --local IP --peer IP --peer-mac MAC\n"
-		"                 [--pmtu 1024|4096] [--ipv6]\n"
+		"                 [--pmtu 1024|4096] [--ipv6] [--drop-every N]\n"
 		"Connects to a perftest server waiting at PEER, then speaks RoCE v2 to it from\n"
-		"interface IF with packets built by wire/, checking every response.  Prints one TAP\n"
-		"line per check; exit status 0 when all pass.  The server runs with -d rxe0 -x <GID\n"
-		"index> (the IPv4-mapped GID, or the link-local one with --ipv6) and:\n");
+		"interface IF with packets built by wire/, checking every response.  The serve-*\n"
+		"cases are the other way round: the probe is the perftest server (TCP 18515) and\n"
+		"answers the requests of the perftest client at PEER as an RC responder, dropping\n"
+		"every Nth response frame with --drop-every.  Prints one TAP line per check; exit\n"
+		"status 0 when all pass.  The guest runs, with -d rxe0 -x <GID index> (the\n"
+		"IPv4-mapped GID, or the link-local one with --ipv6):\n");
 	for (size_t i = 0; i < sizeof(probe_cases) / sizeof(probe_cases[0]); i++)
-		fprintf(f, "  --case %-7s %s\n", probe_cases[i].name, probe_cases[i].server);
+		fprintf(f, "  --case %-13s %s\n", probe_cases[i].name, probe_cases[i].guest);
 }
 
 int main(int argc, char **argv)
@@ -954,13 +1307,14 @@ int main(int argc, char **argv)
 		{ "peer-mac", required_argument, NULL, 'm' },
 		{ "pmtu", required_argument, NULL, 'M' },
 		{ "ipv6", no_argument, NULL, '6' },
+		{ "drop-every", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *kase = NULL, *ifname = NULL, *local = NULL, *peer = NULL, *peer_mac = NULL;
 	const struct probe_case *pc = NULL;
 	static struct probe p;
-	struct pt_report rep = { 0 };
+	struct pt_report rep = { 0 }, client_rep = { 0 };
 	struct in_addr peer4;
 	double secs;
 	int c, fd, mtu_enum;
@@ -976,6 +1330,7 @@ int main(int argc, char **argv)
 		case 'm': peer_mac = optarg; break;
 		case 'M': p.pmtu = (uint32_t)atoi(optarg); break;
 		case '6': p.ip_version = 6; break;
+		case 'D': p.srv.drop_every = (unsigned)atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -1005,23 +1360,43 @@ int main(int argc, char **argv)
 	p.me.psn = (uint32_t)lrand48() & WIRE_24BIT_MASK;
 	p.me.out_reads = OUR_OUT_READS;
 	memcpy(p.me.gid, p.gid, 16);
-	fd = pt_connect(peer, 30);
-	if (fd < 0 || pt_client_setup(fd, mtu_enum, pc->syncs, &p.me, &p.peer))
-		return 1;
+	if (pc->run) {
+		fd = pt_connect(peer, 30);
+		if (fd < 0 || pt_client_setup(fd, &mtu_enum, pc->syncs, &p.me, &p.peer))
+			return 1;
+	} else {
+		p.srv.mr = calloc(1, SERVE_MR_LEN);
+		p.me.rkey = SERVE_RKEY;
+		p.me.vaddr = SERVE_VA;
+		fd = pt_accept(120);
+		if (!p.srv.mr || fd < 0 ||
+		    pt_server_setup(fd, &mtu_enum, pc->syncs, &p.me, &p.peer))
+			return 1;
+		p.srv.epsn = p.peer.psn;	/* the client's first request */
+	}
+	p.pmtu = wire_mtu_bytes((unsigned)mtu_enum);
 	memcpy(p.peer_gid, p.peer.gid, 16);
 	p.psn = p.me.psn;
-	note("server QPN 0x%06x PSN 0x%06x rkey 0x%08x VA 0x%" PRIx64 " out_reads %u; "
+	note("peer QPN 0x%06x PSN 0x%06x rkey 0x%08x VA 0x%" PRIx64 " out_reads %u; "
 	     "ours QPN 0x%06x PSN 0x%06x, path MTU %u, IPv%u",
 	     p.peer.qpn, p.peer.psn, p.peer.rkey, p.peer.vaddr, p.peer.out_reads, p.me.qpn,
 	     p.me.psn, p.pmtu, p.ip_version);
 	if (p.ip_version == 4)
 		check(&p, !memcmp(p.peer.gid, (const uint8_t[12]){ [10] = 0xff, [11] = 0xff }, 12) &&
 			     !memcmp(p.peer.gid + 12, &peer4, 4),
-		      "server GID is the IPv4-mapped address of %s", peer);
+		      "the peer's GID is the IPv4-mapped address of %s", peer);
 	else
 		check(&p, p.peer.gid[0] == 0xfe && (p.peer.gid[1] & 0xc0) == 0x80,
-		      "server GID is an IPv6 link-local address");
+		      "the peer's GID is an IPv6 link-local address");
 
+	if (!pc->run) {
+		serve_loop(&p, fd, 120);
+		check(&p, pt_server_finish(fd, &p.me, pc->report ? &client_rep : NULL) == 0,
+		      "perftest closing exchange");
+		serve_summary(&p, &client_rep);
+		serve_checks(&p, kase + strlen("serve-"), &client_rep);
+		goto out;
+	}
 	secs = now_s();
 	pc->run(&p);
 	secs = now_s() - secs;
@@ -1033,6 +1408,8 @@ int main(int argc, char **argv)
 	rep.msg_rate = (double)p.msgs / secs / 1e6;
 	check(&p, pt_client_finish(fd, &p.me, pc->report ? &rep : NULL) == 0,
 	      "perftest closing exchange");
+out:
+	check_socket_drops(&p);
 	printf("# probe %s: %" PRIu64 " messages, %" PRIu64 " bytes\n", kase, p.msgs, p.bytes);
 	printf("# broken on purpose: bad_icrc=%u bad_udp_csum=%u\n", p.bad_icrc_sent,
 	       p.bad_udp_csum_sent);
