@@ -334,11 +334,11 @@ run_probe_case() {
 	served=$(sed -n 's/^# served \(.*\)/; served \1/p' "$out.client.log")
 	note=$(grep -o ', [0-9]* from rxe with UDP checksum 0 over IPv6' "$out.checks.log" | cut -c3- || true)
 	if [ -z "$why" ]; then
-		printf 'PASS %-22s probe checks: %s; perftest in the guest:%s%s%s\n' "$name" \
+		printf 'PASS %-26s probe checks: %s; perftest in the guest:%s%s%s\n' "$name" \
 			"$checks" "$guest_line" "$served" "${note:+; note: $note}"
 		return 0
 	fi
-	printf 'FAIL %-22s%s probe checks: %s (logs: %s.*)\n' "$name" "$why" "${checks:-none}" "$out"
+	printf 'FAIL %-26s%s probe checks: %s (logs: %s.*)\n' "$name" "$why" "${checks:-none}" "$out"
 	grep -h '^not ok' "$out.client.log" | sed 's/^/     /' || true
 	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$out.checks.log" |
 		sed 's/^/     /' || true
