@@ -519,7 +519,12 @@ uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len);
 uint32_t wire_crc32_portable(uint32_t crc, const void *buf, size_t len);
 /* Carry-less multiply path; equals wire_crc32_portable() where the CPU lacks PCLMULQDQ. */
 uint32_t wire_crc32_fast(uint32_t crc, const void *buf, size_t len);
-/* Name of the implementation wire_crc32() dispatches to ("pclmul" or "portable"). */
+/*
+ * CRC-32 of @src while copying it to @dst, in one pass: the same result as
+ * memcpy() then wire_crc32(), for senders that build a payload and its ICRC.
+ */
+uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len);
+/* Name of the implementation wire_crc32() dispatches to ("vpclmulqdq", "pclmul" or "portable"). */
 const char *wire_crc32_impl(void);
 
 /**

@@ -16,7 +16,7 @@ esac
 if [ ! -d "$build" ]; then
 	CC=clang meson setup "$build" "$top" -Dfuzz=true >/dev/null
 fi
-ninja -C "$build" tests/fuzz/fuzz_parse tests/fuzz/fuzz_roundtrip
+ninja -C "$build" tests/fuzz/fuzz_parse tests/fuzz/fuzz_roundtrip tests/fuzz/fuzz_responder
 
 artifacts=$build/fuzz-artifacts
 scratch=$(mktemp -d)
@@ -24,11 +24,14 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$artifacts"
 
 status=0
-for target in fuzz_parse fuzz_roundtrip; do
+# target, its seed corpus, its largest input
+for spec in "fuzz_parse corpus 9300" "fuzz_roundtrip corpus 9300" \
+	    "fuzz_responder corpus_responder 4096"; do
+	read -r target corpus max_len <<<"$spec"
 	mkdir -p "$scratch/$target"
 	echo "== $target: $seconds s"
-	if ! "$build/tests/fuzz/$target" "$scratch/$target" "$top/tests/fuzz/corpus" \
-		-max_total_time="$seconds" -max_len=9300 -rss_limit_mb=2048 -timeout=10 \
+	if ! "$build/tests/fuzz/$target" "$scratch/$target" "$top/tests/fuzz/$corpus" \
+		-max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix="$artifacts/$target-" 2>"$scratch/$target.log"; then
 		tail -n 40 "$scratch/$target.log" >&2
 		echo "run.sh: $target FAILED; reproducer(s): $(ls "$artifacts"/$target-* 2>/dev/null)" >&2

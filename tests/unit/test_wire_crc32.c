@@ -103,9 +103,14 @@ START_TEST(dispatch)
 {
 	const char *impl = wire_crc32_impl();
 
-	ck_assert(!strcmp(impl, "pclmul") || !strcmp(impl, "portable"));
+	ck_assert(!strcmp(impl, "vpclmulqdq") || !strcmp(impl, "pclmul") ||
+		  !strcmp(impl, "portable"));
 #if defined(__x86_64__)
-	if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+	    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("vpclmulqdq") &&
+	    __builtin_cpu_supports("pclmul"))
+		ck_assert_str_eq(impl, "vpclmulqdq");
+	else if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
 		ck_assert_str_eq(impl, "pclmul");
 #endif
 }
