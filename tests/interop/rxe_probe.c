@@ -1,26 +1,21 @@
 // SPDX-License-Identifier: MIT
-/* Plays perftest's client against the kernel's rxe with RoCE v2 packets built and checked by wire/. */
+/* perftest client or server against the kernel's rxe, with RoCE v2 packets built and checked by wire/. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <ifaddrs.h>
 #include <inttypes.h>
-#include <linux/if_packet.h>
-#include <net/ethernet.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "perftest_xchg.h"
+#include "probe_link.h"
 #include "uroce/wire.h"
 
 #define MAX_FRAME	9216
@@ -68,12 +63,10 @@ struct responder {
 };
 
 struct probe {
-	int fd;			/* AF_PACKET, bound to the interface */
-	int sink_fd;		/* UDP 4791: keeps the host stack from answering ICMP unreachable */
-	int ifindex;
-	uint8_t mac[WIRE_ETH_ALEN], peer_mac[WIRE_ETH_ALEN];
-	uint8_t gid[16], peer_gid[16];
-	uint8_t ip_version;
+	struct probe_link link;
+	struct probe_tap tap;
+	uint8_t peer_mac[WIRE_ETH_ALEN];
+	uint8_t peer_gid[16];
 	uint16_t ip_id;
 
 	struct pt_dest me, peer;	/* our requester QP and the server's QP */
@@ -81,7 +74,6 @@ struct probe {
 	uint32_t msn;			/* messages the responder has completed */
 	uint32_t pmtu;
 
-	unsigned checks, failures;
 	unsigned bad_icrc_sent, bad_udp_csum_sent;	/* frames broken on purpose */
 	unsigned frames_tx, frames_rx;		/* RoCE v2 frames, for the capture check */
 	uint64_t msgs, bytes;		/* for the report the server prints */
@@ -105,148 +97,8 @@ static int32_t psn_diff(uint32_t a, uint32_t b)
 	return (int32_t)((a - b) << 8) >> 8;
 }
 
-static __attribute__((format(printf, 3, 4)))
-bool check(struct probe *p, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	p->checks++;
-	if (!ok)
-		p->failures++;
-	printf("%s %u - ", ok ? "ok" : "not ok", p->checks);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	return ok;
-}
-
-static __attribute__((format(printf, 1, 2))) void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-/* ---- link: one AF_PACKET socket on the host end of the veth ---- */
-
-/* The fe80::/10 address of an interface: our GID for RoCE v2 over IPv6. */
-static int link_local_gid(const char *ifname, uint8_t gid[16])
-{
-	struct ifaddrs *all, *a;
-	int rc = -1;
-
-	if (getifaddrs(&all))
-		return -1;
-	for (a = all; a; a = a->ifa_next) {
-		const struct sockaddr_in6 *sa = (const void *)a->ifa_addr;
-
-		if (sa && sa->sin6_family == AF_INET6 && !strcmp(a->ifa_name, ifname) &&
-		    IN6_IS_ADDR_LINKLOCAL(&sa->sin6_addr)) {
-			memcpy(gid, &sa->sin6_addr, 16);
-			rc = 0;
-			break;
-		}
-	}
-	freeifaddrs(all);
-	return rc;
-}
-
-static int link_open(struct probe *p, const char *ifname, const char *local_ip)
-{
-	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
-	struct sockaddr_in sink = { .sin_family = AF_INET, .sin_port = htons(WIRE_ROCEV2_PORT) };
-	struct ifreq ifr = { 0 };
-	int one = 1, rcvbuf = 64 << 20;
-
-	p->fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (p->fd < 0) {
-		perror("rxe-probe: AF_PACKET socket (needs root)");
-		return -1;
-	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(p->fd, SIOCGIFINDEX, &ifr) < 0) {
-		fprintf(stderr, "rxe-probe: no interface %s in this network namespace\n", ifname);
-		return -1;
-	}
-	p->ifindex = ifr.ifr_ifindex;
-	if (ioctl(p->fd, SIOCGIFHWADDR, &ifr) < 0) {
-		perror("rxe-probe: SIOCGIFHWADDR");
-		return -1;
-	}
-	memcpy(p->mac, ifr.ifr_hwaddr.sa_data, WIRE_ETH_ALEN);
-	sll.sll_ifindex = p->ifindex;
-	if (bind(p->fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
-		perror("rxe-probe: bind AF_PACKET");
-		return -1;
-	}
-	/* our own frames are not responses */
-	if (setsockopt(p->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
-		perror("rxe-probe: PACKET_IGNORE_OUTGOING");
-		return -1;
-	}
-	/* rxe sends bursts of 4 KiB frames while the probe may be descheduled (TCG load) */
-	if (setsockopt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0) {
-		perror("rxe-probe: SO_RCVBUFFORCE");
-		return -1;
-	}
-
-	if (inet_pton(AF_INET, local_ip, &sink.sin_addr) != 1) {
-		fprintf(stderr, "rxe-probe: bad local address %s\n", local_ip);
-		return -1;
-	}
-	if (p->ip_version == 6) {
-		if (link_local_gid(ifname, p->gid)) {
-			fprintf(stderr, "rxe-probe: %s has no IPv6 link-local address\n", ifname);
-			return -1;
-		}
-	} else {
-		memset(p->gid, 0, 10);
-		p->gid[10] = p->gid[11] = 0xff;
-		memcpy(p->gid + 12, &sink.sin_addr, 4);
-	}
-	p->sink_fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (p->sink_fd < 0 || bind(p->sink_fd, (struct sockaddr *)&sink, sizeof(sink)) < 0) {
-		perror("rxe-probe: bind UDP 4791");
-		return -1;
-	}
-	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* A frame sent to UDP port 4791, whatever else is in it. */
-static bool looks_roce(const uint8_t *f, uint32_t len)
-{
-	uint32_t l4;
-
-	if (len < 14 + 20 + 8)
-		return false;
-	if (f[12] == 0x08 && f[13] == 0x00) {
-		if (f[14 + 9] != WIRE_IPPROTO_UDP)
-			return false;
-		l4 = 14 + (f[14] & 0xfu) * 4;
-	} else if (f[12] == 0x86 && f[13] == 0xdd) {
-		if (len < 14 + 40 + 8 || f[14 + 6] != WIRE_IPPROTO_UDP)
-			return false;
-		l4 = 14 + 40;
-	} else {
-		return false;
-	}
-	return l4 + 4 <= len && (f[l4 + 2] << 8 | f[l4 + 3]) == WIRE_ROCEV2_PORT;
-}
+/* One TAP line per check, counted in the probe. */
+#define check(p, ...) probe_check(&(p)->tap, __VA_ARGS__)
 
 /*
  * Read frames until @want responses to our QP are queued in p->rx, or @timeout_ms
@@ -256,20 +108,20 @@ static bool looks_roce(const uint8_t *f, uint32_t len)
  */
 static unsigned rx_collect(struct probe *p, unsigned want, int timeout_ms, int grace_ms)
 {
-	double end = now_s() + timeout_ms / 1e3;
+	double end = probe_now() + timeout_ms / 1e3;
 	bool in_grace = false;
 
 	p->rx_n = 0;
 	for (;;) {
-		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
-		int left = (int)((end - now_s()) * 1e3);
+		struct pollfd pfd = { .fd = p->link.fd, .events = POLLIN };
+		int left = (int)((end - probe_now()) * 1e3);
 		struct rx_frame *r;
 		enum wire_drop why;
 		ssize_t n;
 
 		if (!in_grace && p->rx_n >= want) {
 			in_grace = true;
-			end = now_s() + grace_ms / 1e3;
+			end = probe_now() + grace_ms / 1e3;
 			continue;
 		}
 		if (left <= 0)
@@ -277,8 +129,8 @@ static unsigned rx_collect(struct probe *p, unsigned want, int timeout_ms, int g
 		if (poll(&pfd, 1, left) <= 0)
 			continue;
 		r = &p->rx[p->rx_n < RX_SLOTS ? p->rx_n : RX_SLOTS - 1];
-		n = recv(p->fd, r->buf, sizeof(r->buf), 0);
-		if (n <= 0 || !looks_roce(r->buf, (uint32_t)n))
+		n = recv(p->link.fd, r->buf, sizeof(r->buf), 0);
+		if (n <= 0 || !probe_looks_roce(r->buf, (uint32_t)n))
 			continue;
 		p->frames_rx++;
 		r->len = (uint32_t)n;
@@ -321,10 +173,10 @@ static void desc_init(struct probe *p, struct wire_build_desc *d, uint8_t opcode
 		      bool ackreq)
 {
 	memset(d, 0, sizeof(*d));
-	memcpy(d->src_mac, p->mac, WIRE_ETH_ALEN);
+	memcpy(d->src_mac, p->link.mac, WIRE_ETH_ALEN);
 	memcpy(d->dst_mac, p->peer_mac, WIRE_ETH_ALEN);
-	d->ip_version = p->ip_version;
-	memcpy(d->src_gid, p->gid, 16);
+	d->ip_version = p->link.ip_version;
+	memcpy(d->src_gid, p->link.gid, 16);
 	memcpy(d->dst_gid, p->peer_gid, 16);
 	d->ip_id = p->ip_id++;
 	d->udp_sport = wire_udp_sport(p->me.qpn, p->peer.qpn);
@@ -396,8 +248,6 @@ static void vary_masked_fields(uint8_t *f, uint8_t ip_version)
 static void tx(struct probe *p, const struct wire_build_desc *d, const void *payload,
 	       uint32_t len, unsigned flags)
 {
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_ifindex = p->ifindex,
-				  .sll_halen = WIRE_ETH_ALEN };
 	uint32_t n = wire_build(p->last_tx, sizeof(p->last_tx), d, payload, len);
 
 	if (!n) {
@@ -409,8 +259,8 @@ static void tx(struct probe *p, const struct wire_build_desc *d, const void *pay
 		p->bad_icrc_sent++;
 	}
 	if (flags & TX_VARY_MASKED)
-		vary_masked_fields(p->last_tx, p->ip_version);
-	if (p->ip_version == 6 && (flags & (TX_BAD_ICRC | TX_BAD_UDP_CSUM | TX_VARY_MASKED))) {
+		vary_masked_fields(p->last_tx, p->link.ip_version);
+	if (p->link.ip_version == 6 && (flags & (TX_BAD_ICRC | TX_BAD_UDP_CSUM | TX_VARY_MASKED))) {
 		uint8_t *csum = p->last_tx + sizeof(struct wire_eth_hdr) + 40 + 6;
 		uint16_t v = udp6_checksum(p->last_tx);
 
@@ -422,8 +272,7 @@ static void tx(struct probe *p, const struct wire_build_desc *d, const void *pay
 		csum[1] = (uint8_t)v;
 	}
 	p->last_tx_len = n;
-	memcpy(to.sll_addr, p->peer_mac, WIRE_ETH_ALEN);
-	if (sendto(p->fd, p->last_tx, n, 0, (struct sockaddr *)&to, sizeof(to)) != (ssize_t)n)
+	if (probe_link_send(&p->link, p->peer_mac, p->last_tx, n))
 		check(p, false, "send %s: %s", opname(d->opcode), strerror(errno));
 	else
 		p->frames_tx++;
@@ -431,11 +280,7 @@ static void tx(struct probe *p, const struct wire_build_desc *d, const void *pay
 
 static void tx_again(struct probe *p)
 {
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_ifindex = p->ifindex,
-				  .sll_halen = WIRE_ETH_ALEN };
-
-	memcpy(to.sll_addr, p->peer_mac, WIRE_ETH_ALEN);
-	if (sendto(p->fd, p->last_tx, p->last_tx_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+	if (probe_link_send(&p->link, p->peer_mac, p->last_tx, p->last_tx_len))
 		check(p, false, "resend: %s", strerror(errno));
 	else
 		p->frames_tx++;
@@ -590,7 +435,7 @@ static void note_response_fields(const struct rx_frame *r)
 	else
 		snprintf(l3, sizeof(l3), "IPv6 hop limit %u, traffic class 0x%02x, flow label 0x%05x",
 			 k->hop_limit, k->tclass, k->flow_label);
-	note("rxe response fields: UDP sport %u, UDP checksum 0x%04x, %s, BTH MigReq %u "
+	probe_note("rxe response fields: UDP sport %u, UDP checksum 0x%04x, %s, BTH MigReq %u "
 	     "pkey 0x%04x resv8a 0x%02x, AETH credit code %u",
 	     k->udp_sport, udp[6] << 8 | udp[7], l3, k->mig, k->pkey, bth->qpn.b[0],
 	     aeth_syndrome(k) & WIRE_AETH_CODE_MASK);
@@ -668,7 +513,7 @@ static void case_write(struct probe *p)
 	 * rxe sees the packet; the ICRC leaves that field out (A17.3.3), so a frame with a
 	 * right ICRC and a wrong UDP checksum is dropped all the same.
 	 */
-	if (p->ip_version == 6) {
+	if (p->link.ip_version == 6) {
 		send_write(p, 64, p->peer.rkey, true, TX_BAD_UDP_CSUM);
 		p->psn = expected;
 		expect_none(p, "WRITE with a wrong IPv6 UDP checksum");
@@ -1163,16 +1008,16 @@ static void serve_request(struct probe *p, const struct wire_pkt *k)
  */
 static void serve_loop(struct probe *p, int tcp_fd, int timeout_s)
 {
-	double end = now_s() + timeout_s;
+	double end = probe_now() + timeout_s;
 	static struct rx_frame r;
 
 	for (;;) {
-		struct pollfd pfd[2] = { { .fd = p->fd, .events = POLLIN },
+		struct pollfd pfd[2] = { { .fd = p->link.fd, .events = POLLIN },
 					 { .fd = tcp_fd, .events = POLLIN } };
 		enum wire_drop why;
 		ssize_t n;
 
-		if (now_s() > end) {
+		if (probe_now() > end) {
 			check(p, false, "perftest client done within %d s", timeout_s);
 			return;
 		}
@@ -1180,8 +1025,8 @@ static void serve_loop(struct probe *p, int tcp_fd, int timeout_s)
 			continue;
 		if (pfd[1].revents)
 			return;
-		n = recv(p->fd, r.buf, sizeof(r.buf), 0);
-		if (n <= 0 || !looks_roce(r.buf, (uint32_t)n))
+		n = recv(p->link.fd, r.buf, sizeof(r.buf), 0);
+		if (n <= 0 || !probe_looks_roce(r.buf, (uint32_t)n))
 			continue;
 		p->frames_rx++;
 		why = wire_parse(r.buf, (uint32_t)n, 0, &r.pkt);
@@ -1205,11 +1050,11 @@ static void serve_summary(struct probe *p, const struct pt_report *client)
 {
 	const struct responder *s = &p->srv;
 
-	note("served %" PRIu64 " WRITEs, %" PRIu64 " SENDs, %" PRIu64 " READs, %" PRIu64
+	probe_note("served %" PRIu64 " WRITEs, %" PRIu64 " SENDs, %" PRIu64 " READs, %" PRIu64
 	     " atomics; %" PRIu64 " duplicates, %" PRIu64 " PSN sequence NAKs, %" PRIu64
 	     " responses dropped on purpose",
 	     s->writes, s->sends, s->reads, s->atomics, s->duplicates, s->seq_naks, s->dropped);
-	note("rxe's perftest client reported: %" PRIu64 " bytes x %" PRIu64 " iterations, "
+	probe_note("rxe's perftest client reported: %" PRIu64 " bytes x %" PRIu64 " iterations, "
 	     "%.2f MB/s average", client->size, client->iters, client->bw_avg);
 }
 
@@ -1238,30 +1083,7 @@ static void serve_checks(struct probe *p, const char *verb, const struct pt_repo
 	}
 }
 
-/* A frame the kernel dropped before the probe read it was never checked. */
-static void check_socket_drops(struct probe *p)
-{
-	struct tpacket_stats st = { 0 };
-	socklen_t len = sizeof(st);
-
-	if (getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
-		check(p, false, "PACKET_STATISTICS: %s", strerror(errno));
-	else
-		check(p, st.tp_drops == 0, "the probe's socket lost %u frames", st.tp_drops);
-}
-
 /* ---- main ---- */
-
-static int parse_mac(const char *s, uint8_t mac[WIRE_ETH_ALEN])
-{
-	unsigned m[6];
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
-		return -1;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)m[i];
-	return 0;
-}
 
 static const struct probe_case {
 	const char *name;
@@ -1320,7 +1142,7 @@ int main(int argc, char **argv)
 	int c, fd, mtu_enum;
 
 	p.pmtu = 1024;
-	p.ip_version = 4;
+	p.link.ip_version = 4;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': kase = optarg; break;
@@ -1329,7 +1151,7 @@ int main(int argc, char **argv)
 		case 'p': peer = optarg; break;
 		case 'm': peer_mac = optarg; break;
 		case 'M': p.pmtu = (uint32_t)atoi(optarg); break;
-		case '6': p.ip_version = 6; break;
+		case '6': p.link.ip_version = 6; break;
 		case 'D': p.srv.drop_every = (unsigned)atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -1342,7 +1164,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (parse_mac(peer_mac, p.peer_mac) || inet_pton(AF_INET, peer, &peer4) != 1) {
+	if (probe_parse_mac(peer_mac, p.peer_mac) || inet_pton(AF_INET, peer, &peer4) != 1) {
 		fprintf(stderr, "rxe-probe: bad --peer-mac %s or --peer %s\n", peer_mac, peer);
 		return 2;
 	}
@@ -1352,14 +1174,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rxe-probe: --pmtu must be 256, 512, 1024, 2048 or 4096\n");
 		return 2;
 	}
-	if (link_open(&p, ifname, local))
+	if (probe_link_open(&p.link, ifname, local, p.link.ip_version))
 		return 1;
 
 	srand48(time(NULL) ^ getpid());
 	p.me.qpn = OUR_QPN;
 	p.me.psn = (uint32_t)lrand48() & WIRE_24BIT_MASK;
 	p.me.out_reads = OUR_OUT_READS;
-	memcpy(p.me.gid, p.gid, 16);
+	memcpy(p.me.gid, p.link.gid, 16);
 	if (pc->run) {
 		fd = pt_connect(peer, 30);
 		if (fd < 0 || pt_client_setup(fd, &mtu_enum, pc->syncs, &p.me, &p.peer))
@@ -1377,11 +1199,11 @@ int main(int argc, char **argv)
 	p.pmtu = wire_mtu_bytes((unsigned)mtu_enum);
 	memcpy(p.peer_gid, p.peer.gid, 16);
 	p.psn = p.me.psn;
-	note("peer QPN 0x%06x PSN 0x%06x rkey 0x%08x VA 0x%" PRIx64 " out_reads %u; "
+	probe_note("peer QPN 0x%06x PSN 0x%06x rkey 0x%08x VA 0x%" PRIx64 " out_reads %u; "
 	     "ours QPN 0x%06x PSN 0x%06x, path MTU %u, IPv%u",
 	     p.peer.qpn, p.peer.psn, p.peer.rkey, p.peer.vaddr, p.peer.out_reads, p.me.qpn,
-	     p.me.psn, p.pmtu, p.ip_version);
-	if (p.ip_version == 4)
+	     p.me.psn, p.pmtu, p.link.ip_version);
+	if (p.link.ip_version == 4)
 		check(&p, !memcmp(p.peer.gid, (const uint8_t[12]){ [10] = 0xff, [11] = 0xff }, 12) &&
 			     !memcmp(p.peer.gid + 12, &peer4, 4),
 		      "the peer's GID is the IPv4-mapped address of %s", peer);
@@ -1397,9 +1219,9 @@ int main(int argc, char **argv)
 		serve_checks(&p, kase + strlen("serve-"), &client_rep);
 		goto out;
 	}
-	secs = now_s();
+	secs = probe_now();
 	pc->run(&p);
-	secs = now_s() - secs;
+	secs = probe_now() - secs;
 	expect_none(&p, "nothing more from the peer after the case");
 
 	rep.size = p.msgs ? p.bytes / p.msgs : 0;
@@ -1409,12 +1231,11 @@ int main(int argc, char **argv)
 	check(&p, pt_client_finish(fd, &p.me, pc->report ? &rep : NULL) == 0,
 	      "perftest closing exchange");
 out:
-	check_socket_drops(&p);
+	check(&p, probe_link_drops(&p.link) == 0, "the probe's socket lost %ld frames",
+	      probe_link_drops(&p.link));
 	printf("# probe %s: %" PRIu64 " messages, %" PRIu64 " bytes\n", kase, p.msgs, p.bytes);
 	printf("# broken on purpose: bad_icrc=%u bad_udp_csum=%u\n", p.bad_icrc_sent,
 	       p.bad_udp_csum_sent);
 	printf("# RoCE v2 frames: sent=%u received=%u\n", p.frames_tx, p.frames_rx);
-	printf("1..%u\n", p.checks);
-	printf("# %u passed, %u failed\n", p.checks - p.failures, p.failures);
-	return p.failures ? 1 : 0;
+	return probe_tap_end(&p.tap);
 }
