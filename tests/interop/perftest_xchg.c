@@ -197,6 +197,14 @@ int pt_server_setup(int fd, int *mtu_enum, int syncs, const struct pt_dest *mine
 	return setup(true, fd, mtu_enum, syncs, mine, peer);
 }
 
+int pt_syncs(int fd, bool server, const struct pt_dest *mine, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (hand_shake(server, fd, mine, NULL, "sync"))
+			return -1;
+	return 0;
+}
+
 int pt_accept(int timeout_s)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PT_PORT) };

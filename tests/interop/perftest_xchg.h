@@ -3,6 +3,7 @@
 #ifndef UROCE_INTEROP_PERFTEST_XCHG_H
 #define UROCE_INTEROP_PERFTEST_XCHG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PT_PORT 18515
@@ -60,6 +61,12 @@ int pt_client_setup(int fd, int *mtu_enum, int syncs, const struct pt_dest *mine
  * Return: 0, or -1 with a message on stderr.  Closes @fd in both cases.
  */
 int pt_client_finish(int fd, const struct pt_dest *mine, const struct pt_report *rep);
+
+/*
+ * @n more handshakes, for a caller that passed syncs = 0 to pt_*_setup() so that it could
+ * bring its QP to RTR between the keys and the syncs, as perftest itself does.
+ */
+int pt_syncs(int fd, bool server, const struct pt_dest *mine, int n);
 
 /**
  * pt_accept() - wait for a perftest client on TCP 18515 (all addresses of this namespace).

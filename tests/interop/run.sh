@@ -12,6 +12,7 @@ usage: tests/interop/run.sh [--build-dir DIR] [--probe PATH] [--uroce PATH] [--c
                            [--list]
   --build-dir DIR  meson build directory (default: build); the programs are taken from it
   --probe PATH     the rxe-probe program (default: DIR/tests/interop/rxe-probe)
+  --engine-probe PATH  the engine-probe program (default: DIR/tests/interop/engine-probe)
   --uroce PATH     the uroce command, for 'uroce decode' (default: DIR/tools/uroce)
   --cases PATTERN  run only the cases whose name matches this extended regex
   --list           print the case names and exit
@@ -27,11 +28,12 @@ $UI_DIR/results/<time>/ ($UI_DIR/results/latest).
 EOF
 }
 
-build_dir=build probe='' uroce='' pattern='' list=0 exec_cmd='' exec_mtu=1500
+build_dir=build probe='' engine_probe='' uroce='' pattern='' list=0 exec_cmd='' exec_mtu=1500
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) build_dir=$2; shift ;;
 	--probe) probe=$2; shift ;;
+	--engine-probe) engine_probe=$2; shift ;;
 	--uroce) uroce=$2; shift ;;
 	--cases) pattern=$2; shift ;;
 	--list) list=1 ;;
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 probe=${probe:-$build_dir/tests/interop/rxe-probe}
+engine_probe=${engine_probe:-$build_dir/tests/interop/engine-probe}
 uroce=${uroce:-$build_dir/tools/uroce}
 
 # Case table: NAME  MTU  KIND  ARGS.  Cases of one MTU run back to back on one boot; the
@@ -54,6 +57,9 @@ uroce=${uroce:-$build_dir/tools/uroce}
 #   perftest CLIENT in the guest (rxe as requester) against rxe-probe --case serve-CASE as
 #   the responder; loss= adds netem loss on the guest's eth0, drop= makes the probe drop
 #   every Nth response frame, so both sides' Go-Back-N and duplicate handling are used.
+#   engine / engine-serve: the same with uroce's transport engine (dataplane/, through
+#   engine-probe on an AF_PACKET port) in place of rxe-probe: as the client of the perftest
+#   SERVER, or as the server of the perftest CLIENT; drop= drops every Nth frame it sends.
 cases() {
 	cat <<'EOF'
 wire-write-mtu1500  1500 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
@@ -69,6 +75,19 @@ wire-serve-send-mtu1500  1500 serve send  ib_send_bw -s 4096 -n 200  rcvd_seq_er
 wire-serve-write-loss   1500 serve write ib_write_bw -s 4096 -n 200 loss=1 drop=97 retry_exceeded_err=0
 wire-serve-read-loss    1500 serve read  ib_read_bw -s 4096 -n 200  loss=1 drop=97 retry_exceeded_err=0
 wire-serve-atomic-loss  1500 serve atomic ib_atomic_bw -n 200       loss=1 drop=97 retry_exceeded_err=0
+engine-write-mtu1500      1500 engine write  ib_write_bw -s 4096 -n 200
+engine-read-mtu1500       1500 engine read   ib_read_bw -s 4096 -n 200
+engine-atomic-mtu1500     1500 engine atomic ib_atomic_bw -n 200
+engine-send-mtu1500       1500 engine send   ib_send_bw -s 4096 -n 200
+engine-serve-write-mtu1500 1500 engine-serve write ib_write_bw -s 4096 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+engine-serve-read-mtu1500 1500 engine-serve read  ib_read_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+engine-serve-atomic-mtu1500 1500 engine-serve atomic ib_atomic_bw -n 200     rcvd_seq_err=0 retry_exceeded_err=0
+engine-serve-send-mtu1500 1500 engine-serve send  ib_send_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+engine-write-loss         1500 engine write  ib_write_bw -s 4096 -n 200 loss=1 drop=97
+engine-read-loss          1500 engine read   ib_read_bw -s 4096 -n 200  loss=1 drop=97
+engine-atomic-loss        1500 engine atomic ib_atomic_bw -n 200        loss=1 drop=97
+engine-serve-write-loss   1500 engine-serve write ib_write_bw -s 4096 -n 200 loss=1 drop=97 retry_exceeded_err=0
+engine-serve-read-loss    1500 engine-serve read  ib_read_bw -s 4096 -n 200  loss=1 drop=97 retry_exceeded_err=0
 wire-write-mtu9000  9000 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
 wire-read-mtu9000   9000 probe read   ib_read_bw -s 16384 -n 5    rcvd_pkts=10 sent_pkts=18 duplicate_request=1
 wire-atomic-mtu9000 9000 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 sent_pkts=10 duplicate_request=1
@@ -76,6 +95,8 @@ wire-send-mtu9000   9000 probe send   ib_send_bw -s 16384 -n 8    rcvd_pkts=14 s
 wire-ud-mtu9000     9000 probe ud     ib_send_bw -c UD -s 4096 -n 6 rcvd_pkts=6 sent_pkts=0 rdma_recvs=6
 wire-serve-write-mtu9000 9000 serve write ib_write_bw -s 16384 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
 wire-serve-read-mtu9000  9000 serve read  ib_read_bw -s 16384 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+engine-write-mtu9000      9000 engine write  ib_write_bw -s 16384 -n 200
+engine-serve-read-mtu9000 9000 engine-serve read ib_read_bw -s 16384 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
 EOF
 }
 
@@ -90,10 +111,11 @@ if [ "$(id -u)" != 0 ]; then
 	echo "interop: SKIP: needs root (network namespaces, tap, qemu)"
 	exit 77
 fi
-for prog in "$probe" "$uroce"; do
-	[ -x "$prog" ] || ui_die "no $prog: build first (ninja -C $build_dir) or pass --probe / --uroce"
+for prog in "$probe" "$engine_probe" "$uroce"; do
+	[ -x "$prog" ] || ui_die "no $prog: build first (ninja -C $build_dir) or pass its option"
 done
 probe=$(cd "$(dirname "$probe")" && pwd)/$(basename "$probe")
+engine_probe=$(cd "$(dirname "$engine_probe")" && pwd)/$(basename "$engine_probe")
 uroce=$(cd "$(dirname "$uroce")" && pwd)/$(basename "$uroce")
 
 mkdir -p "$UI_DIR"
@@ -284,7 +306,7 @@ wait_for_text() {
 #          dropped.
 run_probe_case() {
 	local name=$1 kind=$2 verb=$3 out=$res/$1 guest=() expect=() a rc_c rc_s why='' pmtu
-	local gid=GID_V4 opts=() cpid loss='' checks guest_line note served
+	local gid=GID_V4 opts=() cpid loss='' checks guest_line note served prog side
 	shift 3
 	case "$verb" in *6) verb=${verb%6} gid=GID_V6 opts+=(--ipv6) ;; esac
 	for a in "$@"; do
@@ -295,22 +317,34 @@ run_probe_case() {
 		*) guest+=("$a") ;;
 		esac
 	done
-	[ "$kind" = serve ] && verb=serve-$verb
+	prog=$probe
+	case "$kind" in
+	engine*)
+		prog=$engine_probe
+		# the engine runs as many operations of the same size as the perftest peer
+		set -- "${guest[@]}"
+		while [ $# -gt 0 ]; do
+			case "$1" in -n|-s) opts+=("$([ "$1" = -n ] && echo --iters || echo --size)" "$2"); shift ;; esac
+			shift
+		done
+		;;
+	esac
+	case "$kind" in *serve) verb=serve-$verb side=serve ;; *) side=client ;; esac
 	[ "$cur_mtu" = 9000 ] && pmtu=4096 || pmtu=1024
 	counters | sort >"$out.counters.before"
 	ui_vm_exec 'dmesg -c >/dev/null'
 	[ -z "$loss" ] || ui_vm_exec "tc qdisc replace dev eth0 root netem loss $loss%"
 	start_capture "$out"
 	# all in the background, so that a signal reaches our trap at once
-	if [ "$kind" = probe ]; then
+	if [ "$side" = client ]; then
 		guest_perftest "$out.guest.log" "${guest[*]} -d rxe0 -x \$$gid"
 		wait_for_text 'Waiting for client' "$out.guest.log" "$guest_pid" || true
 	fi
-	ip netns exec "$UI_NS_HOST" "$probe" --case "$verb" --ifname "$UI_VETH_HOST" \
+	ip netns exec "$UI_NS_HOST" "$prog" --case "$verb" --ifname "$UI_VETH_HOST" \
 		--local "$UI_HOST_IP" --peer "$UI_GUEST_IP" --peer-mac "$UI_GUEST_MAC" \
 		--pmtu "$pmtu" "${opts[@]}" >"$out.client.log" 2>&1 &
 	cpid=$!
-	if [ "$kind" = serve ]; then
+	if [ "$side" = serve ]; then
 		wait_for_text 'waiting for a perftest client' "$out.client.log" "$cpid" || true
 		guest_perftest "$out.guest.log" "${guest[*]} -d rxe0 -x \$$gid $UI_HOST_IP"
 	fi
@@ -331,7 +365,7 @@ run_probe_case() {
 	[ $rc_s = 0 ] || why="$why perftest in the guest exit $rc_s;"
 	checks=$(sed -n 's/^# \([0-9]* passed, [0-9]* failed\)$/\1/p' "$out.client.log")
 	guest_line=$(awk '/#bytes/ {getline; print; exit}' "$out.guest.log" | tr -s ' \t' ' ')
-	served=$(sed -n 's/^# served \(.*\)/; served \1/p' "$out.client.log")
+	served=$(sed -n 's/^# served \(.*\)/; served \1/p; s/^# engine: \(.*\)/; engine \1/p' "$out.client.log")
 	note=$(grep -o ', [0-9]* from rxe with UDP checksum 0 over IPv6' "$out.checks.log" | cut -c3- || true)
 	if [ -z "$why" ]; then
 		printf 'PASS %-26s probe checks: %s; perftest in the guest:%s%s%s\n' "$name" \
@@ -358,7 +392,7 @@ ui_log "results in $res"
 while read -r name mtu kind args <&3; do
 	set_mtu "$mtu"
 	case "$kind" in
-	probe|serve) run=run_probe_case ;;
+	probe|serve|engine|engine-serve) run=run_probe_case ;;
 	*) ui_die "unknown case kind $kind" ;;
 	esac
 	# shellcheck disable=SC2086 # ARGS are words
