@@ -21,6 +21,8 @@
 #define MR_LEN		(4u << 20)
 #define DEPTH		64	/* work requests in flight, as perftest's default tx depth */
 #define PT_MIN_RNR_TIMER 12
+#define PT_QKEY		0x11111111u
+#define GRH_LEN		40	/* in front of every UD receive (IBA 11.4.1.1) */
 #define TIMEOUT_S	120
 
 /* ---- a port (include/uroce/port.h) over the probe's AF_PACKET socket ---- */
@@ -145,6 +147,8 @@ struct run {
 	struct rc_qp *qp;
 	struct rc_mr *mr;
 	uint8_t *buf;
+	struct rc_ah *ah;		/* UD: towards the peer's GID */
+	bool ud;
 	struct pt_dest me, peer;
 	int mtu_enum;
 	uint32_t iters, size;
@@ -154,13 +158,29 @@ struct run {
 static int qp_init(struct run *r)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qkey = PT_QKEY,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
 	};
 
 	return rc_qp_modify(r->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_ACCESS_FLAGS);
+				       (r->ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
+}
+
+/* UD: RTR and RTS need no peer; sends name an address handle for the peer's GID. */
+static int qp_connect_ud(struct run *r, struct rc_pd *pd)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1,
+				  .grh = { .sgid_index = 0, .hop_limit = 64 } };
+
+	memcpy(ah.grh.dgid.raw, r->peer.gid, 16);
+	r->ah = rc_ah_create(pd, &ah);
+	if (!r->ah || rc_qp_modify(r->qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = r->me.psn;
+	return rc_qp_modify(r->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 static int qp_connect(struct run *r)
@@ -213,6 +233,11 @@ static int post_one(struct run *r, const char *verb, uint32_t i)
 		wr.wr.atomic.rkey = r->peer.rkey;
 	} else {
 		wr.opcode = IBV_WR_SEND;
+		if (r->ud) {
+			wr.wr.ud.ah = rc_ah_ibv(r->ah);
+			wr.wr.ud.remote_qpn = r->peer.qpn;
+			wr.wr.ud.remote_qkey = PT_QKEY;
+		}
 	}
 	return rc_post_send(r->qp, &wr, &bad);
 }
@@ -290,13 +315,13 @@ static double run_client(struct run *r, const char *verb)
  */
 static void run_server(struct run *r, const char *verb, int tcp_fd)
 {
-	uint32_t recvd = 0, bad_len = 0;
+	uint32_t recvd = 0, bad_len = 0, want_len = r->size + (r->ud ? GRH_LEN : 0);
 	double t0 = probe_now();
 
-	if (!strcmp(verb, "send")) {
+	if (!strcmp(verb, "send") || r->ud) {
 		for (uint32_t i = 0; i < r->iters; i++) {
-			struct ibv_sge sge = { .addr = (uintptr_t)r->buf + (uint64_t)(i % 64) * r->size,
-					       .length = r->size, .lkey = rc_mr_lkey(r->mr) };
+			struct ibv_sge sge = { .addr = (uintptr_t)r->buf + (uint64_t)(i % 64) * want_len,
+					       .length = want_len, .lkey = rc_mr_lkey(r->mr) };
 			struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 			if (rc_post_recv(r->qp, &wr, &bad)) {
@@ -316,7 +341,8 @@ static void run_server(struct run *r, const char *verb, int tcp_fd)
 			if (wc[i].status != IBV_WC_SUCCESS)
 				probe_check(&r->tap, false, "receive %" PRIu64 " completed with status %d",
 					    wc[i].wr_id, wc[i].status);
-			else if (wc[i].byte_len != r->size)
+			else if (wc[i].byte_len != want_len ||
+				 (r->ud && (wc[i].src_qp != r->peer.qpn || !(wc[i].wc_flags & IBV_WC_GRH))))
 				bad_len++;
 			recvd++;
 		}
@@ -327,10 +353,11 @@ static void run_server(struct run *r, const char *verb, int tcp_fd)
 			return;
 		}
 	}
-	if (!strcmp(verb, "send"))
+	if (!strcmp(verb, "send") || r->ud)
 		probe_check(&r->tap, recvd == r->iters && bad_len == 0,
-			    "%u receives completed, %u with a length other than %u (want %u, 0)",
-			    recvd, bad_len, r->size, r->iters);
+			    "%u receives completed, %u with a length other than %u%s (want %u, 0)",
+			    recvd, bad_len, want_len, r->ud ? " or without GRH and source QP" : "",
+			    r->iters);
 }
 
 static void note_counters(struct run *r)
@@ -356,12 +383,12 @@ static void note_counters(struct run *r)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: engine-probe --case [serve-]write|read|atomic|send --ifname IF --local IP\n"
+		"usage: engine-probe --case [serve-]write|read|atomic|send|ud --ifname IF --local IP\n"
 		"                    --peer IP --peer-mac MAC [--pmtu 1024|4096] [--iters N]\n"
 		"                    [--size BYTES] [--drop-every N]\n"
 		"uroce's transport engine on an AF_PACKET port: as the client of a perftest server\n"
-		"running on rxe at PEER (ib_write_bw / ib_read_bw / ib_atomic_bw / ib_send_bw -n N\n"
-		"-s BYTES), or with serve-* as the server of a perftest client there.  --drop-every\n"
+		"running on rxe at PEER (ib_write_bw / ib_read_bw / ib_atomic_bw / ib_send_bw [-c UD]\n"
+		"-n N -s BYTES), or with serve-* as the server of a perftest client there.  --drop-every\n"
 		"drops every Nth frame the engine sends.  One TAP line per check.\n");
 }
 
@@ -385,7 +412,7 @@ int main(int argc, char **argv)
 	static struct probe_link link;
 	struct run r = { .mtu_enum = 3, .iters = 200, .size = 4096 };
 	struct pt_report rep = { 0 };
-	struct rc_qp_init qi = { .qp_type = IBV_QPT_RC };
+	struct rc_qp_init qi = { .qp_type = IBV_QPT_RC };	/* UD for --case [serve-]ud */
 	struct rc_gid_entry ge = { .valid = true, .type = RC_GID_ROCE_V2 };
 	struct rc_engine_cfg cfg = { .port = &port.base, .now_ns = clock_ns };
 	bool serve;
@@ -415,11 +442,12 @@ int main(int argc, char **argv)
 	serve = !strncmp(kase, "serve-", 6);
 	verb = serve ? kase + 6 : kase;
 	if (strcmp(verb, "write") && strcmp(verb, "read") && strcmp(verb, "atomic") &&
-	    strcmp(verb, "send")) {
+	    strcmp(verb, "send") && strcmp(verb, "ud")) {
 		usage(stderr);
 		return 2;
 	}
-	syncs = !strcmp(verb, "send") ? 3 : 2;
+	r.ud = !strcmp(verb, "ud");
+	syncs = !strcmp(verb, "send") || r.ud ? 3 : 2;
 
 	if (probe_link_open(&link, ifname, local, 4))
 		return 1;
@@ -445,6 +473,7 @@ int main(int argc, char **argv)
 				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) : NULL;
 	qi.send_cq = qi.recv_cq = r.cq;
+	qi.qp_type = r.ud ? IBV_QPT_UD : IBV_QPT_RC;
 	qi.cap = (struct ibv_qp_cap){ .max_send_wr = 128, .max_recv_wr = 1024,
 				      .max_send_sge = 1, .max_recv_sge = 1 };
 	r.qp = r.cq && r.mr ? rc_qp_create(r.eng, &qi) : NULL;
@@ -463,8 +492,9 @@ int main(int argc, char **argv)
 	if (fd < 0 || (serve ? pt_server_setup(fd, &r.mtu_enum, 0, &r.me, &r.peer) :
 			       pt_client_setup(fd, &r.mtu_enum, 0, &r.me, &r.peer)))
 		return 1;
-	if (!probe_check(&r.tap, qp_connect(&r) == 0, "QP 0x%06x to RTS towards rxe's QP 0x%06x, "
-			 "path MTU %u", r.me.qpn, r.peer.qpn, wire_mtu_bytes((unsigned)r.mtu_enum)) ||
+	if (!probe_check(&r.tap, (r.ud ? qp_connect_ud(&r, qi.pd) : qp_connect(&r)) == 0,
+			 "%s QP 0x%06x to RTS towards rxe's QP 0x%06x, path MTU %u", r.ud ? "UD" : "RC",
+			 r.me.qpn, r.peer.qpn, wire_mtu_bytes((unsigned)r.mtu_enum)) ||
 	    pt_syncs(fd, serve, &r.me, syncs))
 		return 1;
 
@@ -473,7 +503,8 @@ int main(int argc, char **argv)
 		uint64_t sum = 0;
 
 		run_server(&r, verb, fd);
-		probe_check(&r.tap, pt_server_finish(fd, &r.me, strcmp(verb, "send") ? &client : NULL) == 0,
+		probe_check(&r.tap, pt_server_finish(fd, &r.me, strcmp(verb, "send") && !r.ud ?
+						     &client : NULL) == 0,
 			    "perftest closing exchange");
 		if (!strcmp(verb, "atomic")) {
 			for (uint32_t off = 0; off < MR_LEN; off += 8) {
@@ -496,7 +527,8 @@ int main(int argc, char **argv)
 		rep.msg_rate = secs > 0 ? r.iters / secs / 1e6 : 0;
 		probe_note("engine as client: %u x %" PRIu64 " bytes in %.2f s, %.2f MB/s", r.iters,
 			   rep.size, secs, rep.bw_avg);
-		probe_check(&r.tap, pt_client_finish(fd, &r.me, strcmp(verb, "send") ? &rep : NULL) == 0,
+		probe_check(&r.tap, pt_client_finish(fd, &r.me, strcmp(verb, "send") && !r.ud ?
+						     &rep : NULL) == 0,
 			    "perftest closing exchange");
 	}
 	/* whatever rxe still sends (late ACKs, retransmissions) is received and counted */

@@ -82,6 +82,8 @@ engine-write-mtu1500      1500 engine write  ib_write_bw -s 4096 -n 200
 engine-read-mtu1500       1500 engine read   ib_read_bw -s 4096 -n 200
 engine-atomic-mtu1500     1500 engine atomic ib_atomic_bw -n 200
 engine-send-mtu1500       1500 engine send   ib_send_bw -s 4096 -n 200
+engine-ud-mtu1500         1500 engine ud     ib_send_bw -c UD -s 1024 -n 200 rcvd_pkts=200 rdma_recvs=200
+engine-serve-ud-mtu1500   1500 engine-serve ud ib_send_bw -c UD -s 1024 -n 200 sent_pkts=200
 engine-serve-write-mtu1500 1500 engine-serve write ib_write_bw -s 4096 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
 engine-serve-read-mtu1500 1500 engine-serve read  ib_read_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
 engine-serve-atomic-mtu1500 1500 engine-serve atomic ib_atomic_bw -n 200     rcvd_seq_err=0 retry_exceeded_err=0
