@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* The BPF programs uroce puts on netdevs (tc ingress filter, XDP) and their loader. */
+#ifndef UROCE_DP_BPF_H
+#define UROCE_DP_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Compiled objects, embedded at build time (dataplane/bpf/embed.py). */
+extern const unsigned char dp_bpf_tc_ingress_obj[];
+extern const size_t dp_bpf_tc_ingress_obj_len;
+extern const unsigned char dp_bpf_xdp_obj[];
+extern const size_t dp_bpf_xdp_obj_len;
+
+/* tc filter identity on the clsact ingress hook: ours to replace and remove. */
+#define DP_TC_HANDLE	0x4791
+#define DP_TC_PRIORITY	0x4791
+
+/*
+ * The XDP object in a memfd, for DPDK's af_xdp xdp_prog=/proc/self/fd/N.
+ * Return: the fd (caller closes it), or -errno.
+ */
+int dp_bpf_xdp_object_fd(void);
+
+/* Loss statistics of the XDP program on @netdev.  Return: 0, -ENOENT if none of ours. */
+int dp_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped);
+
+#endif

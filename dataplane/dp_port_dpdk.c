@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: MIT
+/* The DPDK port: bursts of 32 on one ethdev queue, a classifier, neighbours, counters, pcap. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "uroce/wire.h"
+#include "dp_bpf.h"
+#include "dp_eal.h"
+#include "dp_netdev.h"
+#include "dp_pcap.h"
+#include "dp_port.h"
+#include "dp_qpn.h"
+
+const char *const dp_port_counter_names[] = {
+#define DP_PORT_NAME(n) #n,
+	DP_PORT_COUNTERS(DP_PORT_NAME)
+#undef DP_PORT_NAME
+	NULL
+};
+
+#define ETH_OVERHEAD		(14 + 4)	/* Ethernet header + one VLAN tag */
+#define RING_DESCS		1024
+#define POOL_CACHE		64
+/* struct tpacket2_hdr + sockaddr_ll, aligned, + 16: where the kernel puts the MAC header. */
+#define TPACKET2_MAC_OFF	66
+#define AF_PACKET_FRAMES	512
+/* AF_XDP chunk = mempool object <= one page: 64 header + 128 mbuf + 3840 data room. */
+#define AF_XDP_DATA_ROOM	3840
+#define AF_XDP_POOL_SIZE	8192
+#define XDP_HEADROOM		256
+#define POOL_SIZE		4096
+
+#define IPPROTO_ICMP_NUM	1
+#define IPPROTO_ICMPV6_NUM	58
+
+struct dp_port {
+	struct port		base;		/* what the engine sees; first */
+	char			name[80];
+	struct uroce_link_cfg	cfg;
+	uint16_t		port_id;
+	bool			is_vdev;
+	char			vdev_name[64];
+	struct rte_mempool	*pool;
+	uint32_t		max_frame;	/* largest frame pool and PMD carry */
+	int			ifindex;
+	uint32_t		speed_mbps;
+	const struct dp_qpn_map	*qpns;
+	struct dp_neigh		*neigh;
+	struct dp_pcap		*pcap;
+	atomic_bool		link_up;
+
+	unsigned		n_tx;
+	struct rte_mbuf		*tx[DP_BURST];
+	struct dp_port_counters	cnt;
+
+	/* Address changes: written by the progress thread, applied by the port's thread. */
+	pthread_mutex_t		addr_lock;
+	uint8_t			addrs[UROCE_MAX_ADDRS][16];
+	unsigned		n_addrs;
+	atomic_bool		addrs_pending;
+
+	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
+};
+
+static atomic_uint port_seq;
+
+static inline struct dp_port *to_dp(struct port *p)
+{
+	return (struct dp_port *)p;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline unsigned burst_bucket(unsigned n)
+{
+	return n >= 32 ? 5 : n >= 16 ? 4 : n >= 8 ? 3 : n >= 4 ? 2 : n >= 2 ? 1 : 0;
+}
+
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline bool mac_eq(const uint8_t *a, const uint8_t *b)
+{
+	return !memcmp(a, b, 6);
+}
+
+/* ---- Transmit ---- */
+
+static void send_staged(struct dp_port *dp)
+{
+	unsigned n = dp->n_tx, sent = 0;
+
+	if (n == 0)
+		return;
+	dp->n_tx = 0;
+	if (!atomic_load_explicit(&dp->link_up, memory_order_relaxed)) {
+		rte_pktmbuf_free_bulk(dp->tx, n);
+		dp->cnt.tx_link_down += n;
+		return;
+	}
+	if (dp->pcap) {
+		const void *frames[DP_BURST];
+		uint32_t lens[DP_BURST];
+
+		for (unsigned i = 0; i < n; i++) {
+			frames[i] = rte_pktmbuf_mtod(dp->tx[i], const void *);
+			lens[i] = dp->tx[i]->data_len;
+		}
+		dp_pcap_write(dp->pcap, frames, lens, n);
+	}
+	for (unsigned i = 0; i < n; i++)
+		dp->cnt.tx_bytes += dp->tx[i]->pkt_len;
+	/* A full ring gets two more chances; after that the frames are lost like on a wire. */
+	for (int tries = 0; tries < 3 && sent < n; tries++)
+		sent += rte_eth_tx_burst(dp->port_id, 0, dp->tx + sent, (uint16_t)(n - sent));
+	if (sent < n) {
+		rte_pktmbuf_free_bulk(dp->tx + sent, n - sent);
+		dp->cnt.tx_dropped += n - sent;
+	}
+	dp->cnt.tx_frames += sent;
+	(&dp->cnt.tx_burst_1)[burst_bucket(n)]++;
+}
+
+static int dpp_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
+{
+	struct dp_port *dp = to_dp(p);
+	struct rte_mbuf *m;
+
+	if (unlikely(len > dp->max_frame)) {
+		dp->cnt.tx_too_big++;
+		return -EMSGSIZE;
+	}
+	m = rte_pktmbuf_alloc(dp->pool);
+	if (unlikely(!m)) {
+		dp->cnt.tx_no_mbuf++;
+		return -ENOBUFS;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	f->data = rte_pktmbuf_mtod(m, uint8_t *);
+	f->len = len;
+	f->handle = m;
+	return 0;
+}
+
+static void dpp_tx_abort(struct port *p, struct port_frame *f)
+{
+	(void)p;
+	rte_pktmbuf_free(f->handle);
+}
+
+static void dpp_tx_burst(struct port *p, struct port_frame *f, unsigned n)
+{
+	struct dp_port *dp = to_dp(p);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = f[i].handle;
+
+		/* The engine may have shortened the frame after tx_alloc(). */
+		m->data_len = (uint16_t)f[i].len;
+		m->pkt_len = f[i].len;
+		dp->tx[dp->n_tx++] = m;
+		if (dp->n_tx == DP_BURST)
+			send_staged(dp);
+	}
+}
+
+static void dpp_flush(struct port *p)
+{
+	send_staged(to_dp(p));
+}
+
+/* Neighbour frames: copied into an mbuf and queued with the engine's. */
+static int neigh_xmit(void *arg, const void *frame, uint32_t len)
+{
+	struct dp_port *dp = arg;
+	struct port_frame f;
+	int ret = dpp_tx_alloc(&dp->base, &f, len);
+
+	if (ret)
+		return ret;
+	memcpy(f.data, frame, len);
+	dpp_tx_burst(&dp->base, &f, 1);
+	return 0;
+}
+
+/* ---- Receive ---- */
+
+enum rx_verdict { RX_ROCE, RX_DROP };
+
+/* Embedded IP header of an ICMP error: was it our UDP 4791? (RFC 792 / RFC 4443 quote it) */
+static bool quotes_roce(const uint8_t *ip, uint32_t len, int version)
+{
+	if (version == 4) {
+		uint32_t ihl;
+
+		if (len < 20)
+			return false;
+		ihl = (ip[0] & 0xfu) * 4;
+		return ip[9] == WIRE_IPPROTO_UDP && len >= ihl + 4 &&
+		       get16(ip + ihl + 2) == WIRE_ROCEV2_PORT;
+	}
+	return len >= 44 && ip[6] == WIRE_IPPROTO_UDP && get16(ip + 42) == WIRE_ROCEV2_PORT;
+}
+
+static void apply_addrs(struct dp_port *dp)
+{
+	pthread_mutex_lock(&dp->addr_lock);
+	dp_neigh_set_addrs(dp->neigh, (const uint8_t (*)[16])dp->addrs, dp->n_addrs);
+	atomic_store(&dp->addrs_pending, false);
+	pthread_mutex_unlock(&dp->addr_lock);
+}
+
+static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t *now)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = m->data_len, off = 14, l4;
+	uint16_t type;
+
+	if (unlikely(m->nb_segs != 1)) {
+		dp->cnt.rx_multiseg++;
+		return RX_DROP;
+	}
+	if (unlikely(len < 14)) {
+		dp->cnt.rx_not_roce++;
+		return RX_DROP;
+	}
+	/* Our own frames, or another process's on this netdev, looped back by the kernel. */
+	if (unlikely(mac_eq(d + 6, dp->base.mac))) {
+		dp->cnt.rx_looped++;
+		return RX_DROP;
+	}
+	type = get16(d + 12);
+	if (type == WIRE_ETHERTYPE_VLAN && len >= 18) {
+		type = get16(d + 16);
+		off = 18;
+	}
+	if (unlikely(type == WIRE_ETHERTYPE_ARP)) {
+		if (!*now)
+			*now = mono_ns();
+		dp_neigh_input(dp->neigh, d, len, *now);
+		dp->cnt.rx_neigh++;
+		return RX_DROP;
+	}
+	if (unlikely((d[0] & 1) && type != WIRE_ETHERTYPE_IPV6)) {
+		dp->cnt.rx_not_roce++;		/* broadcast / multicast that is not ND */
+		return RX_DROP;
+	}
+	if (unlikely(!(d[0] & 1) && !mac_eq(d, dp->base.mac))) {
+		dp->cnt.rx_not_for_us++;
+		return RX_DROP;
+	}
+	if (type == WIRE_ETHERTYPE_IPV4 && len >= off + 20) {
+		const uint8_t *ip = d + off;
+
+		l4 = off + (ip[0] & 0xfu) * 4;
+		if (ip[9] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
+		    get16(d + l4 + 2) == WIRE_ROCEV2_PORT)
+			goto roce;
+		if (ip[9] == IPPROTO_ICMP_NUM && len >= l4 + 8 && d[l4] == 3 && d[l4 + 1] == 3 &&
+		    quotes_roce(d + l4 + 8, len - l4 - 8, 4)) {
+			dp->cnt.rx_icmp_unreach++;
+			return RX_DROP;
+		}
+	} else if (type == WIRE_ETHERTYPE_IPV6 && len >= off + 40) {
+		const uint8_t *ip = d + off;
+
+		l4 = off + 40;
+		if (ip[6] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
+		    get16(d + l4 + 2) == WIRE_ROCEV2_PORT && !(d[0] & 1))
+			goto roce;
+		if (ip[6] == IPPROTO_ICMPV6_NUM && len >= l4 + 8) {
+			if (d[l4] == 1 && d[l4 + 1] == 4 && quotes_roce(d + l4 + 8, len - l4 - 8, 6)) {
+				dp->cnt.rx_icmp_unreach++;
+				return RX_DROP;
+			}
+			if (off == 14 && (d[l4] == 135 || d[l4] == 136)) {
+				if (!*now)
+					*now = mono_ns();
+				dp_neigh_input(dp->neigh, d, len, *now);
+				dp->cnt.rx_neigh++;
+				return RX_DROP;
+			}
+		}
+	}
+	dp->cnt.rx_not_roce++;
+	return RX_DROP;
+roce:
+	/* BTH DestQP (IBA 9.2): frames for another process's QPs are dropped without a NAK. */
+	if (dp->qpns && !dp_qpn_owned(dp->qpns, (uint32_t)(d[l4 + 8 + 5] << 16 |
+						       d[l4 + 8 + 6] << 8 | d[l4 + 8 + 7]))) {
+		dp->cnt.rx_other_qpn++;
+		return RX_DROP;
+	}
+	return RX_ROCE;
+}
+
+static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
+{
+	struct dp_port *dp = to_dp(p);
+	struct rte_mbuf *m[DP_BURST], *drop[DP_BURST];
+	unsigned n, out = 0, n_drop = 0;
+	uint64_t now = 0;
+
+	if (unlikely(atomic_load_explicit(&dp->addrs_pending, memory_order_relaxed)))
+		apply_addrs(dp);
+	if (max > DP_BURST)
+		max = DP_BURST;
+	dp->cnt.rx_polls++;
+	n = rte_eth_rx_burst(dp->port_id, 0, m, (uint16_t)max);
+	if (n == 0)
+		return 0;
+	(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
+	dp->cnt.rx_frames += n;
+	for (unsigned i = 0; i < n; i++) {
+		dp->cnt.rx_bytes += m[i]->pkt_len;
+		if (classify(dp, m[i], &now) == RX_ROCE) {
+			f[out].data = rte_pktmbuf_mtod(m[i], uint8_t *);
+			f[out].len = m[i]->data_len;
+			f[out].handle = m[i];
+			out++;
+		} else {
+			drop[n_drop++] = m[i];
+		}
+	}
+	if (n_drop)
+		rte_pktmbuf_free_bulk(drop, n_drop);
+	dp->cnt.rx_roce += out;
+	if (dp->pcap && out) {
+		const void *frames[DP_BURST];
+		uint32_t lens[DP_BURST];
+
+		for (unsigned i = 0; i < out; i++) {
+			frames[i] = f[i].data;
+			lens[i] = f[i].len;
+		}
+		dp_pcap_write(dp->pcap, frames, lens, out);
+	}
+	return out;
+}
+
+static void dpp_rx_release(struct port *p, struct port_frame *f, unsigned n)
+{
+	struct rte_mbuf *m[DP_BURST];
+
+	(void)p;
+	while (n) {
+		unsigned k = n < DP_BURST ? n : DP_BURST;
+
+		for (unsigned i = 0; i < k; i++)
+			m[i] = f[i].handle;
+		rte_pktmbuf_free_bulk(m, k);
+		f += k;
+		n -= k;
+	}
+}
+
+static int dpp_resolve(struct port *p, const uint8_t gid[16], uint8_t mac[6])
+{
+	struct dp_port *dp = to_dp(p);
+
+	if (unlikely(atomic_load_explicit(&dp->addrs_pending, memory_order_relaxed)))
+		apply_addrs(dp);
+	return dp_neigh_resolve(dp->neigh, gid, mac, mono_ns());
+}
+
+static void dpp_destroy(struct port *p)
+{
+	dp_port_close(to_dp(p));
+}
+
+static const struct port_ops dp_port_ops = {
+	.rx_burst	= dpp_rx_burst,
+	.rx_release	= dpp_rx_release,
+	.tx_alloc	= dpp_tx_alloc,
+	.tx_abort	= dpp_tx_abort,
+	.tx_burst	= dpp_tx_burst,
+	.flush		= dpp_flush,
+	.resolve	= dpp_resolve,
+	.destroy	= dpp_destroy,
+};
+
+/* ---- Open ---- */
+
+static int fail_dpdk(char *err, size_t errlen, int ret, const char *what, const char *fix)
+{
+	char reason[256];
+
+	dp_eal_log_tail(reason, sizeof(reason));
+	snprintf(err, errlen, "%s (%s%s%s): %s", what, strerror(ret < 0 ? -ret : ret),
+		 reason[0] ? "; DPDK: " : "", reason, fix);
+	return ret < 0 ? ret : -ret;
+}
+
+static uint32_t align_up(uint32_t x, uint32_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+static uint32_t lcm(uint32_t a, uint32_t b)
+{
+	uint32_t x = a, y = b;
+
+	while (y) {
+		uint32_t t = x % y;
+
+		x = y;
+		y = t;
+	}
+	return (uint32_t)((uint64_t)a / x * b);
+}
+
+static uint32_t next_pow2(uint32_t x)
+{
+	uint32_t p = 1;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+/* pmd_args "k=v,k=v" with every key also known to us rewritten ("rx=" -> "rx_pcap="). */
+static int append_pmd_args(char *buf, size_t len, const char *pmd_args, enum uroce_pmd pmd)
+{
+	char args[sizeof(((struct uroce_link_cfg *)0)->pmd_args)];
+	char *save = NULL;
+	size_t used = strlen(buf);
+
+	snprintf(args, sizeof(args), "%s", pmd_args);
+	for (char *kv = strtok_r(args, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		const char *prefix = "";
+		int n;
+
+		if (pmd == UROCE_PMD_PCAP && (!strncmp(kv, "rx=", 3) || !strncmp(kv, "tx=", 3)))
+			prefix = "_pcap";
+		if (*prefix) {
+			n = snprintf(buf + used, len - used, "%s%.2s%s%s", used ? "," : "", kv,
+				     prefix, kv + 2);
+		} else {
+			n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", kv);
+		}
+		if (n < 0 || (size_t)n >= len - used)
+			return -E2BIG;
+		used += (size_t)n;
+	}
+	return 0;
+}
+
+struct pmd_plan {
+	const char	*driver;	/* vdev driver name, NULL for PCI */
+	char		args[768];
+	uint32_t	data_room;	/* mempool data room (incl. headroom) */
+	unsigned	pool_size;
+	uint32_t	max_frame;
+	bool		uses_netdev;
+};
+
+static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char *err, size_t errlen)
+{
+	const struct uroce_link_cfg *cfg = &dp->cfg;
+	uint32_t frame = mtu + ETH_OVERHEAD;
+	char mac[32];
+	int ret = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->pool_size = POOL_SIZE;
+	pl->data_room = RTE_PKTMBUF_HEADROOM + align_up(frame, 64);
+	pl->max_frame = frame;
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", dp->base.mac[0],
+		 dp->base.mac[1], dp->base.mac[2], dp->base.mac[3], dp->base.mac[4],
+		 dp->base.mac[5]);
+	switch (cfg->pmd) {
+	case UROCE_PMD_AF_PACKET: {
+		/*
+		 * The kernel cuts a frame at framesz - TPACKET2_MAC_OFF; DPDK's
+		 * receive copies a whole ring frame into one mbuf.  Both follow
+		 * the MTU (the PMD's 2 KiB default silently truncates more).
+		 * DPDK addresses ring frames as i * framesz, so a block must
+		 * hold a whole number of frames: blocksz = lcm(framesz, page).
+		 */
+		uint32_t framesz = align_up(TPACKET2_MAC_OFF + frame + 16, 128);
+		uint32_t page = (uint32_t)getpagesize();
+		uint32_t blocksz = lcm(framesz, page), per_block, framecnt;
+
+		if (blocksz > (4u << 20)) {
+			framesz = next_pow2(framesz);
+			blocksz = framesz > page ? framesz : page;
+		}
+		per_block = blocksz / framesz;
+		framecnt = (AF_PACKET_FRAMES + per_block - 1) / per_block * per_block;
+		pl->driver = "net_af_packet";
+		pl->uses_netdev = true;
+		pl->data_room = RTE_PKTMBUF_HEADROOM + framesz;
+		pl->max_frame = framesz - TPACKET2_MAC_OFF - 16;
+		snprintf(pl->args, sizeof(pl->args),
+			 "iface=%s,qpairs=1,blocksz=%u,framesz=%u,framecnt=%u", cfg->netdev,
+			 blocksz, framesz, framecnt);
+		break;
+	}
+	case UROCE_PMD_AF_XDP:
+		/*
+		 * Zero-copy UMEM over the mempool: an mbuf must fit one 4 KiB
+		 * chunk, so frames stop at 3456 bytes (IP MTU 3438 with a VLAN
+		 * tag; veth refuses XDP above MTU 3506 anyway).  busy_budget=0:
+		 * preferred busy polling only costs on veth.
+		 */
+		pl->driver = "net_af_xdp";
+		pl->uses_netdev = true;
+		pl->data_room = AF_XDP_DATA_ROOM;
+		pl->pool_size = AF_XDP_POOL_SIZE;
+		pl->max_frame = AF_XDP_DATA_ROOM - RTE_PKTMBUF_HEADROOM - XDP_HEADROOM;
+		dp->xdp_prog_fd = dp_bpf_xdp_object_fd();
+		if (dp->xdp_prog_fd < 0) {
+			snprintf(err, errlen, "%s: cannot stage the XDP program: %s", cfg->name,
+				 strerror(-dp->xdp_prog_fd));
+			return dp->xdp_prog_fd;
+		}
+		snprintf(pl->args, sizeof(pl->args),
+			 "iface=%s,start_queue=0,queue_count=1,busy_budget=0,xdp_prog=/proc/self/fd/%d",
+			 cfg->netdev, dp->xdp_prog_fd);
+		break;
+	case UROCE_PMD_MEMIF: {
+		uint32_t bsize = align_up(frame, 128);
+
+		pl->driver = "net_memif";
+		if (bsize < 2048)
+			bsize = 2048;
+		/* A socket file, not an abstract one: abstract sockets stop at netns borders. */
+		snprintf(pl->args, sizeof(pl->args),
+			 "id=0,socket=%s/memif-%s.sock,socket-abstract=no,bsize=%u,rsize=10,mac=%s",
+			 uroce_run_dir(), cfg->netdev, bsize, mac);
+		break;
+	}
+	case UROCE_PMD_PCAP:
+		pl->driver = "net_pcap";
+		break;
+	case UROCE_PMD_TAP:
+		pl->driver = "net_tap";
+		snprintf(pl->args, sizeof(pl->args), "iface=%s,mac=%s", cfg->netdev, mac);
+		break;
+	case UROCE_PMD_PCI:
+		pl->driver = NULL;
+		break;
+	}
+	if (cfg->pmd != UROCE_PMD_PCI)
+		ret = append_pmd_args(pl->args, sizeof(pl->args), cfg->pmd_args, cfg->pmd);
+	if (ret)
+		snprintf(err, errlen, "%s: pmd_args too long", cfg->name);
+	return ret;
+}
+
+static int probe(struct dp_port *dp, const struct pmd_plan *pl, char *err, size_t errlen)
+{
+	const struct uroce_link_cfg *cfg = &dp->cfg;
+	char what[400];
+	int ret;
+
+	dp_eal_log_mark();
+	if (!pl->driver) {
+		if (!cfg->pmd_args[0]) {
+			snprintf(err, errlen,
+				 "%s: pmd pci needs the PCI address in pmd_args (`uroce link add ... --pmd pci:0000:01:00.0`)",
+				 cfg->name);
+			return -EINVAL;
+		}
+		if (rte_eth_dev_get_port_by_name(cfg->pmd_args, &dp->port_id) == 0)
+			return 0;
+		ret = rte_dev_probe(cfg->pmd_args);
+		if (ret == 0 && rte_eth_dev_get_port_by_name(cfg->pmd_args, &dp->port_id) == 0)
+			return 0;
+		snprintf(what, sizeof(what), "%s: DPDK cannot take the NIC %s", cfg->name,
+			 cfg->pmd_args);
+		return fail_dpdk(err, errlen, ret ? ret : -ENODEV, what,
+				 "bind it to vfio-pci (dpdk-devbind.py -b vfio-pci BDF) and check that DPDK has a driver for it");
+	}
+	snprintf(dp->vdev_name, sizeof(dp->vdev_name), "%s_uroce%u", pl->driver,
+		 atomic_fetch_add(&port_seq, 1));
+	ret = rte_vdev_init(dp->vdev_name, pl->args);
+	if (ret) {
+		const char *fix = "set UROCE_DEBUG=1 to see DPDK's log";
+
+		if (ret == -EPERM || ret == -EACCES || geteuid() != 0)
+			fix = "run as root, or give the program CAP_NET_RAW (setcap cap_net_raw,cap_net_admin,cap_bpf,cap_ipc_lock+ep PROGRAM)";
+		else if (cfg->pmd == UROCE_PMD_AF_XDP)
+			fix = "the netdev may already run an XDP program (`ip link show`; `uroce loss IFACE off`), or its MTU is above 3506";
+		else if (cfg->pmd == UROCE_PMD_PCAP)
+			fix = "check pmd_args (rx=FILE,tx=FILE: the rx file must exist and be a pcap)";
+		else if (cfg->pmd == UROCE_PMD_MEMIF)
+			fix = "check pmd_args (role=server|client) and that the socket directory exists";
+		snprintf(what, sizeof(what), "%s: cannot open the %s port on %s", cfg->name,
+			 uroce_pmd_name(cfg->pmd), cfg->netdev);
+		return fail_dpdk(err, errlen, ret, what, fix);
+	}
+	dp->is_vdev = true;
+	if (rte_eth_dev_get_port_by_name(dp->vdev_name, &dp->port_id)) {
+		snprintf(err, errlen, "%s: DPDK created %s but no port for it", cfg->name,
+			 dp->vdev_name);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t mtu, char *err,
+			size_t errlen)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	char pool_name[RTE_MEMPOOL_NAMESIZE], what[400];
+	int ret;
+
+	snprintf(pool_name, sizeof(pool_name), "uroce_pool%u", atomic_fetch_add(&port_seq, 1));
+	/* Pools in plain memory (EAL --no-huge): what they need becomes resident at creation. */
+	dp->pool = rte_pktmbuf_pool_create(pool_name, pl->pool_size, POOL_CACHE, 0,
+					   (uint16_t)pl->data_room, (int)rte_socket_id());
+	if (!dp->pool) {
+		snprintf(what, sizeof(what), "%s: cannot create a pool of %u buffers of %u bytes",
+			 dp->cfg.name, pl->pool_size, pl->data_room);
+		return fail_dpdk(err, errlen, -rte_errno, what,
+				 "give DPDK more memory (eal_args -m MB)");
+	}
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_info_get(dp->port_id, &info);
+	if (ret)
+		goto fail;
+	if (dp->cfg.pmd == UROCE_PMD_PCI) {
+		conf.rxmode.mtu = mtu;
+		if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
+			conf.rxmode.offloads = 0;
+	}
+	ret = rte_eth_dev_configure(dp->port_id, 1, 1, &conf);
+	if (!ret)
+		ret = rte_eth_rx_queue_setup(dp->port_id, 0, RING_DESCS,
+					     (unsigned)rte_eth_dev_socket_id(dp->port_id), NULL,
+					     dp->pool);
+	if (!ret)
+		ret = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESCS,
+					     (unsigned)rte_eth_dev_socket_id(dp->port_id), NULL);
+	if (!ret)
+		ret = rte_eth_dev_start(dp->port_id);
+	if (ret)
+		goto fail;
+	if (!dp_pmd_uses_netdev(dp->cfg.pmd)) {
+		/* Where DPDK owns the link it answers to our MAC; NICs also join ND multicast. */
+		rte_eth_dev_default_mac_addr_set(dp->port_id, (struct rte_ether_addr *)dp->base.mac);
+		rte_eth_allmulticast_enable(dp->port_id);
+	}
+	return 0;
+fail:
+	snprintf(what, sizeof(what), "%s: cannot start the %s port on %s", dp->cfg.name,
+		 uroce_pmd_name(dp->cfg.pmd), dp->cfg.netdev);
+	return fail_dpdk(err, errlen, ret, what, "set UROCE_DEBUG=1 to see DPDK's log");
+}
+
+static void read_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned *n)
+{
+	int k;
+
+	if (!dp_pmd_uses_netdev(dp->cfg.pmd)) {
+		*n = dp->cfg.n_addrs;
+		memcpy(addrs, dp->cfg.addrs, *n * 16);
+		return;
+	}
+	k = dp_netdev_addrs(dp->cfg.netdev, addrs, UROCE_MAX_ADDRS);
+	*n = k < 0 ? 0 : (unsigned)k;
+}
+
+int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns,
+		 struct dp_port **out, char *err, size_t errlen)
+{
+	struct dp_neigh_cfg ncfg;
+	struct dp_link_info link;
+	struct pmd_plan plan;
+	struct dp_port *dp;
+	char pcap_err[256];
+	uint32_t mtu;
+	int ret;
+
+	ret = dp_link_query(cfg, &link, err, errlen);
+	if (ret) {
+		if (ret == -ENODEV)
+			snprintf(err, errlen,
+				 "%s: its netdev %s does not exist in this network namespace: check `ip link`, or recreate the device with `uroce link add %s netdev IFACE`",
+				 cfg->name, cfg->netdev, cfg->name);
+		return ret;
+	}
+	ret = dp_eal_start(cfg, err, errlen);
+	if (ret)
+		return ret;
+	dp = calloc(1, sizeof(*dp));
+	if (!dp) {
+		snprintf(err, errlen, "%s: out of memory", cfg->name);
+		return -ENOMEM;
+	}
+	dp->cfg = *cfg;
+	dp->qpns = qpns;
+	dp->xdp_prog_fd = -1;
+	dp->ifindex = link.ifindex;
+	dp->speed_mbps = link.speed_mbps;
+	pthread_mutex_init(&dp->addr_lock, NULL);
+	memcpy(dp->base.mac, link.mac, 6);
+	mtu = cfg->mtu ? cfg->mtu : link.mtu;
+	ret = plan_pmd(dp, mtu, &plan, err, errlen);
+	if (ret)
+		goto err_free;
+	ret = probe(dp, &plan, err, errlen);
+	if (ret)
+		goto err_free;
+	ret = start_ethdev(dp, &plan, mtu, err, errlen);
+	if (ret)
+		goto err_close;
+	if (dp->xdp_prog_fd >= 0) {
+		close(dp->xdp_prog_fd);
+		dp->xdp_prog_fd = -1;
+	}
+	dp->max_frame = plan.max_frame;
+	if (mtu + ETH_OVERHEAD > dp->max_frame)
+		mtu = dp->max_frame - ETH_OVERHEAD;
+	dp->base.mtu = mtu;
+	dp->base.ops = &dp_port_ops;
+	snprintf(dp->name, sizeof(dp->name), "%s:%s", uroce_pmd_name(cfg->pmd), cfg->netdev);
+	dp->base.name = dp->name;
+	atomic_store(&dp->link_up, link.up);
+
+	memset(&ncfg, 0, sizeof(ncfg));
+	memcpy(ncfg.mac, dp->base.mac, 6);
+	read_addrs(dp, ncfg.addrs, &ncfg.n_addrs);
+	memcpy(dp->addrs, ncfg.addrs, sizeof(dp->addrs));
+	dp->n_addrs = ncfg.n_addrs;
+	/* With af_packet the kernel sees every frame and answers for itself. */
+	ncfg.answer_requests = cfg->pmd != UROCE_PMD_AF_PACKET;
+	ncfg.xmit = neigh_xmit;
+	ncfg.xmit_arg = dp;
+	dp->neigh = dp_neigh_create(&ncfg);
+	if (!dp->neigh) {
+		snprintf(err, errlen, "%s: out of memory", cfg->name);
+		ret = -ENOMEM;
+		goto err_close;
+	}
+	dp->pcap = dp_pcap_get(pcap_err, sizeof(pcap_err));
+	if (!dp->pcap && pcap_err[0]) {
+		snprintf(err, errlen, "%s: %s", cfg->name, pcap_err);
+		ret = -EIO;
+		goto err_close;
+	}
+	*out = dp;
+	return 0;
+
+err_close:
+	dp_neigh_destroy(dp->neigh);
+	rte_eth_dev_stop(dp->port_id);
+	rte_eth_dev_close(dp->port_id);
+	if (dp->is_vdev)
+		rte_vdev_uninit(dp->vdev_name);
+	rte_mempool_free(dp->pool);
+err_free:
+	if (dp->xdp_prog_fd >= 0)
+		close(dp->xdp_prog_fd);
+	free(dp);
+	return ret;
+}
+
+struct port *dp_port_base(struct dp_port *dp)
+{
+	return &dp->base;
+}
+
+void dp_port_close(struct dp_port *dp)
+{
+	if (!dp)
+		return;
+	send_staged(dp);
+	rte_eth_dev_stop(dp->port_id);
+	rte_eth_dev_close(dp->port_id);
+	if (dp->is_vdev)
+		rte_vdev_uninit(dp->vdev_name);
+	rte_mempool_free(dp->pool);
+	dp_neigh_destroy(dp->neigh);
+	dp_pcap_put(dp->pcap);
+	pthread_mutex_destroy(&dp->addr_lock);
+	free(dp);
+}
+
+void dp_port_link(struct dp_port *dp, struct dp_link_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	snprintf(info->netdev, sizeof(info->netdev), "%s", dp->cfg.netdev);
+	info->ifindex = dp->ifindex;
+	memcpy(info->mac, dp->base.mac, 6);
+	info->mtu = dp->base.mtu;
+	info->up = atomic_load(&dp->link_up);
+	info->speed_mbps = dp->speed_mbps;
+}
+
+unsigned dp_port_refresh(struct dp_port *dp)
+{
+	uint8_t addrs[UROCE_MAX_ADDRS][16];
+	unsigned n_addrs, changes = 0;
+	bool up;
+
+	if (dp_pmd_uses_netdev(dp->cfg.pmd)) {
+		struct dp_link_info info;
+		char err[128];
+
+		up = dp_netdev_info(dp->cfg.netdev, &info, err, sizeof(err)) == 0 && info.up &&
+		     info.ifindex == dp->ifindex;
+	} else {
+		struct rte_eth_link link;
+
+		up = rte_eth_link_get_nowait(dp->port_id, &link) == 0 &&
+		     link.link_status == RTE_ETH_LINK_UP;
+	}
+	if (up != atomic_exchange(&dp->link_up, up))
+		changes |= DP_PORT_LINK_CHANGED;
+	read_addrs(dp, addrs, &n_addrs);
+	pthread_mutex_lock(&dp->addr_lock);
+	if (n_addrs != dp->n_addrs || memcmp(addrs, dp->addrs, n_addrs * 16)) {
+		memcpy(dp->addrs, addrs, n_addrs * 16);
+		dp->n_addrs = n_addrs;
+		atomic_store(&dp->addrs_pending, true);
+		changes |= DP_PORT_ADDRS_CHANGED;
+	}
+	pthread_mutex_unlock(&dp->addr_lock);
+	return changes;
+}
+
+unsigned dp_port_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned max)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&dp->addr_lock);
+	n = dp->n_addrs < max ? dp->n_addrs : max;
+	memcpy(addrs, dp->addrs, n * 16);
+	pthread_mutex_unlock(&dp->addr_lock);
+	return n;
+}
+
+void dp_port_counters(struct dp_port *dp, struct dp_port_counters *out)
+{
+	*out = dp->cnt;
+}
+
+void dp_port_neigh_counters(struct dp_port *dp, struct dp_neigh_counters *out)
+{
+	dp_neigh_counters(dp->neigh, out);
+}
+
+uint16_t dp_port_ethdev(struct dp_port *dp)
+{
+	return dp->port_id;
+}
+
+struct rte_mempool *dp_port_mempool(struct dp_port *dp)
+{
+	return dp->pool;
+}
+
+int dp_port_ifindex(struct dp_port *dp)
+{
+	return dp->ifindex;
+}
