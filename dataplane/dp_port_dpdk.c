@@ -403,14 +403,27 @@ static const struct port_ops dp_port_ops = {
 
 /* ---- Open ---- */
 
+/*
+ * One line: what failed, DPDK's own reason (its last log line), the fix.
+ * Drivers often return a bare -1: then the errno says nothing and only
+ * DPDK's reason is quoted.
+ */
 static int fail_dpdk(char *err, size_t errlen, int ret, const char *what, const char *fix)
 {
 	char reason[256];
 
+	if (ret > 0)
+		ret = -ret;
 	dp_eal_log_tail(reason, sizeof(reason));
-	snprintf(err, errlen, "%s (%s%s%s): %s", what, strerror(ret < 0 ? -ret : ret),
-		 reason[0] ? "; DPDK: " : "", reason, fix);
-	return ret < 0 ? ret : -ret;
+	if (strstr(reason, "ermission denied") || strstr(reason, "not permitted") ||
+	    ((ret == -EPERM || ret == -EACCES) && !reason[0]))
+		fix = "run as root, or give the program CAP_NET_RAW, CAP_NET_ADMIN, CAP_BPF and CAP_IPC_LOCK (setcap)";
+	if (ret == -1 && reason[0])
+		snprintf(err, errlen, "%s (DPDK: %s): %s", what, reason, fix);
+	else
+		snprintf(err, errlen, "%s (%s%s%s): %s", what, strerror(-ret),
+			 reason[0] ? "; DPDK: " : "", reason, fix);
+	return ret == -1 ? -EIO : ret;
 }
 
 static uint32_t align_up(uint32_t x, uint32_t a)
@@ -570,6 +583,83 @@ static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char 
 	return ret;
 }
 
+/* What to try when a PMD refuses to start. */
+static const char *pmd_fix(enum uroce_pmd pmd)
+{
+	switch (pmd) {
+	case UROCE_PMD_AF_XDP:
+		return "the netdev may already run an XDP program (`ip link show`; `uroce loss IFACE off`), or hold another AF_XDP socket on queue 0";
+	case UROCE_PMD_PCAP:
+		return "check pmd_args (rx=FILE,tx=FILE: the rx file must exist and be a pcap)";
+	case UROCE_PMD_MEMIF:
+		return "check pmd_args (role=server|client) and that the socket directory exists";
+	case UROCE_PMD_TAP:
+		return "check that /dev/net/tun exists and the interface name is free";
+	default:
+		return "set UROCE_DEBUG=1 to see DPDK's log";
+	}
+}
+
+/* Is capability @cap (linux/capability.h numbering) in this process's effective set? */
+static bool has_cap(unsigned cap)
+{
+	unsigned long long eff = 0;
+	char line[128];
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return true;	/* cannot tell: let the kernel decide */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return !found || (eff >> cap & 1);
+}
+
+#define CAP_NET_ADMIN_NUM	12
+#define CAP_NET_RAW_NUM		13
+#define CAP_SYS_ADMIN_NUM	21
+#define CAP_BPF_NUM		39
+
+/* The capabilities a PMD needs, checked up front: one clear line instead of a driver's guess. */
+static int check_caps(const struct uroce_link_cfg *cfg, char *err, size_t errlen)
+{
+	const char *need = NULL, *setcap = NULL;
+
+	switch (cfg->pmd) {
+	case UROCE_PMD_AF_PACKET:
+		/* NET_ADMIN too: ethdev start restores the promiscuous flag by ioctl. */
+		if (!has_cap(CAP_NET_RAW_NUM) || !has_cap(CAP_NET_ADMIN_NUM)) {
+			need = "CAP_NET_RAW and CAP_NET_ADMIN";
+			setcap = "cap_net_raw,cap_net_admin+ep";
+		}
+		break;
+	case UROCE_PMD_AF_XDP:
+		if (!has_cap(CAP_NET_RAW_NUM) || !has_cap(CAP_NET_ADMIN_NUM) ||
+		    (!has_cap(CAP_BPF_NUM) && !has_cap(CAP_SYS_ADMIN_NUM))) {
+			need = "CAP_NET_RAW, CAP_NET_ADMIN and CAP_BPF";
+			setcap = "cap_net_raw,cap_net_admin,cap_bpf+ep";
+		}
+		break;
+	case UROCE_PMD_TAP:
+		if (!has_cap(CAP_NET_ADMIN_NUM)) {
+			need = "CAP_NET_ADMIN";
+			setcap = "cap_net_admin+ep";
+		}
+		break;
+	default:
+		break;
+	}
+	if (!need)
+		return 0;
+	snprintf(err, errlen, "%s: %s on %s needs %s: run as root, or `setcap %s PROGRAM`",
+		 cfg->name, uroce_pmd_name(cfg->pmd), cfg->netdev, need, setcap);
+	return -EPERM;
+}
+
 static int probe(struct dp_port *dp, const struct pmd_plan *pl, char *err, size_t errlen)
 {
 	const struct uroce_link_cfg *cfg = &dp->cfg;
@@ -598,19 +688,9 @@ static int probe(struct dp_port *dp, const struct pmd_plan *pl, char *err, size_
 		 atomic_fetch_add(&port_seq, 1));
 	ret = rte_vdev_init(dp->vdev_name, pl->args);
 	if (ret) {
-		const char *fix = "set UROCE_DEBUG=1 to see DPDK's log";
-
-		if (ret == -EPERM || ret == -EACCES || geteuid() != 0)
-			fix = "run as root, or give the program CAP_NET_RAW (setcap cap_net_raw,cap_net_admin,cap_bpf,cap_ipc_lock+ep PROGRAM)";
-		else if (cfg->pmd == UROCE_PMD_AF_XDP)
-			fix = "the netdev may already run an XDP program (`ip link show`; `uroce loss IFACE off`), or its MTU is above 3506";
-		else if (cfg->pmd == UROCE_PMD_PCAP)
-			fix = "check pmd_args (rx=FILE,tx=FILE: the rx file must exist and be a pcap)";
-		else if (cfg->pmd == UROCE_PMD_MEMIF)
-			fix = "check pmd_args (role=server|client) and that the socket directory exists";
 		snprintf(what, sizeof(what), "%s: cannot open the %s port on %s", cfg->name,
 			 uroce_pmd_name(cfg->pmd), cfg->netdev);
-		return fail_dpdk(err, errlen, ret, what, fix);
+		return fail_dpdk(err, errlen, ret, what, pmd_fix(cfg->pmd));
 	}
 	dp->is_vdev = true;
 	if (rte_eth_dev_get_port_by_name(dp->vdev_name, &dp->port_id)) {
@@ -669,7 +749,7 @@ static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t 
 fail:
 	snprintf(what, sizeof(what), "%s: cannot start the %s port on %s", dp->cfg.name,
 		 uroce_pmd_name(dp->cfg.pmd), dp->cfg.netdev);
-	return fail_dpdk(err, errlen, ret, what, "set UROCE_DEBUG=1 to see DPDK's log");
+	return fail_dpdk(err, errlen, ret, what, pmd_fix(dp->cfg.pmd));
 }
 
 static void read_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned *n)
@@ -704,6 +784,9 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 				 cfg->name, cfg->netdev, cfg->name);
 		return ret;
 	}
+	ret = check_caps(cfg, err, errlen);
+	if (ret)
+		return ret;
 	ret = dp_eal_start(cfg, err, errlen);
 	if (ret)
 		return ret;

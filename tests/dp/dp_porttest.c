@@ -6,6 +6,7 @@
  *
  *   uroce-porttest pong    [PORT] [--count N] [--timeout S]
  *   uroce-porttest ping    [PORT] --peer IP --peer-qpn N [--count N] [--size B] [--timeout S]
+ *   uroce-porttest blast   [PORT] --peer IP --peer-qpn N [--count N] [--size B] [--wait-ms MS]
  *   uroce-porttest resolve [PORT] --peer IP
  *   uroce-porttest udp-pong --bind IP:PORT      (kernel UDP, busy-polling baseline)
  *   uroce-porttest udp-ping --peer IP:PORT [--count N] [--size B]
@@ -249,6 +250,19 @@ static int send_frame(struct endpoint *ep, const struct wire_build_desc *d, cons
 	return 0;
 }
 
+/* What the device's progress thread does every 100 ms: follow the link state. */
+static void maybe_refresh(struct endpoint *ep)
+{
+	static uint64_t last;
+	uint64_t now = now_ns();
+
+	if (now - last < 100000000ull)
+		return;
+	last = now;
+	if (dp_port_refresh(ep->dp) & DP_PORT_LINK_CHANGED)
+		printf("link changed\n");
+}
+
 static void flush(struct endpoint *ep)
 {
 	if (!ep->plain)
@@ -366,6 +380,7 @@ static int run_pong(struct endpoint *ep, const struct opts *o)
 			if (now_ns() > end)
 				break;
 			flush(ep);
+			maybe_refresh(ep);
 			continue;
 		}
 		for (unsigned i = 0; i < n; i++) {
@@ -421,6 +436,7 @@ static int run_ping(struct endpoint *ep, const struct opts *o)
 		if (ret)
 			continue;
 		deadline = t0 + (uint64_t)(o->wait_ms * 1e6);
+		maybe_refresh(ep);
 		while (!answered && now_ns() < deadline && !stop) {
 			unsigned n = rx(ep, f);
 
@@ -449,6 +465,74 @@ static int run_ping(struct endpoint *ep, const struct opts *o)
 	free(rtt);
 	free(payload);
 	return mismatched || bad ? 1 : 0;
+}
+
+/*
+ * Pings in bursts of 32; after each burst, answers are collected until the
+ * burst is complete or --wait-ms pass without one.  Counts what came back
+ * (loss tests), independent of scheduling delays on a busy machine.
+ */
+static int run_blast(struct endpoint *ep, const struct opts *o)
+{
+	uint8_t *seen = calloc(o->count ? o->count : 1, 1), *payload = malloc(o->size), mac[6];
+	unsigned long sent = 0, got = 0, bad = 0, dup = 0, mismatched = 0;
+	struct port_frame f[DP_BURST];
+	struct wire_build_desc d;
+
+	if (!seen || !payload || resolve(ep, o->peer, mac, o->timeout, !o->quiet))
+		return 1;
+	while (sent < o->count && !stop) {
+		unsigned long first = sent, burst_got = 0;
+		uint64_t idle_since;
+
+		while (sent < o->count && sent - first < DP_BURST) {
+			for (uint32_t k = 0; k < o->size; k++)
+				payload[k] = (uint8_t)(sent * 7 + k);
+			fill_desc(&d, ep, mac, o->peer, o->peer_qpn, (uint32_t)sent);
+			if (send_frame(ep, &d, payload, o->size))
+				break;
+			sent++;
+		}
+		flush(ep);
+		idle_since = now_ns();
+		while (!stop && burst_got < sent - first &&
+		       now_ns() - idle_since < (uint64_t)(o->wait_ms * 1e6)) {
+			unsigned n = rx(ep, f);
+
+			for (unsigned i = 0; i < n; i++) {
+				struct wire_pkt pkt;
+				uint32_t psn;
+
+				if (wire_parse(f[i].data, f[i].len, 0, &pkt) != WIRE_DROP_NONE) {
+					bad++;
+					continue;
+				}
+				psn = pkt.psn;
+				if (psn >= o->count || pkt.dest_qp != ep->qpn)
+					continue;
+				for (uint32_t k = 0; k < o->size; k++)
+					payload[k] = (uint8_t)(psn * 7 + k);
+				if (pkt.payload_len != o->size ||
+				    memcmp(wire_pkt_payload(&pkt), payload, o->size)) {
+					mismatched++;
+				} else if (seen[psn]++) {
+					dup++;
+				} else {
+					got++;
+					burst_got += psn >= first;
+				}
+				idle_since = now_ns();
+			}
+			if (n)
+				rx_done(ep, f, n);
+			maybe_refresh(ep);
+		}
+	}
+	printf("blast size=%u sent=%lu received=%lu duplicates=%lu bad=%lu mismatched=%lu\n", o->size,
+	       sent, got, dup, bad, mismatched);
+	free(seen);
+	free(payload);
+	return bad || mismatched || dup ? 1 : 0;
 }
 
 /* ---- Kernel UDP baseline: non-blocking sockets polled in a loop ---- */
@@ -571,7 +655,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "uroce-porttest: %s\n", err);
 		return ret ? 1 : 0;
 	}
-	if (strcmp(o.mode, "pong") && strcmp(o.mode, "ping") && strcmp(o.mode, "resolve"))
+	if (strcmp(o.mode, "pong") && strcmp(o.mode, "ping") && strcmp(o.mode, "resolve") &&
+	    strcmp(o.mode, "blast"))
 		usage();
 	if (o.qpn_alloc) {
 		ret = dp_qpn_open(o.cfg.netdev, &qmap, err, sizeof(err));
@@ -603,6 +688,8 @@ int main(int argc, char **argv)
 		ret = run_pong(&ep, &o);
 	} else if (!strcmp(o.mode, "ping")) {
 		ret = run_ping(&ep, &o);
+	} else if (!strcmp(o.mode, "blast")) {
+		ret = run_blast(&ep, &o);
 	} else {
 		uint8_t mac[6];
 
