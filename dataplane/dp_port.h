@@ -67,6 +67,9 @@ void dp_port_link(struct dp_port *dp, struct dp_link_info *info);
 #define DP_PORT_ADDRS_CHANGED	2u
 unsigned dp_port_refresh(struct dp_port *dp);
 
+/* Write out what UROCE_PCAP has buffered (any thread). */
+void dp_port_flush_capture(struct dp_port *dp);
+
 /* Our addresses (GID form) as the port last read them. */
 unsigned dp_port_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned max);
 

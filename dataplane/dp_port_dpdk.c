@@ -927,6 +927,12 @@ unsigned dp_port_refresh(struct dp_port *dp)
 	return changes;
 }
 
+void dp_port_flush_capture(struct dp_port *dp)
+{
+	if (dp->pcap)
+		dp_pcap_flush(dp->pcap);
+}
+
 unsigned dp_port_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned max)
 {
 	unsigned n;
