@@ -17,12 +17,16 @@
 /*
  * Port counters: frames by fate, and burst occupancy (rx_burst_N counts
  * non-empty receive bursts of N frames, rounded down to a power of two).
+ * rx_ring_drops: frames the kernel or NIC dropped because the receive ring
+ * was full (af_packet PACKET_STATISTICS, else the ethdev's imissed), read
+ * by dp_port_refresh().
  */
 #define DP_PORT_COUNTERS(X)						\
 	X(rx_frames)	X(rx_bytes)	X(rx_roce)	X(rx_polls)	\
 	X(tx_frames)	X(tx_bytes)						\
 	X(rx_looped)	X(rx_not_for_us)	X(rx_not_roce)			\
 	X(rx_icmp_unreach)	X(rx_other_qpn)	X(rx_neigh)	X(rx_multiseg)	\
+	X(rx_ring_drops)							\
 	X(tx_dropped)	X(tx_link_down)	X(tx_no_mbuf)	X(tx_too_big)	\
 	X(rx_burst_1)	X(rx_burst_2)	X(rx_burst_4)	X(rx_burst_8)	\
 	X(rx_burst_16)	X(rx_burst_32)						\

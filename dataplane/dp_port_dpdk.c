@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The DPDK port: bursts of 32 on one ethdev queue, a classifier, neighbours, counters, pcap. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/if_packet.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -42,6 +45,8 @@ const char *const dp_port_counter_names[] = {
 #define AF_XDP_POOL_SIZE	8192
 #define XDP_HEADROOM		256
 #define POOL_SIZE		4096
+#define FD_SCAN_MAX		4096
+#define AF_PACKET_RING_BYTES	(8u << 20)	/* per ring: ~5000 frames at MTU 1500 */
 
 #define IPPROTO_ICMP_NUM	1
 #define IPPROTO_ICMPV6_NUM	58
@@ -73,6 +78,8 @@ struct dp_port {
 	atomic_bool		addrs_pending;
 
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
+	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
+	_Atomic uint64_t	ring_drops;
 };
 
 static atomic_uint port_seq;
@@ -521,7 +528,10 @@ static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char 
 			blocksz = framesz > page ? framesz : page;
 		}
 		per_block = blocksz / framesz;
-		framecnt = (AF_PACKET_FRAMES + per_block - 1) / per_block * per_block;
+		framecnt = AF_PACKET_RING_BYTES / framesz;
+		if (framecnt < AF_PACKET_FRAMES)
+			framecnt = AF_PACKET_FRAMES;
+		framecnt = (framecnt + per_block - 1) / per_block * per_block;
 		pl->driver = "net_af_packet";
 		pl->uses_netdev = true;
 		pl->data_room = RTE_PKTMBUF_HEADROOM + framesz;
@@ -752,6 +762,55 @@ fail:
 	return fail_dpdk(err, errlen, ret, what, pmd_fix(dp->cfg.pmd));
 }
 
+/*
+ * The AF_PACKET socket the PMD opened: the one socket of that family that
+ * was not there before the probe.  DPDK keeps it private, and its drop count
+ * (PACKET_STATISTICS) is the only sign of a receive ring that overflows.
+ */
+static void fd_snapshot(uint8_t *seen, int max)
+{
+	memset(seen, 0, (size_t)max);
+	for (int fd = 0; fd < max; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			seen[fd] = 1;
+}
+
+static int find_new_packet_socket(const uint8_t *before, int max)
+{
+	for (int fd = 0; fd < max; fd++) {
+		int domain;
+		socklen_t len = sizeof(domain);
+
+		if (before[fd] || fcntl(fd, F_GETFD) < 0)
+			continue;
+		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) && domain == AF_PACKET)
+			return fd;
+	}
+	return -1;
+}
+
+static void read_ring_drops(struct dp_port *dp)
+{
+	uint64_t drops = 0;
+
+	if (dp->packet_fd >= 0) {
+		struct tpacket_stats st;
+		socklen_t len = sizeof(st);
+
+		/* Reading resets the kernel's counts: accumulate. */
+		if (!getsockopt(dp->packet_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+			atomic_fetch_add(&dp->ring_drops, st.tp_drops);
+		return;
+	}
+	if (dp->cfg.pmd != UROCE_PMD_AF_PACKET) {
+		struct rte_eth_stats st;
+
+		if (!rte_eth_stats_get(dp->port_id, &st))
+			drops = st.imissed;
+		atomic_store(&dp->ring_drops, drops);
+	}
+}
+
 static void read_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned *n)
 {
 	int k;
@@ -770,6 +829,8 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 {
 	struct dp_neigh_cfg ncfg;
 	struct dp_link_info link;
+	static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+	uint8_t fds_before[FD_SCAN_MAX];
 	struct pmd_plan plan;
 	struct dp_port *dp;
 	char pcap_err[256];
@@ -806,7 +867,13 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	ret = plan_pmd(dp, mtu, &plan, err, errlen);
 	if (ret)
 		goto err_free;
+	/* One probe at a time in the process, so "the new socket" is ours. */
+	pthread_mutex_lock(&probe_lock);
+	fd_snapshot(fds_before, FD_SCAN_MAX);
 	ret = probe(dp, &plan, err, errlen);
+	dp->packet_fd = !ret && cfg->pmd == UROCE_PMD_AF_PACKET ?
+			find_new_packet_socket(fds_before, FD_SCAN_MAX) : -1;
+	pthread_mutex_unlock(&probe_lock);
 	if (ret)
 		goto err_free;
 	ret = start_ethdev(dp, &plan, mtu, err, errlen);
@@ -915,6 +982,7 @@ unsigned dp_port_refresh(struct dp_port *dp)
 	}
 	if (up != atomic_exchange(&dp->link_up, up))
 		changes |= DP_PORT_LINK_CHANGED;
+	read_ring_drops(dp);
 	read_addrs(dp, addrs, &n_addrs);
 	pthread_mutex_lock(&dp->addr_lock);
 	if (n_addrs != dp->n_addrs || memcmp(addrs, dp->addrs, n_addrs * 16)) {
@@ -947,6 +1015,7 @@ unsigned dp_port_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned max)
 void dp_port_counters(struct dp_port *dp, struct dp_port_counters *out)
 {
 	*out = dp->cnt;
+	out->rx_ring_drops = atomic_load(&dp->ring_drops);
 }
 
 void dp_port_neigh_counters(struct dp_port *dp, struct dp_neigh_counters *out)
