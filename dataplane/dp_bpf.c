@@ -4,6 +4,7 @@
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,12 +21,11 @@
 
 #define XDP_PROG_NAME	"uroce_xdp"
 #define LOSS_MAP_NAME	"uroce_loss_cfg"
-#define LOSS_MARK_OWNED	1	/* reserved field: attached by dp_loss_set(), detach on clear */
 
 /* Value layout of uroce_loss_cfg (dataplane/bpf/uroce_xdp.bpf.c). */
 struct loss_cfg {
 	uint32_t ppm;
-	uint32_t reserved;
+	uint32_t owner;		/* PID of the af_xdp port that loaded it; 0: `uroce loss` attached it */
 	uint64_t seen;
 	uint64_t dropped;
 };
@@ -225,7 +225,7 @@ int dp_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
 		struct loss_cfg old;
 
 		if (!bpf_map_lookup_elem(map_fd, &key, &old))
-			cfg.reserved = old.reserved;
+			cfg.owner = old.owner;
 	} else {
 		struct bpf_program *prog;
 
@@ -240,7 +240,6 @@ int dp_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
 			return fail(err, errlen, ret, netdev, "attach the XDP program");
 		}
 		map_fd = dup(bpf_map__fd(bpf_object__find_map_by_name(obj, LOSS_MAP_NAME)));
-		cfg.reserved = LOSS_MARK_OWNED;
 	}
 	ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY);
 	close(map_fd);
@@ -264,7 +263,7 @@ int dp_loss_clear(const char *netdev, char *err, size_t errlen)
 	map_fd = attached_loss_map(ifindex);
 	if (map_fd < 0)
 		return 0;
-	if (bpf_map_lookup_elem(map_fd, &key, &cfg) == 0 && cfg.reserved == LOSS_MARK_OWNED) {
+	if (bpf_map_lookup_elem(map_fd, &key, &cfg) == 0 && cfg.owner == 0) {
 		ret = bpf_xdp_detach(ifindex, 0, NULL);
 	} else {
 		/* An af_xdp port loaded it: keep its redirect, stop the loss. */
@@ -298,6 +297,67 @@ int dp_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dro
 	*seen = cfg.seen;
 	*dropped = cfg.dropped;
 	return 0;
+}
+
+static bool pid_alive(uint32_t pid)
+{
+	return !(kill((pid_t)pid, 0) && errno == ESRCH);
+}
+
+int dp_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errlen)
+{
+	struct loss_cfg cfg = { 0 };
+	uint32_t key = 0;
+	int ifindex, map_fd, ret;
+
+	quiet_libbpf();
+	*ppm = 0;
+	ifindex = netdev_index(netdev, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	map_fd = attached_loss_map(ifindex);
+	if (map_fd == -ENOENT)
+		return 0;
+	if (map_fd == -EEXIST) {
+		snprintf(err, errlen,
+			 "%s: another XDP program is attached (`ip link show %s`): af_xdp needs the netdev's XDP hook",
+			 netdev, netdev);
+		return -EBUSY;
+	}
+	if (map_fd < 0)
+		return fail(err, errlen, map_fd, netdev, "inspect the XDP program");
+	bpf_map_lookup_elem(map_fd, &key, &cfg);
+	close(map_fd);
+	if (cfg.owner > 1 && cfg.owner != (uint32_t)getpid() && pid_alive(cfg.owner)) {
+		snprintf(err, errlen,
+			 "%s: af_xdp is in use by process %u (one process per netdev queue): use af_packet to share the netdev",
+			 netdev, cfg.owner);
+		return -EBUSY;
+	}
+	/* Left by a process that died, or `uroce loss`: take its place, keep the loss rate. */
+	*ppm = cfg.ppm;
+	ret = bpf_xdp_detach(ifindex, 0, NULL);
+	if (ret)
+		return fail(err, errlen, ret, netdev, "remove a stale XDP program");
+	return 0;
+}
+
+int dp_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm)
+{
+	struct loss_cfg cfg = { .ppm = ppm, .owner = pid };
+	unsigned idx = if_nametoindex(netdev);
+	uint32_t key = 0;
+	int map_fd, ret;
+
+	quiet_libbpf();
+	if (!idx)
+		return -ENODEV;
+	map_fd = attached_loss_map((int)idx);
+	if (map_fd < 0)
+		return map_fd;
+	ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+	close(map_fd);
+	return ret;
 }
 
 int dp_bpf_xdp_object_fd(void)

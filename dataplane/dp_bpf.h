@@ -22,6 +22,20 @@ extern const size_t dp_bpf_xdp_obj_len;
  */
 int dp_bpf_xdp_object_fd(void);
 
+/**
+ * dp_bpf_xdp_claim() - make room for an af_xdp port's XDP program on @netdev.
+ * @ppm: out: the loss rate of the uroce XDP program found there (0 if none).
+ *
+ * A uroce program left by a process that died, or attached by `uroce
+ * loss`, is removed (its loss rate is handed back to be set again).
+ * Return: 0; -EBUSY with one line in @err when a live process's af_xdp port
+ * or a foreign XDP program holds the netdev.
+ */
+int dp_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errlen);
+
+/* Record @pid as the owner of the uroce XDP program on @netdev, with loss rate @ppm. */
+int dp_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm);
+
 /* Loss statistics of the XDP program on @netdev.  Return: 0, -ENOENT if none of ours. */
 int dp_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped);
 

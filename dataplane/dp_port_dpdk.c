@@ -831,6 +831,7 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	struct dp_link_info link;
 	static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 	uint8_t fds_before[FD_SCAN_MAX];
+	uint32_t xdp_ppm = 0;
 	struct pmd_plan plan;
 	struct dp_port *dp;
 	char pcap_err[256];
@@ -867,6 +868,15 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	ret = plan_pmd(dp, mtu, &plan, err, errlen);
 	if (ret)
 		goto err_free;
+	if (cfg->pmd == UROCE_PMD_AF_XDP) {
+		char why[384];
+
+		ret = dp_bpf_xdp_claim(cfg->netdev, &xdp_ppm, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "%s: %s", cfg->name, why);
+			goto err_free;
+		}
+	}
 	/* One probe at a time in the process, so "the new socket" is ours. */
 	pthread_mutex_lock(&probe_lock);
 	fd_snapshot(fds_before, FD_SCAN_MAX);
@@ -882,6 +892,8 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	if (dp->xdp_prog_fd >= 0) {
 		close(dp->xdp_prog_fd);
 		dp->xdp_prog_fd = -1;
+		/* Ours now: a later open can tell a dead owner's program from a live one's. */
+		dp_bpf_xdp_set_owner(cfg->netdev, (uint32_t)getpid(), xdp_ppm);
 	}
 	dp->max_frame = plan.max_frame;
 	if (mtu + ETH_OVERHEAD > dp->max_frame)

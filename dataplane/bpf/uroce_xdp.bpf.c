@@ -12,7 +12,7 @@
 
 struct uroce_loss_cfg {
 	__u32 ppm;		/* drop probability, parts per million */
-	__u32 reserved;
+	__u32 owner;		/* set by userspace: PID of the af_xdp port, 0 for `uroce loss` */
 	__u64 seen;		/* RoCE v2 frames looked at */
 	__u64 dropped;
 };

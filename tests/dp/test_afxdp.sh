@@ -40,5 +40,16 @@ macB=$(inB cat /sys/class/net/$VB/address)
 inA ip neigh show $IPB | grep -q "$macB" && inA ip neigh show $IP6B | grep -q "$macB" &&
 	ok "A's kernel learnt B's MAC for IPv4 and IPv6 from uroce's answers" ||
 	fail "A's kernel neighbours: $(inA ip neigh show dev $VA)"
-kill $LASTPID; wait $LASTPID 2>/dev/null
+# One af_xdp port per netdev queue: a second live process is refused with a clear line...
+inB $PORTTEST pong --pmd af_xdp --netdev $VB --timeout 1 >$WORK/second 2>&1 && fail "second af_xdp process accepted"
+grep -q "af_xdp is in use by process $LASTPID" $WORK/second && ok "second process refused: $(cat $WORK/second)" ||
+	fail "second process: $(cat $WORK/second)"
+# ...and the XDP program of a process that died is taken over, not an obstacle.
+kill -9 $LASTPID; wait $LASTPID 2>/dev/null
+inB ip link show $VB | grep -q xdp || fail "expected the killed process's XDP program to stay"
+bg $WORK/pong3 inB $PORTTEST pong --pmd af_xdp --netdev $VB --qpn 0x300 --count 100
+wait_port $WORK/pong3 && ok "port opened over a dead process's XDP program" || fail "$(cat $WORK/pong3)"
+inA $PORTTEST ping --pmd af_xdp --netdev $VA --qpn 0x200 --peer $IPB --peer-qpn 0x300 --count 100 --size 64 >$WORK/ping5 2>&1
+wait $LASTPID
+[ "$(field received $WORK/ping5)" = 100 ] && ok "and it carries traffic" || fail "$(grep '^ping port' $WORK/ping5)"
 finish
