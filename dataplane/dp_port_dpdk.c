@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/if_packet.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ const char *const dp_port_counter_names[] = {
 #define XDP_HEADROOM		256
 #define POOL_SIZE		4096
 #define FD_SCAN_MAX		4096
+#define START_RETRY_NS		200000000ull
 #define AF_PACKET_RING_BYTES	(8u << 20)	/* per ring: ~5000 frames at MTU 1500 */
 
 #define IPPROTO_ICMP_NUM	1
@@ -79,6 +81,9 @@ struct dp_port {
 
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
+	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
+	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
+	uint64_t		next_start_ns;
 	_Atomic uint64_t	ring_drops;
 };
 
@@ -121,7 +126,12 @@ static void send_staged(struct dp_port *dp)
 	if (n == 0)
 		return;
 	dp->n_tx = 0;
-	if (!atomic_load_explicit(&dp->link_up, memory_order_relaxed)) {
+	/*
+	 * A netdev that is down would only fill the kernel's ring; where DPDK
+	 * owns the link the PMD itself refuses frames it cannot carry.
+	 */
+	if ((dp->uses_netdev && !atomic_load_explicit(&dp->link_up, memory_order_relaxed)) ||
+	    !atomic_load_explicit(&dp->started, memory_order_relaxed)) {
 		rte_pktmbuf_free_bulk(dp->tx, n);
 		dp->cnt.tx_link_down += n;
 		return;
@@ -323,6 +333,20 @@ roce:
 	return RX_ROCE;
 }
 
+/* The deferred start of a memif client, from the port's own thread; a few times a second. */
+static unsigned try_start(struct dp_port *dp)
+{
+	uint64_t now = mono_ns();
+
+	if (now < dp->next_start_ns)
+		return 0;
+	dp->next_start_ns = now + START_RETRY_NS;
+	dp_eal_log_mark();
+	if (rte_eth_dev_start(dp->port_id) == 0)
+		atomic_store(&dp->started, true);
+	return 0;
+}
+
 static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 {
 	struct dp_port *dp = to_dp(p);
@@ -332,6 +356,8 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 
 	if (unlikely(atomic_load_explicit(&dp->addrs_pending, memory_order_relaxed)))
 		apply_addrs(dp);
+	if (unlikely(!atomic_load_explicit(&dp->started, memory_order_relaxed)))
+		return try_start(dp);
 	if (max > DP_BURST)
 		max = DP_BURST;
 	dp->cnt.rx_polls++;
@@ -496,6 +522,38 @@ struct pmd_plan {
 	bool		uses_netdev;
 };
 
+/*
+ * A memif server binds RUN_DIR/memif-LINK.sock.  A server that died left the
+ * file behind and the next bind fails; remove it when nobody answers on it.
+ */
+static int memif_clear_stale_socket(const struct uroce_link_cfg *cfg, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, ret;
+
+	if (strstr(cfg->pmd_args, "role=client"))
+		return 0;
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/memif-%s.sock", uroce_run_dir(),
+		     cfg->netdev) >= (int)sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: the memif socket path is too long (run directory %s)",
+			 cfg->name, uroce_run_dir());
+		return -ENAMETOOLONG;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	ret = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (ret && errno == ECONNREFUSED)
+		unlink(sa.sun_path);
+	close(fd);
+	if (ret == 0) {
+		snprintf(err, errlen, "%s: another process already serves memif link %s (%s)",
+			 cfg->name, cfg->netdev, sa.sun_path);
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
 static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char *err, size_t errlen)
 {
 	const struct uroce_link_cfg *cfg = &dp->cfg;
@@ -565,6 +623,10 @@ static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char 
 		break;
 	case UROCE_PMD_MEMIF: {
 		uint32_t bsize = align_up(frame, 128);
+
+		ret = memif_clear_stale_socket(cfg, err, errlen);
+		if (ret)
+			return ret;
 
 		pl->driver = "net_memif";
 		if (bsize < 2048)
@@ -733,11 +795,8 @@ static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t 
 	ret = rte_eth_dev_info_get(dp->port_id, &info);
 	if (ret)
 		goto fail;
-	if (dp->cfg.pmd == UROCE_PMD_PCI) {
+	if (dp->cfg.pmd == UROCE_PMD_PCI)
 		conf.rxmode.mtu = mtu;
-		if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
-			conf.rxmode.offloads = 0;
-	}
 	ret = rte_eth_dev_configure(dp->port_id, 1, 1, &conf);
 	if (!ret)
 		ret = rte_eth_rx_queue_setup(dp->port_id, 0, RING_DESCS,
@@ -746,10 +805,18 @@ static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t 
 	if (!ret)
 		ret = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESCS,
 					     (unsigned)rte_eth_dev_socket_id(dp->port_id), NULL);
-	if (!ret)
-		ret = rte_eth_dev_start(dp->port_id);
 	if (ret)
 		goto fail;
+	ret = rte_eth_dev_start(dp->port_id);
+	if (ret && dp->cfg.pmd == UROCE_PMD_MEMIF) {
+		/* A memif client whose server is not there yet: start later, link down meanwhile. */
+		dp->next_start_ns = mono_ns() + START_RETRY_NS;
+		ret = 0;
+	} else if (ret) {
+		goto fail;
+	} else {
+		atomic_store(&dp->started, true);
+	}
 	if (!dp_pmd_uses_netdev(dp->cfg.pmd)) {
 		/* Where DPDK owns the link it answers to our MAC; NICs also join ND multicast. */
 		rte_eth_dev_default_mac_addr_set(dp->port_id, (struct rte_ether_addr *)dp->base.mac);
@@ -858,6 +925,7 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 		return -ENOMEM;
 	}
 	dp->cfg = *cfg;
+	dp->uses_netdev = dp_pmd_uses_netdev(cfg->pmd);
 	dp->qpns = qpns;
 	dp->xdp_prog_fd = -1;
 	dp->ifindex = link.ifindex;
@@ -952,7 +1020,8 @@ void dp_port_close(struct dp_port *dp)
 	if (!dp)
 		return;
 	send_staged(dp);
-	rte_eth_dev_stop(dp->port_id);
+	if (atomic_load(&dp->started))
+		rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
 	if (dp->is_vdev)
 		rte_vdev_uninit(dp->vdev_name);
@@ -989,7 +1058,7 @@ unsigned dp_port_refresh(struct dp_port *dp)
 	} else {
 		struct rte_eth_link link;
 
-		up = rte_eth_link_get_nowait(dp->port_id, &link) == 0 &&
+		up = atomic_load(&dp->started) && rte_eth_link_get_nowait(dp->port_id, &link) == 0 &&
 		     link.link_status == RTE_ETH_LINK_UP;
 	}
 	if (up != atomic_exchange(&dp->link_up, up))

@@ -212,7 +212,7 @@ static void connect_qp(struct ctx *c, const struct opts *o)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = c->me.psn;
-	a.timeout = 14;
+	a.timeout = 16;		/* 268 ms: generous on a loaded CI host */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 16;

@@ -9,6 +9,12 @@ setup_veth 9000
 # 1. Without the kernel filter: the kernel answers RoCE with ICMP, the port drops and counts it.
 bg $WORK/pong1 inB $PORTTEST pong --netdev $VB --qpn 0x300 --count 500
 wait_port $WORK/pong1 || fail "pong did not start"
+# DPDK is linked statically with only uroce's drivers: no plugin directory scan, no mlx5/libibverbs.
+if grep -E 'librte_|mlx[45]|libibverbs' /proc/$LASTPID/maps >$WORK/maps; then
+	fail "DPDK shared objects or mlx drivers mapped: $(awk '{print $6}' $WORK/maps | sort -u | tr '\n' ' ')"
+else
+	ok "no librte_*.so, mlx4/mlx5 or libibverbs in the process"
+fi
 inA $PORTTEST ping --netdev $VA --qpn 0x200 --peer $IPB --peer-qpn 0x300 --count 500 --size 64 \
 	>$WORK/ping1 2>&1 || fail "ping 64 B: $(tail -3 $WORK/ping1)"
 wait $LASTPID
