@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "uroce/dp.h"
+#include "dp_eal.h"
 #include "dp_netdev.h"
 #include "dp_port.h"
 #include "dp_qpn.h"
@@ -57,16 +58,13 @@ struct dp_device {
 
 static uint64_t mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return dp_clock_ns();
 }
 
 static uint64_t engine_clock(void *arg)
 {
 	(void)arg;
-	return mono_ns();
+	return dp_clock_ns();
 }
 
 static void sleep_ns(uint64_t ns)
@@ -208,11 +206,14 @@ static void *progress_main(void *arg)
 	struct dp_device *dev = arg;
 	uint64_t last_house = 0, last_link = 0, sleep = DP_IDLE_SLEEP_MIN_NS;
 	unsigned idle = 0;
+	bool registered;
 	sigset_t all;
 
 	/* The application's signals go to the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* An lcore id: the port's buffers then come from this thread's mempool cache. */
+	registered = dp_eal_thread_register() == 0;
 	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
 		uint64_t now = mono_ns(), deadline;
 
@@ -230,7 +231,7 @@ static void *progress_main(void *arg)
 			last_house = now;
 		}
 		if (now - atomic_load_explicit(&dev->app_poll_ns, memory_order_relaxed) <
-		    DP_APP_POLL_HOLD_NS) {
+		    DP_APP_POLL_HOLD_NS && !dp_port_tx_held(dev->port)) {
 			/* An application thread is polling: it drives the engine; stay out of its way. */
 			idle = 0;
 			sleep_ns(DP_APP_POLL_HOLD_NS / 4);
@@ -255,6 +256,8 @@ static void *progress_main(void *arg)
 		if (sleep < DP_IDLE_SLEEP_MAX_NS)
 			sleep *= 2;
 	}
+	if (registered)
+		dp_eal_thread_unregister();
 	return NULL;
 }
 

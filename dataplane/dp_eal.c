@@ -10,9 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_lcore.h>
 #include <rte_errno.h>
 #include <rte_log.h>
 
@@ -381,6 +384,36 @@ static int eal_start_locked(const struct uroce_link_cfg *cfg, char *err, size_t 
 	return ret;
 }
 
+/* TSC to ns: ns = tsc * mult >> 32, from the TSC rate the EAL measured. */
+static uint64_t tsc_mult;
+
+static uint64_t clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t dp_clock_ns(void)
+{
+	uint64_t mult = __atomic_load_n(&tsc_mult, __ATOMIC_RELAXED);
+
+	if (!mult)
+		return clock_mono_ns();
+	return (uint64_t)(((unsigned __int128)rte_get_tsc_cycles() * mult) >> 32);
+}
+
+int dp_eal_thread_register(void)
+{
+	return rte_thread_register() ? -rte_errno : 0;
+}
+
+void dp_eal_thread_unregister(void)
+{
+	rte_thread_unregister();
+}
+
 int dp_eal_start(const struct uroce_link_cfg *cfg, char *err, size_t errlen)
 {
 	int ret;
@@ -390,6 +423,9 @@ int dp_eal_start(const struct uroce_link_cfg *cfg, char *err, size_t errlen)
 		eal_result = eal_start_locked(cfg, eal_error, sizeof(eal_error));
 		if (eal_result > 0)
 			eal_result = -EINVAL;
+		if (eal_result == 0 && rte_get_tsc_hz())
+			__atomic_store_n(&tsc_mult, (uint64_t)((1000000000ull << 32) / rte_get_tsc_hz()),
+					 __ATOMIC_RELAXED);
 	}
 	ret = eal_result;
 	if (ret)

@@ -4,6 +4,7 @@
 #define UROCE_DP_EAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "uroce/config.h"
 
@@ -28,5 +29,21 @@ void dp_eal_log_mark(void);
 
 /* Last error-looking line DPDK logged since the mark, "" if none. */
 void dp_eal_log_tail(char *buf, size_t len);
+
+/*
+ * Monotonic nanoseconds from the TSC (invariant on every CPU DPDK runs
+ * on), for the engine clock and the progress loop: a fraction of
+ * clock_gettime()'s cost in a VM.  Valid once the EAL runs; before that,
+ * and where DPDK cannot tell the TSC rate, CLOCK_MONOTONIC.
+ */
+uint64_t dp_clock_ns(void);
+
+/*
+ * Give the calling thread an EAL lcore id, so mempool caches serve it (a
+ * non-EAL thread takes every buffer from the shared ring).  Return: 0 or
+ * -errno; dp_eal_thread_unregister() before the thread ends.
+ */
+int dp_eal_thread_register(void);
+void dp_eal_thread_unregister(void);
 
 #endif

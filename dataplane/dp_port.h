@@ -71,6 +71,9 @@ void dp_port_link(struct dp_port *dp, struct dp_link_info *info);
 #define DP_PORT_ADDRS_CHANGED	2u
 unsigned dp_port_refresh(struct dp_port *dp);
 
+/* ACKs are waiting for the next flush (the progress thread then runs a pass soon). */
+bool dp_port_tx_held(struct dp_port *dp);
+
 /* Write out what UROCE_PCAP has buffered (any thread). */
 void dp_port_flush_capture(struct dp_port *dp);
 

@@ -15,6 +15,8 @@
  *   lat       RDMA write ping-pong as ib_write_lat does it (both sides poll memory).
  *   bw        --size RDMA writes, --depth outstanding, for --seconds; the
  *             server is passive (progress thread only), the client polls.
+ *   memcpy    no device: memcpy() of --size blocks through 64 MiB buffers for
+ *             --seconds (the memif benchmark's baseline).
  * Results are printed as "key=value" on one line; non-zero exit on any error.
  */
 #include <errno.h>
@@ -559,6 +561,33 @@ static int server_bw(struct ctx *c)
 	return *flag == 0x600d ? 0 : 1;
 }
 
+static int memcpy_bw(const struct opts *o)
+{
+	size_t span = 64u << 20;
+	uint8_t *src = malloc(span), *dst = malloc(span);
+	uint64_t t0, bytes = 0;
+	size_t off = 0;
+
+	if (!src || !dst)
+		return 1;
+	memset(src, 1, span);
+	memset(dst, 2, span);
+	t0 = now_ns();
+	while (now_ns() - t0 < (uint64_t)(o->seconds * 1e9)) {
+		for (int k = 0; k < 64; k++) {
+			memcpy(dst + off, src + off, o->size);
+			off = (off + o->size) % (span - o->size);
+			bytes += o->size;
+		}
+	}
+	t0 = now_ns() - t0;
+	printf("memcpy size=%u seconds=%.2f bytes=%" PRIu64 " goodput_gbps=%.3f check=%u\n", o->size,
+	       t0 / 1e9, bytes, bytes * 8.0 / (double)t0, dst[off]);
+	free(src);
+	free(dst);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -591,6 +620,8 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
+	if (!strcmp(o.mode, "memcpy"))
+		return memcpy_bw(&o);
 	if (!o.dir || o.depth > MAX_DEPTH || o.size > 65536 * 2)
 		return 2;
 	client = !strcmp(o.role, "client");

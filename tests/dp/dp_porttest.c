@@ -50,6 +50,8 @@ struct opts {
 	struct uroce_link_cfg cfg;
 	uint8_t		peer[16];
 	bool		have_peer;
+	uint8_t		peer_mac[6];
+	bool		have_peer_mac;	/* skip ARP/ND (plain mode: nothing answers it) */
 	char		peer_udp[64];
 	char		bind_udp[64];
 	uint32_t	qpn, peer_qpn;
@@ -101,7 +103,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "peer-qpn", 1, 0, 'R' }, { "count", 1, 0, 'c' }, { "size", 1, 0, 's' },
 		{ "timeout", 1, 0, 't' }, { "plain", 0, 0, 'x' }, { "bind", 1, 0, 'b' },
 		{ "name", 1, 0, 'N' }, { "wait-ms", 1, 0, 'w' }, { "quiet", 0, 0, 'z' },
-		{ "eal-args", 1, 0, 'e' }, { 0, 0, 0, 0 } };
+		{ "eal-args", 1, 0, 'e' }, { "peer-mac", 1, 0, 'A' }, { 0, 0, 0, 0 } };
 	int c;
 
 	if (argc < 2)
@@ -111,7 +113,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->cfg.pmd = UROCE_PMD_AF_PACKET;
 	o->qpn = 0x200;
 	o->peer_qpn = 0x200;
-	o->count = strcmp(o->mode, "pong") ? 1000 : 0;	/* pong: until the timeout */
+	o->count = strstr(o->mode, "pong") ? 0 : 1000;	/* pongs: until the timeout */
 	o->size = 64;
 	o->timeout = 10;
 	o->wait_ms = 200;
@@ -126,14 +128,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'a': snprintf(o->cfg.pmd_args, sizeof(o->cfg.pmd_args), "%s", optarg); break;
 		case 'e': snprintf(o->cfg.eal_args, sizeof(o->cfg.eal_args), "%s", optarg); break;
 		case 'm': o->cfg.mtu = (uint32_t)atoi(optarg); break;
-		case 'M': {
+		case 'M':
+		case 'A': {
 			unsigned v[6];
 
 			if (sscanf(optarg, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4],
 				   &v[5]) != 6)
 				usage();
 			for (int k = 0; k < 6; k++)
-				o->cfg.mac[k] = (uint8_t)v[k];
+				(c == 'M' ? o->cfg.mac : o->peer_mac)[k] = (uint8_t)v[k];
+			o->have_peer_mac |= c == 'A';
 			break;
 		}
 		case 'i':
@@ -419,8 +423,9 @@ static int run_ping(struct endpoint *ep, const struct opts *o)
 
 	if (!rtt || !payload)
 		return 1;
-	ret = resolve(ep, o->peer, mac, o->timeout, !o->quiet);
-	if (ret)
+	if (o->have_peer_mac)
+		memcpy(mac, o->peer_mac, 6);
+	else if (resolve(ep, o->peer, mac, o->timeout, !o->quiet))
 		return 1;
 	while (sent < o->count && !stop && now_ns() < end) {
 		uint64_t t0, deadline;
