@@ -306,6 +306,8 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ecfg.cq_event = dev->args.cq_event;
 	ecfg.async_event = dev->args.async_event;
 	ecfg.event_arg = dev->args.event_arg;
+	ecfg.frame_tap = dp_port_capture;
+	ecfg.frame_tap_arg = dev->port;
 	dev->eng = rc_engine_create(&ecfg);
 	if (!dev->eng) {
 		ret = errno ? -errno : -ENOMEM;

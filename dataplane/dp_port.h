@@ -71,6 +71,12 @@ void dp_port_link(struct dp_port *dp, struct dp_link_info *info);
 #define DP_PORT_ADDRS_CHANGED	2u
 unsigned dp_port_refresh(struct dp_port *dp);
 
+/*
+ * rc_engine_cfg.frame_tap (@arg: the dp_port): frames the engine delivers
+ * to itself (same-host traffic) go to UROCE_PCAP as if they had crossed the wire.
+ */
+void dp_port_capture(void *arg, const void *frame, uint32_t len);
+
 /* ACKs are waiting for the next flush (the progress thread then runs a pass soon). */
 bool dp_port_tx_held(struct dp_port *dp);
 

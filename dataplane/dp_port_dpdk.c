@@ -1116,6 +1116,14 @@ unsigned dp_port_refresh(struct dp_port *dp)
 	return changes;
 }
 
+void dp_port_capture(void *arg, const void *frame, uint32_t len)
+{
+	struct dp_port *dp = arg;
+
+	if (dp->pcap)
+		dp_pcap_write(dp->pcap, &frame, &len, 1);
+}
+
 bool dp_port_tx_held(struct dp_port *dp)
 {
 	return atomic_load_explicit(&dp->ack_held, memory_order_relaxed);

@@ -29,11 +29,23 @@ uint32_t wire_headers_len(const struct wire_build_desc *d)
 	       wire_opcode[d->opcode].hdr_len;
 }
 
+/* IPv4 total length, IPv6 payload length and UDP length are 16-bit fields. */
+static bool ip_len_fits(const struct wire_build_desc *d, uint32_t payload_len)
+{
+	uint64_t ip_len = (d->ip_version == 4 ? sizeof(struct wire_ipv4_hdr) : 0) +
+			  sizeof(struct wire_udp_hdr) + wire_opcode[d->opcode].hdr_len +
+			  (uint64_t)payload_len + pad_of(payload_len) + WIRE_ICRC_LEN;
+
+	return ip_len <= UINT16_MAX;
+}
+
 uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len)
 {
 	uint32_t hdr = wire_headers_len(d);
 
-	return hdr ? hdr + payload_len + pad_of(payload_len) + WIRE_ICRC_LEN : 0;
+	if (!hdr || !ip_len_fits(d, payload_len))
+		return 0;
+	return hdr + payload_len + pad_of(payload_len) + WIRE_ICRC_LEN;
 }
 
 uint16_t wire_ipv4_csum(const void *hdr, uint32_t len)
@@ -119,7 +131,7 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 	struct wire_udp_hdr *udp;
 	struct wire_bth *bth;
 
-	if (!hdr_len)
+	if (!hdr_len || !ip_len_fits(d, payload_len))
 		return 0;
 	udp_len = sizeof(*udp) + op->hdr_len + payload_len + pad + WIRE_ICRC_LEN;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "uroce/wire.h"
+#include "wire_crc32_vec.h"
 
 #define CRC32_POLY_REFLECTED 0xedb88320u
 
@@ -173,11 +174,16 @@ uint32_t wire_crc32_fast(uint32_t crc, const void *buf, size_t len)
 
 uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len)
 {
-	return wire_crc32_fast(crc, buf, len);
+	size_t used;
+
+	crc = wire_crc32_vec(crc, buf, len, &used);
+	return wire_crc32_fast(crc, (const uint8_t *)buf + used, len - used);
 }
 
 const char *wire_crc32_impl(void)
 {
+	if (wire_crc32_vec_available())
+		return "vpclmulqdq";
 #ifdef HAVE_CLMUL
 	if (cpu_has_clmul())
 		return "pclmul";

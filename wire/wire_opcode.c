@@ -139,8 +139,23 @@ uint32_t wire_rnr_timer_us(unsigned code)
 	return us[code & 31];
 }
 
+int wire_aeth_credits(unsigned code)
+{
+	/* Codes 0..4 count one by one, then each step is x1.5 or x4/3 up to 32768. */
+	static const uint16_t credits[31] = {
+		0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+		384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+		16384, 24576, 32768,
+	};
+
+	code &= WIRE_AETH_CODE_MASK;
+	return code < 31 ? credits[code] : -1;
+}
+
 const char *wire_aeth_name(uint8_t syndrome)
 {
+	if (syndrome & 0x80)
+		return "reserved syndrome";
 	switch (syndrome & WIRE_AETH_TYPE_MASK) {
 	case WIRE_AETH_ACK:
 		return "ACK";

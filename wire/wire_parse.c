@@ -79,8 +79,14 @@ static enum wire_drop parse_ipv6(const uint8_t *f, uint32_t len, struct wire_pkt
 	return WIRE_DROP_NONE;
 }
 
-/* Payload rules of IBA 9.7.x: which packets may carry data, and how much. */
-static enum wire_drop check_payload(const struct wire_pkt *p, uint32_t area)
+/*
+ * Pad and payload rules (IBA 9.2, C9-92): data plus pad fill whole 4-byte
+ * words, only packets that carry data have pad, FIRST and MIDDLE packets are
+ * a whole path MTU (a power of two in 256..4096, so no pad), ONLY and LAST
+ * packets at most 4096 bytes and a LAST packet at least one byte.
+ */
+static enum wire_drop check_payload(const struct wire_pkt *p, uint32_t area,
+				    unsigned flags)
 {
 	wire_op_flags fl = p->op->flags;
 
@@ -89,20 +95,36 @@ static enum wire_drop check_payload(const struct wire_pkt *p, uint32_t area)
 			return WIRE_DROP_BAD_PAD;
 		return p->payload_len ? WIRE_DROP_BAD_PAYLOAD_LEN : WIRE_DROP_NONE;
 	}
-	/* BTH PadCnt (IBA 9.2): data plus pad fill whole 4-byte words. */
 	if (area & 3)
 		return WIRE_DROP_BAD_PAD;
-	if (fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE)) {
-		if (p->pad)
-			return WIRE_DROP_BAD_PAD;
+	if ((fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE)) && p->pad)
+		return WIRE_DROP_BAD_PAD;
+	if (flags & WIRE_PARSE_SKIP_LEN_RULES)
+		return WIRE_DROP_NONE;
+	if (fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE))
 		return is_pmtu(p->payload_len) ? WIRE_DROP_NONE : WIRE_DROP_BAD_PAYLOAD_LEN;
-	}
 	if (p->payload_len > MAX_PMTU)
 		return WIRE_DROP_BAD_PAYLOAD_LEN;
-	/* A LAST packet ends a message longer than one PMTU: it carries data. */
 	if ((fl & WIRE_OPF_LAST) && p->payload_len == 0)
 		return WIRE_DROP_BAD_PAYLOAD_LEN;
 	return WIRE_DROP_NONE;
+}
+
+enum wire_drop wire_check_pmtu(const struct wire_pkt *p, uint32_t pmtu)
+{
+	wire_op_flags fl = p->op->flags;
+	uint32_t n = p->payload_len;
+	bool ok;
+
+	if (!(fl & WIRE_OPF_PAYLOAD))
+		ok = n == 0;
+	else if (fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE))
+		ok = n == pmtu;
+	else if (fl & WIRE_OPF_LAST)
+		ok = n >= 1 && n <= pmtu;
+	else
+		ok = n <= pmtu;
+	return ok ? WIRE_DROP_NONE : WIRE_DROP_BAD_PAYLOAD_LEN;
 }
 
 enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
@@ -189,7 +211,7 @@ enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 	if (p->pad > area)
 		return WIRE_DROP_BAD_PAD;
 	p->payload_len = area - p->pad;
-	r = check_payload(p, area);
+	r = check_payload(p, area, flags);
 	if (r)
 		return r;
 

@@ -85,6 +85,22 @@ struct rc_engine_cfg {
 
 	/* Seed for keys and initial values; 0 means from getrandom(). */
 	uint64_t	seed;
+
+	/*
+	 * Optional.  Every frame the engine delivers to itself (destination
+	 * GID is one of its own, issue 9) is shown here first, complete with
+	 * ICRC, so a capture sees same-host traffic as on the wire.
+	 */
+	void		(*frame_tap)(void *arg, const void *frame, uint32_t len);
+	void		*frame_tap_arg;
+
+	/*
+	 * Optional, and called only when built with -Dtrace=true: each step of
+	 * the requester, completer and responder state machines
+	 * (@machine "req"/"comp"/"resp", @state the step's name).
+	 */
+	void		(*trace)(void *arg, uint32_t qpn, const char *machine, const char *state);
+	void		*trace_arg;
 };
 
 struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg);
@@ -121,7 +137,8 @@ bool rc_engine_idle(struct rc_engine *eng);
 	X(rem_op_naks_rx)	X(rem_op_naks_tx)				\
 	X(duplicates)	X(out_of_sequence)	X(cnps_rx)	X(cnps_tx)	\
 	X(ecn_ce_rx)	X(unknown_qp)	X(tx_no_buffer)	X(cq_overflows)	\
-	X(acks_rx)	X(acks_tx)	X(completions)
+	X(acks_rx)	X(acks_tx)	X(completions)	X(bad_addr)	\
+	X(bad_qkey)	X(rx_no_wqe)
 
 struct rc_counters {
 #define RC_COUNTER_FIELD(n) uint64_t n;
@@ -153,7 +170,7 @@ uint32_t rc_mr_rkey(const struct rc_mr *mr);
 
 /* ---- Completion queues ---- */
 
-/* @cqe: at least this many entries (rounded up); @user comes back in events. */
+/* @cqe: at least this many entries (rounded up to a power of two); @user comes back in events. */
 struct rc_cq *rc_cq_create(struct rc_engine *eng, int cqe, void *user);
 int rc_cq_destroy(struct rc_cq *cq);			/* -EBUSY while QPs use it */
 int rc_cq_resize(struct rc_cq *cq, int cqe);		/* -EINVAL if below the entries held */
@@ -211,6 +228,7 @@ uint32_t rc_qp_num(const struct rc_qp *qp);
  * work request as IBV_WC_WR_FLUSH_ERR, in order.
  */
 int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask);
+/* @init (may be NULL) gets qp_type, cap and sq_sig_all; its object pointers stay NULL. */
 int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
 		struct ibv_qp_init_attr *init);
 /* ibv_post_send / ibv_post_recv semantics; *bad_wr names the first refused. */

@@ -314,7 +314,7 @@ static inline bool wire_opcode_valid(uint8_t opcode)
 	X(BAD_TVER,		"BTH transport version is not 0")		\
 	X(UNKNOWN_OPCODE,	"BTH opcode not defined by IBA")		\
 	X(TRUNCATED_EXT,	"packet shorter than its extension headers")	\
-	X(BAD_PAD,		"pad count on a packet that has no payload, or pad longer than payload") \
+	X(BAD_PAD,		"pad where none is allowed, past the data, or data + pad not whole words") \
 	X(BAD_PAYLOAD_LEN,	"payload length breaks the opcode's rule")	\
 	X(BAD_ICRC,		"invariant CRC mismatch")
 
@@ -395,6 +395,12 @@ static inline const uint8_t *wire_pkt_payload(const struct wire_pkt *p)
 enum wire_parse_flag {
 	WIRE_PARSE_SKIP_ICRC	= 1u << 0,	/* decoder: check ICRC separately */
 	WIRE_PARSE_SKIP_IP_CSUM	= 1u << 1,	/* checksum already verified by the NIC */
+	/*
+	 * Leave the opcode's payload-length rules to the caller: an RC
+	 * responder answers a length error with NAK Invalid Request (IBA
+	 * C9-92) and checks against its QP's path MTU with wire_check_pmtu().
+	 */
+	WIRE_PARSE_SKIP_LEN_RULES = 1u << 2,
 };
 
 /**
@@ -413,6 +419,18 @@ enum wire_parse_flag {
  */
 enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 			  struct wire_pkt *out);
+
+/**
+ * wire_check_pmtu() - payload length of a parsed packet against a path MTU.
+ * @p: a packet wire_parse() accepted.
+ * @pmtu: the QP's path MTU in bytes (256..4096).
+ *
+ * FIRST and MIDDLE packets carry exactly @pmtu bytes, LAST packets 1..@pmtu,
+ * ONLY packets 0..@pmtu, packets without payload none (IBA C9-92, the
+ * checks rxe makes in its responder).
+ * Return: WIRE_DROP_NONE or WIRE_DROP_BAD_PAYLOAD_LEN.
+ */
+enum wire_drop wire_check_pmtu(const struct wire_pkt *p, uint32_t pmtu);
 
 /* ---- Build ---- */
 
@@ -449,7 +467,7 @@ struct wire_build_desc {
 /* Header bytes before the payload for this description (Ethernet .. extension headers). */
 uint32_t wire_headers_len(const struct wire_build_desc *d);
 
-/* Frame length for a payload: headers + payload + pad to 4 + ICRC. */
+/* Frame length for a payload: headers + payload + pad to 4 + ICRC; 0 if it cannot be built. */
 uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len);
 
 /**
@@ -462,7 +480,8 @@ uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len);
  * length, UDP length (checksum 0 over IPv4, as hardware and rxe send it),
  * BTH pad count.  The ICRC (and over IPv6 the UDP checksum, which IPv6
  * requires) is not written: call wire_seal() once the payload is in place.
- * Return: header length, or 0 if @d is invalid (unknown opcode, bad IP version).
+ * Return: header length, or 0 if @d is invalid (unknown opcode, bad IP
+ * version) or the packet would not fit IP's and UDP's 16-bit lengths.
  */
 uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 			    uint32_t payload_len);
@@ -500,12 +519,18 @@ uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len);
 uint32_t wire_crc32_portable(uint32_t crc, const void *buf, size_t len);
 /* Carry-less multiply path; equals wire_crc32_portable() where the CPU lacks PCLMULQDQ. */
 uint32_t wire_crc32_fast(uint32_t crc, const void *buf, size_t len);
-/* Name of the implementation wire_crc32() dispatches to ("pclmul" or "portable"). */
+/*
+ * CRC-32 of @src while copying it to @dst, in one pass: the same result as
+ * memcpy() then wire_crc32(), for senders that build a payload and its ICRC.
+ */
+uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len);
+/* Name of the implementation wire_crc32() dispatches to ("vpclmulqdq", "pclmul" or "portable"). */
 const char *wire_crc32_impl(void);
 
 /**
  * wire_icrc() - ICRC of a RoCE v2 frame as Annex A17.3.3 defines it.
- * @frame: Ethernet frame.
+ * @frame: Ethernet frame whose IP, UDP and BTH headers are in place and
+ *	    were checked (by wire_parse() on receive, or built by wire_build*()).
  * @l3_off: offset of the IP header.
  * @end: offset where the ICRC starts (frame length - 4).
  *
@@ -530,5 +555,11 @@ uint32_t wire_rnr_timer_us(unsigned code);
 
 /* Name of a NAK code / AETH syndrome, e.g. "NAK remote access error". */
 const char *wire_aeth_name(uint8_t syndrome);
+
+/*
+ * End-to-end credits an ACK's 5-bit credit code stands for (IBA end-to-end flow control,
+ * 0 1 2 3 4 6 8 12 ... 32768); -1 for code 31, "credits not used".
+ */
+int wire_aeth_credits(unsigned code);
 
 #endif

@@ -5,7 +5,7 @@
 #   - one-way goodput of 64 KiB RDMA writes vs iperf3 TCP (af_packet and af_xdp);
 #   - memif goodput of 64 KiB writes vs memcpy() of 64 KiB blocks.
 # A benchmark (figures and ratios), not a test.
-#   PORTTEST=... ENGINETEST=... tests/bench/bench_engine.sh [ITERS] [SECONDS]
+#   PORTTEST=... ENGINETEST=... tests/bench/bench_dp_engine.sh [ITERS] [SECONDS]
 PORTTEST=${PORTTEST:?PORTTEST must point at uroce-porttest}
 ENGINETEST=${ENGINETEST:?ENGINETEST must point at uroce-enginetest}
 SUFFIX=e$$

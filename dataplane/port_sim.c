@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+/* The simulated link: a frame pool, one arrival-time heap per direction, seeded faults. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "port_sim.h"
+#include "uroce/wire.h"
+
+#define DEFAULT_MTU	4200
+#define DEFAULT_SLOTS	4096
+#define L2_MAX		(sizeof(struct wire_eth_hdr) + sizeof(struct wire_vlan_hdr))
+
+struct flight {
+	uint64_t	at;
+	uint64_t	seq;		/* ties keep sending order */
+	uint32_t	slot;
+};
+
+struct sim_dir {
+	struct port_sim_faults	f;
+	struct port_sim_stats	st;
+	uint64_t		rng[4];	/* xoshiro256** */
+	uint64_t		last_at;	/* jitter never reorders: a link is FIFO */
+	struct flight		*heap;
+	uint32_t		n;
+};
+
+struct sim_end {
+	struct port	port;
+	struct port_sim	*sim;
+	int		idx;
+	int		resolve_result;
+};
+
+struct port_sim {
+	pthread_mutex_t	lock;		/* the two ends may run on two threads */
+	struct port_sim_cfg cfg;
+	struct sim_end	end[2];
+	struct sim_dir	dir[2];		/* indexed by the sending end */
+	uint8_t		*buf;
+	uint32_t	*len;
+	uint32_t	slot_size, nslots;
+	uint32_t	*free_stack;
+	uint32_t	nfree;
+	uint64_t	seq;
+	port_sim_filter	filter;
+	void		*filter_arg;
+};
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return r;
+}
+
+static double rng_unit(uint64_t *s)
+{
+	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static bool chance(struct sim_dir *d, double p)
+{
+	return p > 0 && rng_unit(d->rng) < p;
+}
+
+static void rng_seed(uint64_t *s, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++) {
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		s[i] = z ^ (z >> 31);
+	}
+}
+
+static struct sim_end *end_of(struct port *p)
+{
+	return (struct sim_end *)(void *)((char *)p - offsetof(struct sim_end, port));
+}
+
+/* ---- Arrival heap ---- */
+
+static bool before(const struct flight *a, const struct flight *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+static void heap_push(struct sim_dir *d, struct flight f)
+{
+	uint32_t i = d->n++;
+
+	while (i) {
+		uint32_t p = (i - 1) / 2;
+
+		if (!before(&f, &d->heap[p]))
+			break;
+		d->heap[i] = d->heap[p];
+		i = p;
+	}
+	d->heap[i] = f;
+}
+
+static struct flight heap_pop(struct sim_dir *d)
+{
+	struct flight top = d->heap[0], last = d->heap[--d->n];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= d->n)
+			break;
+		if (c + 1 < d->n && before(&d->heap[c + 1], &d->heap[c]))
+			c++;
+		if (!before(&d->heap[c], &last))
+			break;
+		d->heap[i] = d->heap[c];
+		i = c;
+	}
+	if (d->n)
+		d->heap[i] = last;
+	return top;
+}
+
+/* ---- Slots ---- */
+
+static int slot_get(struct port_sim *s, uint32_t *slot)
+{
+	if (!s->nfree)
+		return -ENOBUFS;
+	*slot = s->free_stack[--s->nfree];
+	return 0;
+}
+
+static void slot_put(struct port_sim *s, uint32_t slot)
+{
+	s->free_stack[s->nfree++] = slot;
+}
+
+static uint8_t *slot_data(struct port_sim *s, uint32_t slot)
+{
+	return s->buf + (size_t)slot * s->slot_size;
+}
+
+/* ---- Port operations ---- */
+
+static unsigned sim_rx_burst(struct port *p, struct port_frame *f, unsigned max)
+{
+	struct sim_end *e = end_of(p);
+	struct port_sim *s = e->sim;
+	struct sim_dir *d = &s->dir[!e->idx];
+	uint64_t now = s->cfg.now_ns(s->cfg.clock_arg);
+	unsigned n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (n < max && d->n && d->heap[0].at <= now) {
+		struct flight fl = heap_pop(d);
+
+		f[n].data = slot_data(s, fl.slot);
+		f[n].len = s->len[fl.slot];
+		f[n].handle = (void *)(uintptr_t)fl.slot;
+		d->st.delivered++;
+		n++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+static void sim_rx_release(struct port *p, struct port_frame *f, unsigned n)
+{
+	struct port_sim *s = end_of(p)->sim;
+
+	pthread_mutex_lock(&s->lock);
+	for (unsigned i = 0; i < n; i++)
+		slot_put(s, (uint32_t)(uintptr_t)f[i].handle);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int sim_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
+{
+	struct sim_end *e = end_of(p);
+	struct port_sim *s = e->sim;
+	uint32_t slot;
+	int ret;
+
+	if (len > s->slot_size)
+		return -EMSGSIZE;
+	pthread_mutex_lock(&s->lock);
+	ret = slot_get(s, &slot);
+	if (ret)
+		s->dir[e->idx].st.no_buffer++;
+	pthread_mutex_unlock(&s->lock);
+	if (ret)
+		return ret;
+	f->data = slot_data(s, slot);
+	f->len = len;
+	f->handle = (void *)(uintptr_t)slot;
+	return 0;
+}
+
+static void sim_tx_abort(struct port *p, struct port_frame *f)
+{
+	struct port_sim *s = end_of(p)->sim;
+
+	pthread_mutex_lock(&s->lock);
+	slot_put(s, (uint32_t)(uintptr_t)f->handle);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Offset of the IP header, or 0 when the frame is not IP. */
+static uint32_t l3_offset(const uint8_t *f, uint32_t len)
+{
+	uint32_t off = sizeof(struct wire_eth_hdr);
+	uint16_t type;
+
+	if (len < off + 40)
+		return 0;
+	type = (uint16_t)(f[12] << 8 | f[13]);
+	if (type == WIRE_ETHERTYPE_VLAN) {
+		type = (uint16_t)(f[16] << 8 | f[17]);
+		off += sizeof(struct wire_vlan_hdr);
+	}
+	return type == WIRE_ETHERTYPE_IPV4 || type == WIRE_ETHERTYPE_IPV6 ? off : 0;
+}
+
+static void mark_ce(uint8_t *f, uint32_t len)
+{
+	uint32_t l3 = l3_offset(f, len);
+
+	if (!l3)
+		return;
+	if (f[l3] >> 4 == 4) {
+		struct wire_ipv4_hdr *ip = (struct wire_ipv4_hdr *)(f + l3);
+
+		ip->tos |= WIRE_ECN_CE;
+		memset(&ip->checksum, 0, sizeof(ip->checksum));
+		wire_set16(&ip->checksum, wire_ipv4_csum(ip, (ip->version_ihl & 0xfu) * 4));
+	} else {
+		/* Traffic class straddles bytes 0 and 1; ECN is its low two bits. */
+		f[l3 + 1] |= (uint8_t)(WIRE_ECN_CE << 4);
+	}
+}
+
+static void corrupt(struct sim_dir *d, uint8_t *f, uint32_t len)
+{
+	uint32_t l3 = l3_offset(f, len);
+	uint32_t start = l3 + (f[l3] >> 4 == 4 ? 20 : 40) + sizeof(struct wire_udp_hdr);
+
+	if (!l3 || start >= len)
+		return;
+	f[start + rng_next(d->rng) % (len - start)] ^= (uint8_t)(1u << (rng_next(d->rng) & 7));
+}
+
+static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, uint64_t now)
+{
+	struct sim_dir *d = &s->dir[from];
+	uint8_t *data = slot_data(s, slot);
+	uint64_t at = now + d->f.delay_ns;
+	uint32_t dup_slot;
+
+	d->st.sent++;
+	s->len[slot] = len;
+	if (s->filter && s->filter(s->filter_arg, from, data, len)) {
+		d->st.filtered++;
+		slot_put(s, slot);
+		return;
+	}
+	if (chance(d, d->f.loss)) {
+		d->st.lost++;
+		slot_put(s, slot);
+		return;
+	}
+	if (d->f.jitter_ns)
+		at += rng_next(d->rng) % (d->f.jitter_ns + 1);
+	if (at < d->last_at)
+		at = d->last_at;
+	d->last_at = at;
+	if (chance(d, d->f.reorder)) {
+		d->st.reordered++;
+		at += d->f.reorder_ns;
+	}
+	if (chance(d, d->f.dup) && !slot_get(s, &dup_slot)) {
+		d->st.duplicated++;
+		memcpy(slot_data(s, dup_slot), data, len);
+		s->len[dup_slot] = len;
+		heap_push(d, (struct flight){ at + 1, s->seq++, dup_slot });
+	}
+	if (chance(d, d->f.corrupt)) {
+		d->st.corrupted++;
+		corrupt(d, data, len);
+	}
+	if (chance(d, d->f.ce_mark)) {
+		d->st.ce_marked++;
+		mark_ce(data, len);
+	}
+	heap_push(d, (struct flight){ at, s->seq++, slot });
+}
+
+static void sim_tx_burst(struct port *p, struct port_frame *f, unsigned n)
+{
+	struct sim_end *e = end_of(p);
+	struct port_sim *s = e->sim;
+	uint64_t now = s->cfg.now_ns(s->cfg.clock_arg);
+
+	pthread_mutex_lock(&s->lock);
+	for (unsigned i = 0; i < n; i++)
+		send_one(s, e->idx, (uint32_t)(uintptr_t)f[i].handle, f[i].len, now);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void sim_flush(struct port *p)
+{
+	(void)p;
+}
+
+static int sim_resolve(struct port *p, const uint8_t gid[16], uint8_t mac[6])
+{
+	struct sim_end *e = end_of(p);
+
+	(void)gid;
+	if (e->resolve_result)
+		return e->resolve_result;
+	memcpy(mac, e->sim->end[!e->idx].port.mac, 6);
+	return 0;
+}
+
+static void sim_destroy(struct port *p)
+{
+	(void)p;	/* the link owns both ends: port_sim_destroy() */
+}
+
+static const struct port_ops sim_ops = {
+	.rx_burst = sim_rx_burst,
+	.rx_release = sim_rx_release,
+	.tx_alloc = sim_tx_alloc,
+	.tx_abort = sim_tx_abort,
+	.tx_burst = sim_tx_burst,
+	.flush = sim_flush,
+	.resolve = sim_resolve,
+	.destroy = sim_destroy,
+};
+
+/* ---- Link ---- */
+
+struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
+{
+	struct port_sim *s;
+
+	if (!cfg || !cfg->now_ns)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	if (!s->cfg.mtu)
+		s->cfg.mtu = DEFAULT_MTU;
+	s->nslots = s->cfg.slots ? s->cfg.slots : DEFAULT_SLOTS;
+	s->slot_size = (uint32_t)((s->cfg.mtu + L2_MAX + 63) & ~63u);
+	s->buf = malloc((size_t)s->nslots * s->slot_size);
+	s->len = calloc(s->nslots, sizeof(*s->len));
+	s->free_stack = malloc(s->nslots * sizeof(*s->free_stack));
+	s->dir[0].heap = malloc(s->nslots * sizeof(struct flight));
+	s->dir[1].heap = malloc(s->nslots * sizeof(struct flight));
+	if (!s->buf || !s->len || !s->free_stack || !s->dir[0].heap || !s->dir[1].heap) {
+		port_sim_destroy(s);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->nslots; i++)
+		s->free_stack[i] = s->nslots - 1 - i;
+	s->nfree = s->nslots;
+	pthread_mutex_init(&s->lock, NULL);
+	for (int i = 0; i < 2; i++) {
+		struct sim_end *e = &s->end[i];
+		static const char *const names[2] = { "sim:0", "sim:1" };
+
+		e->sim = s;
+		e->idx = i;
+		e->port.ops = &sim_ops;
+		e->port.mac[0] = 0x02;
+		e->port.mac[5] = (uint8_t)(i + 1);
+		e->port.mtu = s->cfg.mtu;
+		e->port.name = names[i];
+		rng_seed(s->dir[i].rng, s->cfg.seed * 2 + (uint64_t)i + 1);
+	}
+	return s;
+}
+
+void port_sim_destroy(struct port_sim *s)
+{
+	if (!s)
+		return;
+	if (s->free_stack)
+		pthread_mutex_destroy(&s->lock);
+	free(s->dir[0].heap);
+	free(s->dir[1].heap);
+	free(s->free_stack);
+	free(s->len);
+	free(s->buf);
+	free(s);
+}
+
+struct port *port_sim_port(struct port_sim *s, int end)
+{
+	return &s->end[end ? 1 : 0].port;
+}
+
+void port_sim_set_faults(struct port_sim *s, int from_end, const struct port_sim_faults *f)
+{
+	pthread_mutex_lock(&s->lock);
+	s->dir[from_end ? 1 : 0].f = *f;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void port_sim_set_filter(struct port_sim *s, port_sim_filter filter, void *arg)
+{
+	pthread_mutex_lock(&s->lock);
+	s->filter = filter;
+	s->filter_arg = arg;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void port_sim_set_resolve(struct port_sim *s, int end, int result)
+{
+	s->end[end ? 1 : 0].resolve_result = result;
+}
+
+int port_sim_inject(struct port_sim *s, int to_end, const void *frame, uint32_t len)
+{
+	struct sim_dir *d = &s->dir[to_end ? 0 : 1];
+	uint32_t slot;
+	int ret;
+
+	if (len > s->slot_size)
+		return -EMSGSIZE;
+	pthread_mutex_lock(&s->lock);
+	ret = slot_get(s, &slot);
+	if (!ret) {
+		memcpy(slot_data(s, slot), frame, len);
+		s->len[slot] = len;
+		heap_push(d, (struct flight){ s->cfg.now_ns(s->cfg.clock_arg), s->seq++, slot });
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+unsigned port_sim_in_flight(struct port_sim *s)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->dir[0].n + s->dir[1].n;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+uint64_t port_sim_next_arrival(struct port_sim *s)
+{
+	uint64_t t = UINT64_MAX;
+
+	pthread_mutex_lock(&s->lock);
+	for (int i = 0; i < 2; i++)
+		if (s->dir[i].n && s->dir[i].heap[0].at < t)
+			t = s->dir[i].heap[0].at;
+	pthread_mutex_unlock(&s->lock);
+	return t;
+}
+
+void port_sim_get_stats(struct port_sim *s, int from_end, struct port_sim_stats *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->dir[from_end ? 1 : 0].st;
+	pthread_mutex_unlock(&s->lock);
+}

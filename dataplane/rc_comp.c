@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The completer: ACKs, NAKs, read responses and atomic acknowledgements
+ * against the send queue (IBA ch. 9.7, reliable service), completions in WR order.
+ */
+#include <errno.h>
+
+#include "rc_internal.h"
+
+enum comp_state {
+	COMP_GET_WQE,		/* the oldest WQE not complete */
+	COMP_CHECK_PSN,		/* where the response falls against it */
+	COMP_CHECK_ACK,		/* what the response says */
+	COMP_READ,		/* place read response data */
+	COMP_ATOMIC,		/* place the original value */
+	COMP_ACKED,		/* an ACK for part of a send/write */
+	COMP_COMPLETE,		/* the WQE is done */
+	COMP_SEQ_NAK,		/* resend from the NAK's PSN */
+	COMP_GAP,		/* responses are missing: resend from comp.psn */
+	COMP_RNR,		/* wait the RNR timer, then resend */
+	COMP_ERROR,		/* complete with an error, QP to ERR (SQE for UC/UD) */
+	COMP_DONE,
+};
+
+static const char *const comp_state_name[] = {
+	[COMP_GET_WQE]		= "GET_WQE",
+	[COMP_CHECK_PSN]	= "CHECK_PSN",
+	[COMP_CHECK_ACK]	= "CHECK_ACK",
+	[COMP_READ]		= "READ",
+	[COMP_ATOMIC]		= "ATOMIC",
+	[COMP_ACKED]		= "ACKED",
+	[COMP_COMPLETE]		= "COMPLETE",
+	[COMP_SEQ_NAK]		= "SEQ_NAK",
+	[COMP_GAP]		= "GAP",
+	[COMP_RNR]		= "RNR",
+	[COMP_ERROR]		= "ERROR",
+	[COMP_DONE]		= "DONE",
+};
+
+struct comp_ctx {
+	struct rc_qp		*qp;
+	const struct wire_pkt	*pkt;	/* NULL: only local completions */
+	struct rc_send_wqe	*w;
+	uint8_t			syndrome;
+	enum ibv_wc_status	status;
+};
+
+static bool is_atomic(uint8_t op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool is_read_atomic(uint8_t op)
+{
+	return op == IBV_WR_RDMA_READ || is_atomic(op);
+}
+
+static uint8_t pkt_syndrome(const struct wire_pkt *pkt)
+{
+	const struct wire_aeth *a = wire_pkt_ext(pkt, WIRE_EXT_AETH);
+
+	return a ? (uint8_t)(wire_get32(a->syn_msn) >> 24) : WIRE_AETH_ACK;
+}
+
+/* The oldest unacknowledged PSN moved: the peer is alive, the window opens. */
+static void progress(struct rc_qp *qp, uint32_t new_psn)
+{
+	if (psn_cmp(new_psn, qp->comp.psn) <= 0)
+		return;
+	qp->comp.psn = new_psn;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	/* The peer took the packet it had refused: no need to wait any more. */
+	if (qp->req.rnr_wait && psn_cmp(new_psn, qp->req.rnr_psn) > 0) {
+		qp->req.rnr_wait = false;
+		qp->rnr_deadline = 0;
+	}
+	if (psn_cmp(qp->req.psn, qp->comp.psn) > 0) {
+		if (qp->timeout_ns)
+			rc_timer_arm(qp, &qp->retx_deadline, qp->eng->now + qp->timeout_ns);
+	} else {
+		qp->retx_deadline = 0;
+		/* A resend after a rewind is behind what the peer has acknowledged. */
+		if (psn_cmp(qp->comp.psn, qp->req.psn) > 0)
+			rc_req_rewind(qp);
+	}
+	rc_qp_kick(qp);
+}
+
+/* Retire the head WQE, keeping the send cursor at or after it. */
+static void retire(struct rc_qp *qp, struct rc_send_wqe *w, enum ibv_wc_status st)
+{
+	bool cursor_here = qp->sq_head == qp->req.wqe;
+	uint32_t next_psn = psn_add(w->last_psn, 1);
+	bool acked = st == IBV_WC_SUCCESS && qp->type == IBV_QPT_RC;
+
+	rc_qp_complete_send(qp, w, st);
+	if (cursor_here) {
+		qp->req.wqe = qp->sq_head;
+		qp->req.offset = 0;
+		qp->req.cur.idx = qp->req.cur.off = 0;
+		if (acked && psn_cmp(next_psn, qp->req.psn) > 0)
+			qp->req.psn = next_psn;
+	}
+	if (acked)
+		progress(qp, next_psn);
+	rc_qp_kick(qp);
+}
+
+static enum comp_state get_wqe(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	if (qp->sq_head == qp->sq_tail)
+		return COMP_DONE;
+	c->w = rc_sq_at(qp, qp->sq_head);
+	switch (c->w->state) {
+	case RC_WQE_DONE:
+		return COMP_COMPLETE;
+	case RC_WQE_ERROR:
+		c->status = c->w->status;
+		return COMP_ERROR;
+	case RC_WQE_ACTIVE:
+	case RC_WQE_SENT:
+		return c->pkt ? COMP_CHECK_PSN : COMP_DONE;
+	default:
+		return COMP_DONE;
+	}
+}
+
+static enum comp_state check_psn(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_send_wqe *w = c->w;
+
+	if (psn_cmp(c->pkt->psn, w->last_psn) > 0) {
+		/*
+		 * The response is for a later request: it acknowledges this
+		 * send/write implicitly, but a read or atomic
+		 * needs its own response, which got lost.
+		 */
+		if (is_read_atomic(w->opcode))
+			return COMP_GAP;
+		return COMP_COMPLETE;
+	}
+	if (psn_cmp(c->pkt->psn, qp->comp.psn) < 0)
+		return COMP_DONE;	/* a duplicate of something already handled */
+	return COMP_CHECK_ACK;
+}
+
+static enum comp_state check_nak(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	switch (c->syndrome & WIRE_AETH_CODE_MASK) {
+	case WIRE_NAK_PSN_SEQ_ERR:
+		qp->cnt.seq_naks_rx++;
+		return COMP_SEQ_NAK;
+	case WIRE_NAK_INVALID_REQ:
+		qp->cnt.inv_req_naks_rx++;
+		c->status = IBV_WC_REM_INV_REQ_ERR;
+		return COMP_ERROR;
+	case WIRE_NAK_REM_ACCESS_ERR:
+		qp->cnt.rem_access_naks_rx++;
+		c->status = IBV_WC_REM_ACCESS_ERR;
+		return COMP_ERROR;
+	case WIRE_NAK_INVALID_RD_REQ:
+		qp->cnt.inv_req_naks_rx++;
+		c->status = IBV_WC_REM_INV_RD_REQ_ERR;
+		return COMP_ERROR;
+	default:
+		qp->cnt.rem_op_naks_rx++;
+		c->status = IBV_WC_REM_OP_ERR;
+		return COMP_ERROR;
+	}
+}
+
+static enum comp_state check_ack(struct comp_ctx *c)
+{
+	const struct wire_pkt *pkt = c->pkt;
+	struct rc_send_wqe *w = c->w;
+	uint8_t low = pkt->opcode & 0x1f;
+
+	c->syndrome = pkt_syndrome(pkt);
+	switch (low) {
+	case WIRE_OP_READ_RESP_FIRST:
+	case WIRE_OP_READ_RESP_MIDDLE:
+	case WIRE_OP_READ_RESP_LAST:
+	case WIRE_OP_READ_RESP_ONLY: {
+		uint32_t expected;
+
+		if (w->opcode != IBV_WR_RDMA_READ ||
+		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
+			return COMP_DONE;
+		expected = psn_add(w->first_psn, w->resp_pkts);
+		if (pkt->psn != expected)
+			return psn_cmp(pkt->psn, expected) > 0 ? COMP_GAP : COMP_DONE;
+		return COMP_READ;
+	}
+	case WIRE_OP_ATOMIC_ACKNOWLEDGE:
+		if (!is_atomic(w->opcode) || pkt->psn != w->first_psn ||
+		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
+			return COMP_DONE;
+		return COMP_ATOMIC;
+	case WIRE_OP_ACKNOWLEDGE:
+		switch (c->syndrome & WIRE_AETH_TYPE_MASK) {
+		case WIRE_AETH_ACK:
+			c->qp->cnt.acks_rx++;
+			/* An ACK inside a read or atomic: its responses are missing. */
+			if (is_read_atomic(w->opcode))
+				return COMP_GAP;
+			return pkt->psn == w->last_psn ? COMP_COMPLETE : COMP_ACKED;
+		case WIRE_AETH_RNR_NAK:
+			c->qp->cnt.rnr_naks_rx++;
+			return COMP_RNR;
+		case WIRE_AETH_NAK:
+			return check_nak(c);
+		default:
+			return COMP_DONE;
+		}
+	default:
+		return COMP_DONE;
+	}
+}
+
+static enum comp_state do_read(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_send_wqe *w = c->w;
+	const struct wire_pkt *pkt = c->pkt;
+	wire_op_flags fl = pkt->op->flags;
+	bool last = pkt->psn == w->last_psn;
+	uint32_t done = w->resp_pkts * qp->pmtu;
+	uint32_t want = last ? w->length - done : qp->pmtu;
+
+	/*
+	 * Response packets in order: FIRST/MIDDLE before the end, LAST/ONLY at
+	 * it (a retried read restarts with FIRST or ONLY), a full PMTU except
+	 * the last.
+	 */
+	if ((last && !(fl & (WIRE_OPF_LAST | WIRE_OPF_ONLY))) ||
+	    (!last && !(fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE))) || pkt->payload_len != want) {
+		c->status = IBV_WC_BAD_RESP_ERR;
+		return COMP_ERROR;
+	}
+	if (want && rc_sge_scatter(qp->eng, qp->pd, w->sge, w->num_sge, &w->resp_cur,
+				   wire_pkt_payload(pkt), want)) {
+		c->status = IBV_WC_LOC_PROT_ERR;
+		return COMP_ERROR;
+	}
+	w->resp_pkts++;
+	if (last)
+		return COMP_COMPLETE;
+	progress(qp, psn_add(pkt->psn, 1));
+	return COMP_DONE;
+}
+
+static enum comp_state do_atomic(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_send_wqe *w = c->w;
+	const struct wire_atomic_ack_eth *ack = wire_pkt_ext(c->pkt, WIRE_EXT_ATOMIC_ACK_ETH);
+	/* The original value lands in host order, as verbs define it. */
+	uint64_t orig = wire_get64(ack->orig);
+	struct rc_sge_cursor cur = { 0, 0 };
+
+	if (rc_sge_scatter(qp->eng, qp->pd, w->sge, w->num_sge, &cur, (const uint8_t *)&orig,
+			   sizeof(orig))) {
+		c->status = IBV_WC_LOC_PROT_ERR;
+		return COMP_ERROR;
+	}
+	return COMP_COMPLETE;
+}
+
+static enum comp_state acked(struct comp_ctx *c)
+{
+	progress(c->qp, psn_add(c->pkt->psn, 1));
+	return COMP_DONE;
+}
+
+static enum comp_state complete(struct comp_ctx *c)
+{
+	retire(c->qp, c->w, IBV_WC_SUCCESS);
+	return COMP_GET_WQE;
+}
+
+/* Rewind once per PSN for NAKs and gaps; the timeout covers a lost retry. */
+static void rewind_once(struct rc_qp *qp)
+{
+	if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn)
+		return;
+	qp->comp.rewound = true;
+	qp->comp.rewound_psn = qp->comp.psn;
+	rc_req_rewind(qp);
+}
+
+static enum comp_state seq_nak(struct comp_ctx *c)
+{
+	/* A NAK acknowledges every PSN before its own. */
+	progress(c->qp, c->pkt->psn);
+	rewind_once(c->qp);
+	return COMP_DONE;
+}
+
+static enum comp_state gap(struct comp_ctx *c)
+{
+	rewind_once(c->qp);
+	return COMP_DONE;
+}
+
+static enum comp_state rnr(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	uint64_t wait_ns;
+
+	progress(qp, c->pkt->psn);
+	if (qp->attr.rnr_retry != 7) {		/* 7 means retry forever */
+		if (!qp->comp.rnr_left) {
+			c->status = IBV_WC_RNR_RETRY_EXC_ERR;
+			return COMP_ERROR;
+		}
+		qp->comp.rnr_left--;
+	}
+	wait_ns = (uint64_t)wire_rnr_timer_us(c->syndrome & WIRE_AETH_CODE_MASK) * 1000;
+	qp->req.rnr_wait = true;
+	qp->req.rnr_psn = c->pkt->psn;
+	qp->retx_deadline = 0;
+	rc_timer_arm(qp, &qp->rnr_deadline, qp->eng->now + wait_ns);
+	return COMP_DONE;
+}
+
+static enum comp_state error(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	retire(qp, c->w, c->status);
+	if (qp->type == IBV_QPT_RC)
+		rc_qp_error(qp, 0, false);
+	else
+		rc_qp_set_state(qp, IBV_QPS_SQE, RC_BY_ENGINE);
+	return COMP_DONE;
+}
+
+static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	struct comp_ctx c = { .qp = qp, .pkt = pkt };
+	enum comp_state s = COMP_GET_WQE;
+
+	while (s != COMP_DONE) {
+		RC_TRACE(qp, "comp", comp_state_name[s]);
+		switch (s) {
+		case COMP_GET_WQE:
+			s = get_wqe(&c);
+			break;
+		case COMP_CHECK_PSN:
+			s = check_psn(&c);
+			break;
+		case COMP_CHECK_ACK:
+			s = check_ack(&c);
+			break;
+		case COMP_READ:
+			s = do_read(&c);
+			break;
+		case COMP_ATOMIC:
+			s = do_atomic(&c);
+			break;
+		case COMP_ACKED:
+			s = acked(&c);
+			break;
+		case COMP_COMPLETE:
+			s = complete(&c);
+			break;
+		case COMP_SEQ_NAK:
+			s = seq_nak(&c);
+			break;
+		case COMP_GAP:
+			s = gap(&c);
+			break;
+		case COMP_RNR:
+			s = rnr(&c);
+			break;
+		case COMP_ERROR:
+			s = error(&c);
+			break;
+		case COMP_DONE:
+			break;
+		}
+	}
+}
+
+void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return;
+	/* Nothing acknowledges a PSN this QP has not sent yet. */
+	if (psn_cmp(pkt->psn, qp->req.max_psn) >= 0) {
+		qp->cnt.out_of_sequence++;
+		return;
+	}
+	run(qp, pkt);
+}
+
+void rc_comp_run(struct rc_qp *qp)
+{
+	run(qp, NULL);
+}

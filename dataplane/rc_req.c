@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The requester: turns send WQEs into packets (IBA ch. 9.4, 9.7, 9.8), one
+ * PSN per packet, and rewinds to the oldest unacknowledged PSN on a NAK, a
+ * detected gap, an RNR NAK's timer or the local ACK timeout (Go-Back-N).
+ */
+#include <errno.h>
+
+#include "rc_internal.h"
+
+enum req_state {
+	REQ_GET_WQE,		/* the WQE at the send cursor */
+	REQ_START_WQE,		/* gates (SQD, fence, max_rd_atomic), checks, PSNs */
+	REQ_CHECK_WINDOW,	/* unacknowledged PSNs below RC_WINDOW */
+	REQ_CHECK_ROUTE,	/* destination MAC known */
+	REQ_SEND_PACKET,	/* one packet of the WQE */
+	REQ_NEXT_WQE,		/* the WQE is fully sent */
+	REQ_STALL,		/* blocked until an event (ACK, timer, completion) */
+	REQ_AGAIN,		/* more to do, next pass (quota, no buffer, MAC pending) */
+	REQ_DONE,		/* nothing left */
+};
+
+static const char *const req_state_name[] = {
+	[REQ_GET_WQE]		= "GET_WQE",
+	[REQ_START_WQE]		= "START_WQE",
+	[REQ_CHECK_WINDOW]	= "CHECK_WINDOW",
+	[REQ_CHECK_ROUTE]	= "CHECK_ROUTE",
+	[REQ_SEND_PACKET]	= "SEND_PACKET",
+	[REQ_NEXT_WQE]		= "NEXT_WQE",
+	[REQ_STALL]		= "STALL",
+	[REQ_AGAIN]		= "AGAIN",
+	[REQ_DONE]		= "DONE",
+};
+
+struct req_ctx {
+	struct rc_qp		*qp;
+	struct rc_send_wqe	*w;
+	unsigned		quota;
+	unsigned		sent;
+	int			err;	/* -ENOBUFS when the port ran out */
+};
+
+static bool is_read_atomic(uint8_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool is_write(uint8_t op)
+{
+	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static uint32_t qp_pmtu(const struct rc_qp *qp)
+{
+	return qp->type == IBV_QPT_UD ? qp->eng->port_pmtu : qp->pmtu;
+}
+
+static unsigned max_rd_atomic(const struct rc_qp *qp)
+{
+	/* 0 would block every read forever; one at a time is the least. */
+	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+}
+
+void rc_req_reset(struct rc_qp *qp)
+{
+	qp->req.psn = qp->attr.sq_psn;
+	qp->req.max_psn = qp->attr.sq_psn;
+	qp->req.wqe = qp->sq_head;
+	qp->req.offset = 0;
+	qp->req.cur.idx = qp->req.cur.off = 0;
+	qp->req.since_ackreq = 0;
+	qp->req.rd_atomic = 0;
+	qp->req.rnr_wait = false;
+	qp->comp.psn = qp->attr.sq_psn;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.rewound = false;
+}
+
+/* The WQE fails locally: the completer reports it once the WQEs before it are done. */
+static enum req_state fail_wqe(struct req_ctx *c, enum ibv_wc_status st)
+{
+	c->w->state = RC_WQE_ERROR;
+	c->w->status = (uint8_t)st;
+	rc_comp_run(c->qp);
+	return REQ_STALL;
+}
+
+static enum req_state get_wqe(struct req_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	if (qp->req.rnr_wait)
+		return REQ_STALL;
+	if (qp->req.wqe == qp->sq_tail)
+		return REQ_DONE;
+	c->w = rc_sq_at(qp, qp->req.wqe);
+	switch (c->w->state) {
+	case RC_WQE_POSTED:
+		return REQ_START_WQE;
+	case RC_WQE_ACTIVE:
+		return REQ_CHECK_WINDOW;
+	case RC_WQE_ERROR:
+		return REQ_STALL;
+	default:
+		return REQ_NEXT_WQE;
+	}
+}
+
+/* Local checks: keys, access and length of the local buffers. */
+static enum ibv_wc_status check_local(struct rc_qp *qp, const struct rc_send_wqe *w)
+{
+	int access = 0;
+
+	if (qp->type == IBV_QPT_UD ? w->length > qp->eng->port_pmtu : w->length > RC_MAX_MSG_SIZE)
+		return IBV_WC_LOC_LEN_ERR;
+	/* PSN distances must stay below 2^23: at most 2^22 packets in one message. */
+	if (w->length / qp_pmtu(qp) >= RC_MAX_MSG_PKTS)
+		return IBV_WC_LOC_LEN_ERR;
+	if (w->is_inline)
+		return IBV_WC_SUCCESS;
+	if (w->opcode == IBV_WR_RDMA_READ || is_read_atomic(w->opcode))
+		access = IBV_ACCESS_LOCAL_WRITE;
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		const struct ibv_sge *s = &w->sge[i];
+
+		if (s->length && !rc_mr_local(qp->eng, qp->pd, s->lkey, s->addr, s->length, access))
+			return IBV_WC_LOC_PROT_ERR;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+static enum req_state start_wqe(struct req_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_send_wqe *w = c->w;
+	enum ibv_wc_status st;
+	uint32_t pmtu = qp_pmtu(qp);
+
+	/* SQD: WQEs already started finish, new ones wait. */
+	if (qp->state != IBV_QPS_RTS)
+		return REQ_STALL;
+	/* A fenced WQE waits for every earlier read and atomic to complete. */
+	if (w->fence && qp->req.rd_atomic)
+		return REQ_STALL;
+	if (is_read_atomic(w->opcode) && qp->req.rd_atomic >= max_rd_atomic(qp))
+		return REQ_STALL;
+	st = check_local(qp, w);
+	if (st != IBV_WC_SUCCESS)
+		return fail_wqe(c, st);
+
+	if (is_read_atomic(w->opcode)) {
+		w->rd_atomic_held = true;
+		qp->req.rd_atomic++;
+	}
+	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    qp->type == IBV_QPT_UD)
+		w->npkts = 1;
+	else
+		w->npkts = w->length ? (w->length + pmtu - 1) / pmtu : 1;
+	w->first_psn = qp->req.psn;
+	w->last_psn = psn_add(w->first_psn, w->npkts - 1);
+	w->resp_pkts = 0;
+	w->resp_cur.idx = w->resp_cur.off = 0;
+	w->state = RC_WQE_ACTIVE;
+	qp->req.offset = 0;
+	qp->req.cur.idx = qp->req.cur.off = 0;
+	return REQ_CHECK_WINDOW;
+}
+
+static enum req_state check_window(struct req_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	if (c->sent >= c->quota)
+		return REQ_AGAIN;
+	if (qp->type == IBV_QPT_RC && psn_cmp(qp->req.psn, qp->comp.psn) >= RC_WINDOW)
+		return REQ_STALL;
+	return REQ_CHECK_ROUTE;
+}
+
+static enum req_state check_route(struct req_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_path *p = qp->type == IBV_QPT_UD ? &c->w->u.ud.path : &qp->path;
+	int ret;
+
+	if (likely(p->mac_ok))
+		return REQ_SEND_PACKET;
+	ret = rc_path_resolve(qp->eng, p);
+	if (ret == -EAGAIN)
+		return REQ_AGAIN;
+	if (ret)
+		/* No way to the peer: an error completion, never a hang (issue 3). */
+		return fail_wqe(c, qp->type == IBV_QPT_UD ? IBV_WC_GENERAL_ERR : IBV_WC_RETRY_EXC_ERR);
+	if (qp->type != IBV_QPT_UD)
+		memcpy(qp->tmpl.dst_mac, p->dmac, 6);
+	return REQ_SEND_PACKET;
+}
+
+struct gather_arg {
+	struct rc_qp		*qp;
+	struct rc_send_wqe	*w;
+};
+
+/* Payload straight from the user's buffers (or the inline copy) into the frame. */
+static int gather(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
+{
+	struct gather_arg *g = arg;
+	struct rc_qp *qp = g->qp;
+
+	if (g->w->is_inline) {
+		const uint8_t *src = rc_wqe_inline(g->w, qp->cap.max_send_sge) + qp->req.offset;
+
+		if (crc)
+			*crc = wire_crc32_copy(*crc, dst, src, len);
+		else
+			memcpy(dst, src, len);
+		return 0;
+	}
+	return rc_sge_gather(qp->eng, qp->pd, g->w->sge, g->w->num_sge, &qp->req.cur, dst, len,
+			     crc);
+}
+
+static uint8_t send_opcode(const struct rc_send_wqe *w, bool first, bool last)
+{
+	bool imm = w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+	if (is_write(w->opcode)) {
+		if (first && last)
+			return imm ? WIRE_OP_WRITE_ONLY_IMM : WIRE_OP_WRITE_ONLY;
+		if (first)
+			return WIRE_OP_WRITE_FIRST;
+		if (!last)
+			return WIRE_OP_WRITE_MIDDLE;
+		return imm ? WIRE_OP_WRITE_LAST_IMM : WIRE_OP_WRITE_LAST;
+	}
+	if (first && last)
+		return w->opcode == IBV_WR_SEND_WITH_INV ? WIRE_OP_SEND_ONLY_INV :
+		       imm ? WIRE_OP_SEND_ONLY_IMM : WIRE_OP_SEND_ONLY;
+	if (first)
+		return WIRE_OP_SEND_FIRST;
+	if (!last)
+		return WIRE_OP_SEND_MIDDLE;
+	return w->opcode == IBV_WR_SEND_WITH_INV ? WIRE_OP_SEND_LAST_INV :
+	       imm ? WIRE_OP_SEND_LAST_IMM : WIRE_OP_SEND_LAST;
+}
+
+static void ud_desc(struct rc_qp *qp, const struct rc_send_wqe *w, struct wire_build_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	rc_path_fill_desc(qp->eng, &w->u.ud.path, d);
+	d->dest_qp = w->u.ud.remote_qpn;
+	d->udp_sport = wire_udp_sport(qp->qpn, w->u.ud.remote_qpn);
+	d->pkey = WIRE_DEFAULT_PKEY;
+	/* A Q_Key with the high bit set means "use the QP's own" (controlled Q_Keys). */
+	d->deth.qkey = (w->u.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : w->u.ud.remote_qkey;
+	d->deth.src_qp = qp->qpn;
+}
+
+/**
+ * build_desc() - headers of the next packet of @w.
+ * @payload: out, payload bytes of this packet.
+ * @npsn: out, PSNs this packet consumes (a read request takes one per response).
+ * @last: out, the packet ends the request.
+ */
+static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_build_desc *d,
+		       uint32_t *payload, uint32_t *npsn, bool *last)
+{
+	uint32_t pmtu = qp_pmtu(qp);
+	uint8_t base = qp->type == IBV_QPT_UC ? WIRE_OPC_UC :
+		       qp->type == IBV_QPT_UD ? WIRE_OPC_UD : WIRE_OPC_RC;
+
+	if (qp->type == IBV_QPT_UD)
+		ud_desc(qp, w, d);
+	else
+		*d = qp->tmpl;
+	d->psn = qp->req.psn;
+	*payload = 0;
+	*npsn = 1;
+	*last = true;
+
+	switch (w->opcode) {
+	case IBV_WR_RDMA_READ: {
+		/* A retried read asks only for what has not arrived. */
+		uint32_t done = w->resp_pkts * pmtu;
+
+		d->opcode = WIRE_OPC_RC | WIRE_OP_READ_REQUEST;
+		d->reth.va = w->u.rc.remote_addr + done;
+		d->reth.rkey = w->u.rc.rkey;
+		d->reth.len = w->length - done;
+		*npsn = w->npkts - w->resp_pkts;
+		return;
+	}
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		d->opcode = WIRE_OPC_RC | (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+					   WIRE_OP_COMPARE_SWAP : WIRE_OP_FETCH_ADD);
+		d->atomic.va = w->u.rc.remote_addr;
+		d->atomic.rkey = w->u.rc.rkey;
+		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+			d->atomic.swap_add = w->u.rc.swap;
+			d->atomic.compare = w->u.rc.compare_add;
+		} else {
+			d->atomic.swap_add = w->u.rc.compare_add;
+		}
+		return;
+	default: {
+		uint32_t remaining = w->length - qp->req.offset;
+		bool first = qp->req.offset == 0;
+
+		*last = remaining <= pmtu;
+		*payload = *last ? remaining : pmtu;
+		d->opcode = base | send_opcode(w, first, *last);
+		if (is_write(w->opcode) && first) {
+			d->reth.va = w->u.rc.remote_addr;
+			d->reth.rkey = w->u.rc.rkey;
+			d->reth.len = w->length;
+		}
+		if (*last) {
+			d->imm = w->imm;
+			d->ieth_rkey = w->imm;
+			d->se = w->solicited && w->opcode != IBV_WR_RDMA_WRITE;
+		}
+		return;
+	}
+	}
+}
+
+static enum req_state send_packet(struct req_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_send_wqe *w = c->w;
+	struct gather_arg g = { qp, w };
+	struct wire_build_desc d;
+	uint32_t payload, npsn;
+	bool last, local;
+	int ret;
+
+	build_desc(qp, w, &d, &payload, &npsn, &last);
+	if (qp->type == IBV_QPT_RC && !is_read_atomic(w->opcode)) {
+		qp->req.since_ackreq++;
+		/* AckReq on the last packet and periodically inside long messages. */
+		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD ||
+		    psn_cmp(qp->req.psn, qp->comp.psn) >= RC_WINDOW - 1) {
+			d.ackreq = true;
+			qp->req.since_ackreq = 0;
+		}
+	}
+	local = qp->type == IBV_QPT_UD ? w->u.ud.path.local : qp->path.local;
+	ret = rc_tx_packet(qp->eng, qp, local, &d, payload, gather, &g);
+	if (unlikely(ret == -ENOBUFS)) {
+		c->err = ret;
+		return REQ_AGAIN;
+	}
+	if (unlikely(ret))
+		return fail_wqe(c, IBV_WC_LOC_PROT_ERR);
+
+	if (psn_cmp(qp->req.psn, qp->req.max_psn) < 0) {
+		qp->cnt.retransmits++;
+	} else {
+		qp->req.max_psn = psn_add(qp->req.psn, npsn);
+	}
+	qp->req.psn = psn_add(qp->req.psn, npsn);
+	qp->req.offset += payload;
+	c->sent++;
+	if (qp->type == IBV_QPT_RC && !qp->retx_deadline && qp->timeout_ns)
+		rc_timer_arm(qp, &qp->retx_deadline, qp->eng->now + qp->timeout_ns);
+	return last ? REQ_NEXT_WQE : REQ_CHECK_WINDOW;
+}
+
+static enum req_state next_wqe(struct req_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	if (c->w->state == RC_WQE_ACTIVE)
+		c->w->state = qp->type == IBV_QPT_RC ? RC_WQE_SENT : RC_WQE_DONE;
+	qp->req.wqe++;
+	qp->req.offset = 0;
+	qp->req.cur.idx = qp->req.cur.off = 0;
+	if (c->w->state == RC_WQE_DONE)
+		rc_comp_run(qp);
+	return REQ_GET_WQE;
+}
+
+int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
+{
+	struct req_ctx c = { .qp = qp, .quota = quota };
+	enum req_state s = REQ_GET_WQE;
+
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return 0;
+	for (;;) {
+		RC_TRACE(qp, "req", req_state_name[s]);
+		switch (s) {
+		case REQ_GET_WQE:
+			s = get_wqe(&c);
+			break;
+		case REQ_START_WQE:
+			s = start_wqe(&c);
+			break;
+		case REQ_CHECK_WINDOW:
+			s = check_window(&c);
+			break;
+		case REQ_CHECK_ROUTE:
+			s = check_route(&c);
+			break;
+		case REQ_SEND_PACKET:
+			s = send_packet(&c);
+			break;
+		case REQ_NEXT_WQE:
+			s = next_wqe(&c);
+			break;
+		case REQ_AGAIN:
+			*more = true;
+			return c.err ? c.err : (int)c.sent;
+		case REQ_STALL:
+		case REQ_DONE:
+			return (int)c.sent;
+		}
+		/* A failure or completion may have moved the QP out of the sending states. */
+		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+			return (int)c.sent;
+	}
+}
+
+/**
+ * rc_req_rewind() - Go-Back-N: send again from the oldest unacknowledged PSN.
+ *
+ * The WQE holding comp.psn becomes the send cursor; a write or send resumes
+ * at the packet of that PSN, a read is asked again for the part not yet
+ * received, an atomic is sent again with its PSN (the responder answers it
+ * from its replay cache).  PSNs of every WQE stay what they were.
+ */
+void rc_req_rewind(struct rc_qp *qp)
+{
+	uint32_t target = qp->comp.psn, i;
+	struct rc_send_wqe *w = NULL;
+
+	for (i = qp->sq_head; i != qp->sq_tail; i++) {
+		w = rc_sq_at(qp, i);
+		if (w->state == RC_WQE_POSTED || w->state == RC_WQE_ERROR)
+			return;
+		if (psn_cmp(target, w->first_psn) >= 0 && psn_cmp(target, w->last_psn) <= 0)
+			break;
+		if (i == qp->req.wqe)
+			return;
+	}
+	if (i == qp->sq_tail)
+		return;
+	for (uint32_t j = i; j != qp->req.wqe + 1 && j != qp->sq_tail; j++) {
+		struct rc_send_wqe *x = rc_sq_at(qp, j);
+
+		if (x->state == RC_WQE_SENT)
+			x->state = RC_WQE_ACTIVE;
+	}
+	qp->req.wqe = i;
+	qp->req.psn = target;
+	qp->req.since_ackreq = 0;
+	if (is_read_atomic(w->opcode)) {
+		qp->req.offset = 0;
+	} else {
+		qp->req.offset = (uint32_t)psn_cmp(target, w->first_psn) * qp->pmtu;
+		if (!w->is_inline)
+			rc_sge_seek(w->sge, w->num_sge, qp->req.offset, &qp->req.cur);
+	}
+	rc_qp_kick(qp);
+}
+
+static bool outstanding(const struct rc_qp *qp)
+{
+	return psn_cmp(qp->req.psn, qp->comp.psn) > 0;
+}
+
+/* Local ACK timeout: retry from comp.psn, or give up after retry_cnt retries. */
+void rc_req_timeout(struct rc_qp *qp)
+{
+	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || !outstanding(qp) ||
+	    qp->req.rnr_wait)
+		return;
+	qp->cnt.timeouts++;
+	if (!qp->comp.retry_left) {
+		struct rc_send_wqe *w = rc_sq_at(qp, qp->sq_head);
+
+		rc_qp_complete_send(qp, w, IBV_WC_RETRY_EXC_ERR);
+		rc_qp_error(qp, 0, false);
+		return;
+	}
+	qp->comp.retry_left--;
+	qp->comp.rewound = false;
+	rc_req_rewind(qp);
+}
+
+void rc_req_rnr_expired(struct rc_qp *qp)
+{
+	if (!qp->req.rnr_wait)
+		return;
+	qp->req.rnr_wait = false;
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return;
+	rc_req_rewind(qp);
+	rc_qp_kick(qp);
+}

@@ -1,0 +1,963 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The responder: checks and executes incoming requests (IBA ch. 9.7, 9.9),
+ * queues read and atomic responses and ACK/NAKs, and receives UC and UD.
+ */
+#include <endian.h>
+#include <errno.h>
+
+#include "rc_internal.h"
+
+enum resp_state {
+	RESP_CHECK_PSN,		/* expected, duplicate or out of sequence */
+	RESP_DUPLICATE,		/* answer again, execute nothing twice */
+	RESP_CHECK_OP_SEQ,	/* FIRST/MIDDLE/LAST follow each other */
+	RESP_CHECK_OP_VALID,	/* the QP allows this operation */
+	RESP_CHECK_RESOURCE,	/* a receive WQE or a responder resource */
+	RESP_CHECK_LENGTH,	/* payload against PMTU, RETH and receive buffer */
+	RESP_CHECK_RKEY,	/* R_Key, access and bounds */
+	RESP_EXECUTE,		/* place data, queue a response, run the atomic */
+	RESP_COMPLETE,		/* receive completion */
+	RESP_ACKNOWLEDGE,	/* advance ePSN, schedule an ACK if asked */
+	RESP_ERR_SEQ,		/* NAK: PSN sequence error, once per gap */
+	RESP_ERR_RNR,		/* RNR NAK: no receive WQE */
+	RESP_ERR_INVALID,	/* NAK: invalid request, then ERR */
+	RESP_ERR_ACCESS,	/* NAK: remote access error, then ERR */
+	RESP_ERR_OP,		/* NAK: remote operational error, then ERR */
+	RESP_DROP,		/* silently (UC errors, gaps after a NAK) */
+	RESP_DONE,
+};
+
+static const char *const resp_state_name[] = {
+	[RESP_CHECK_PSN]	= "CHECK_PSN",
+	[RESP_DUPLICATE]	= "DUPLICATE",
+	[RESP_CHECK_OP_SEQ]	= "CHECK_OP_SEQ",
+	[RESP_CHECK_OP_VALID]	= "CHECK_OP_VALID",
+	[RESP_CHECK_RESOURCE]	= "CHECK_RESOURCE",
+	[RESP_CHECK_LENGTH]	= "CHECK_LENGTH",
+	[RESP_CHECK_RKEY]	= "CHECK_RKEY",
+	[RESP_EXECUTE]		= "EXECUTE",
+	[RESP_COMPLETE]		= "COMPLETE",
+	[RESP_ACKNOWLEDGE]	= "ACKNOWLEDGE",
+	[RESP_ERR_SEQ]		= "ERR_SEQ",
+	[RESP_ERR_RNR]		= "ERR_RNR",
+	[RESP_ERR_INVALID]	= "ERR_INVALID",
+	[RESP_ERR_ACCESS]	= "ERR_ACCESS",
+	[RESP_ERR_OP]		= "ERR_OP",
+	[RESP_DROP]		= "DROP",
+	[RESP_DONE]		= "DONE",
+};
+
+struct resp_ctx {
+	struct rc_qp		*qp;
+	const struct wire_pkt	*pkt;
+	wire_op_flags		fl;
+	uint8_t			low;		/* opcode without the transport bits */
+	bool			uc;
+	uint8_t			*target;	/* host address of a write or atomic */
+	enum ibv_wc_status	status;		/* for the receive WQE on an error */
+};
+
+#define AETH_ACK_SYNDROME	(WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID)
+
+static bool starts(wire_op_flags fl)
+{
+	return fl & (WIRE_OPF_FIRST | WIRE_OPF_ONLY);
+}
+
+static bool ends(wire_op_flags fl)
+{
+	return fl & (WIRE_OPF_LAST | WIRE_OPF_ONLY);
+}
+
+static bool writes_imm(const struct resp_ctx *c)
+{
+	return (c->fl & WIRE_OPF_WRITE) && (c->fl & WIRE_OPF_IMM);
+}
+
+static const struct wire_reth *pkt_reth(const struct wire_pkt *pkt)
+{
+	return wire_pkt_ext(pkt, WIRE_EXT_RETH);
+}
+
+void rc_resp_reset(struct rc_qp *qp)
+{
+	struct rc_resp *r = &qp->resp;
+	struct rc_recv_wqe *wqe = r->wqe;
+
+	memset(r, 0, sizeof(*r));
+	r->wqe = wqe;
+	r->epsn = qp->attr.rq_psn;
+	r->nres = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
+}
+
+/* ---- Scheduling responses ---- */
+
+static void schedule_ack(struct rc_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct rc_resp *r = &qp->resp;
+
+	if (r->fatal)
+		return;
+	r->ack_pending = true;
+	r->ack_syndrome = syndrome;
+	r->ack_psn = psn;
+	r->ack_msn = r->msn;
+	rc_qp_kick(qp);
+}
+
+static void schedule_fatal(struct resp_ctx *c, uint8_t code, enum ibv_event_type ev)
+{
+	struct rc_qp *qp = c->qp;
+
+	schedule_ack(qp, WIRE_AETH_NAK | code, c->pkt->psn);
+	qp->resp.fatal = true;
+	qp->resp.fatal_event = (uint8_t)ev;
+}
+
+static void complete_recv(struct rc_qp *qp, const struct wire_pkt *pkt, enum ibv_wc_status st,
+			  uint32_t byte_len)
+{
+	struct rc_resp *r = &qp->resp;
+	struct ibv_wc wc = {
+		.wr_id = r->wqe->wr_id,
+		.status = st,
+		.opcode = IBV_WC_RECV,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (st == IBV_WC_SUCCESS) {
+		wire_op_flags fl = pkt->op->flags;
+
+		wc.byte_len = byte_len;
+		if (fl & WIRE_OPF_WRITE)
+			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		if (fl & WIRE_OPF_IMM) {
+			const struct wire_immdt *imm = wire_pkt_ext(pkt, WIRE_EXT_IMMDT);
+
+			wc.imm_data = htobe32(wire_get32(imm->imm));
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+		}
+		if (fl & WIRE_OPF_INV) {
+			const struct wire_ieth *ieth = wire_pkt_ext(pkt, WIRE_EXT_IETH);
+
+			wc.invalidated_rkey = wire_get32(ieth->rkey);
+			wc.wc_flags |= IBV_WC_WITH_INV;
+		}
+	}
+	r->have_wqe = false;
+	rc_cq_push(qp->rcq, &wc, pkt->se);
+	qp->cnt.completions++;
+}
+
+/* ---- Steps ---- */
+
+static void abandon_message(struct rc_qp *qp)
+{
+	qp->resp.msg = RC_MSG_NONE;
+	qp->resp.recv_len = 0;
+	qp->resp.recv_cur.idx = qp->resp.recv_cur.off = 0;
+}
+
+static enum resp_state check_psn(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+	int32_t d = psn_cmp(c->pkt->psn, r->epsn);
+
+	if (c->uc) {
+		/* UC: a gap drops the message; the next FIRST/ONLY resynchronises (IBA ch. 9.8). */
+		if (d == 0 && !r->drop_msg)
+			return RESP_CHECK_OP_SEQ;
+		abandon_message(qp);
+		if (starts(c->fl)) {
+			r->drop_msg = false;
+			r->epsn = c->pkt->psn;
+			return RESP_CHECK_OP_SEQ;
+		}
+		r->drop_msg = true;
+		qp->cnt.out_of_sequence++;
+		return RESP_DROP;
+	}
+	if (d == 0) {
+		r->nak_sent = false;
+		return RESP_CHECK_OP_SEQ;
+	}
+	if (d < 0) {
+		qp->cnt.duplicates++;
+		return RESP_DUPLICATE;
+	}
+	qp->cnt.out_of_sequence++;
+	/* One NAK per gap: quiet until the expected PSN arrives. */
+	return r->nak_sent ? RESP_DROP : RESP_ERR_SEQ;
+}
+
+static struct rc_resp_res *find_res(struct rc_qp *qp, uint8_t type, uint32_t psn)
+{
+	struct rc_resp *r = &qp->resp;
+	uint32_t n = r->res_head < r->nres ? r->res_head : r->nres;
+
+	for (uint32_t s = r->res_head - n; s != r->res_head; s++) {
+		struct rc_resp_res *x = &r->res[s % r->nres];
+
+		if (x->type == type && psn_cmp(psn, x->first_psn) >= 0 &&
+		    psn_cmp(psn, x->last_psn) <= 0)
+			return x;
+	}
+	return NULL;
+}
+
+/*
+ * A duplicate send or write is acknowledged again and not
+ * executed; a duplicate read is executed again from its PSN; a duplicate
+ * atomic is answered with the saved original value, never executed twice.
+ */
+static enum resp_state duplicate(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+	struct rc_resp_res *x;
+
+	/*
+	 * A duplicate read runs again as a new read of the range it asks for
+	 * (what the requester is missing): responses start with FIRST or ONLY
+	 * at its PSN and never go past the original's last PSN.
+	 */
+	if (c->fl & WIRE_OPF_READ) {
+		const struct wire_reth *reth = pkt_reth(c->pkt);
+		uint32_t len = wire_get32(reth->dma_len);
+		uint64_t va = wire_get64(reth->va);
+		uint32_t npkts = len ? (len + qp->pmtu - 1) / qp->pmtu : 1;
+		uint32_t last = psn_add(c->pkt->psn, npkts - 1);
+
+		x = find_res(qp, RC_RES_READ, c->pkt->psn);
+		if (!x || psn_cmp(last, x->last_psn) > 0 ||
+		    (len && !rc_mr_remote(qp->eng, qp->pd, wire_get32(reth->rkey), va, len,
+					  IBV_ACCESS_REMOTE_READ)))
+			return RESP_DROP;
+		x->first_psn = x->cur_psn = c->pkt->psn;
+		x->last_psn = last;
+		x->va = va;
+		x->rkey = wire_get32(reth->rkey);
+		x->len = len;
+		x->pending = true;
+		rc_qp_kick(qp);
+		return RESP_DONE;
+	}
+	if (c->fl & WIRE_OPF_ATOMIC) {
+		x = find_res(qp, RC_RES_ATOMIC, c->pkt->psn);
+		if (!x)
+			return RESP_DROP;
+		x->pending = true;
+		rc_qp_kick(qp);
+		return RESP_DONE;
+	}
+	/* Re-ACK the newest, unless a NAK is waiting to go. */
+	if (!(r->ack_pending && (r->ack_syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK))
+		schedule_ack(qp, AETH_ACK_SYNDROME, psn_add(r->epsn, (uint32_t)-1));
+	return RESP_DONE;
+}
+
+static enum resp_state check_op_seq(struct resp_ctx *c)
+{
+	struct rc_resp *r = &c->qp->resp;
+	bool ok;
+
+	switch (r->msg) {
+	case RC_MSG_SEND:
+		ok = (c->fl & WIRE_OPF_SEND) && !starts(c->fl);
+		break;
+	case RC_MSG_WRITE:
+		ok = (c->fl & WIRE_OPF_WRITE) && !starts(c->fl);
+		break;
+	default:
+		ok = starts(c->fl);
+		break;
+	}
+	if (ok)
+		return RESP_CHECK_OP_VALID;
+	c->status = IBV_WC_REM_INV_REQ_ERR;
+	return RESP_ERR_INVALID;
+}
+
+static enum resp_state check_op_valid(struct resp_ctx *c)
+{
+	int access = c->qp->attr.qp_access_flags;
+
+	/* Operations the QP does not enable are invalid requests (as rxe answers). */
+	if (((c->fl & WIRE_OPF_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE)) ||
+	    ((c->fl & WIRE_OPF_READ) && !(access & IBV_ACCESS_REMOTE_READ)) ||
+	    ((c->fl & WIRE_OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC))) {
+		c->status = IBV_WC_REM_INV_REQ_ERR;
+		return RESP_ERR_INVALID;
+	}
+	return RESP_CHECK_RESOURCE;
+}
+
+/* A receive WQE from the SRQ or the QP's own queue, kept until the message completes. */
+static bool take_recv_wqe(struct rc_qp *qp)
+{
+	struct rc_resp *r = &qp->resp;
+
+	if (r->have_wqe)
+		return true;
+	if (qp->srq) {
+		if (!rc_srq_pop(qp->srq, r->wqe))
+			return false;
+	} else {
+		struct rc_recv_wqe *w;
+
+		if (!rc_rq_count(&qp->rq))
+			return false;
+		w = rc_rq_at(&qp->rq, qp->rq.head);
+		memcpy(r->wqe, w, sizeof(*w) + w->num_sge * sizeof(struct ibv_sge));
+		qp->rq.head++;
+	}
+	r->have_wqe = true;
+	r->recv_len = 0;
+	r->recv_cur.idx = r->recv_cur.off = 0;
+	return true;
+}
+
+static enum resp_state check_resource(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+
+	if (((c->fl & WIRE_OPF_SEND) && starts(c->fl)) || (writes_imm(c) && ends(c->fl))) {
+		if (!take_recv_wqe(qp)) {
+			if (c->uc) {
+				qp->cnt.rx_no_wqe++;
+				r->drop_msg = true;
+				abandon_message(qp);
+				return RESP_DROP;
+			}
+			return RESP_ERR_RNR;
+		}
+		if (c->fl & WIRE_OPF_SEND) {
+			r->recv_len = 0;
+			r->recv_cur.idx = r->recv_cur.off = 0;
+		}
+	}
+	if (c->fl & (WIRE_OPF_READ | WIRE_OPF_ATOMIC)) {
+		/* No responder resources, or all of them busy: an invalid request. */
+		if (!qp->attr.max_dest_rd_atomic || r->res[r->res_head % r->nres].pending) {
+			c->status = IBV_WC_REM_INV_REQ_ERR;
+			return RESP_ERR_INVALID;
+		}
+	}
+	return RESP_CHECK_LENGTH;
+}
+
+static enum resp_state length_error(struct resp_ctx *c)
+{
+	c->status = (c->fl & WIRE_OPF_SEND) ? IBV_WC_LOC_LEN_ERR : IBV_WC_REM_INV_REQ_ERR;
+	return RESP_ERR_INVALID;
+}
+
+static enum resp_state check_length(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+	uint32_t len = c->pkt->payload_len;
+	bool full = c->fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE);
+
+	/* FIRST and MIDDLE carry exactly one PMTU, LAST and ONLY at most one. */
+	if (full ? len != qp->pmtu : len > qp->pmtu)
+		return length_error(c);
+	if (c->fl & WIRE_OPF_SEND) {
+		if ((uint64_t)r->recv_len + len > r->wqe->length)
+			return length_error(c);
+	} else if (c->fl & WIRE_OPF_WRITE) {
+		uint32_t resid = r->resid;
+
+		if (starts(c->fl)) {
+			resid = wire_get32(pkt_reth(c->pkt)->dma_len);
+			if (resid > RC_MAX_MSG_SIZE)
+				return length_error(c);
+		}
+		if (ends(c->fl) ? len != resid : len >= resid)
+			return length_error(c);
+	} else if (c->fl & WIRE_OPF_READ) {
+		if (wire_get32(pkt_reth(c->pkt)->dma_len) > RC_MAX_MSG_SIZE)
+			return length_error(c);
+	}
+	return RESP_CHECK_RKEY;
+}
+
+static enum resp_state check_rkey(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+
+	c->status = IBV_WC_REM_ACCESS_ERR;
+	if (c->fl & WIRE_OPF_WRITE) {
+		uint32_t len = c->pkt->payload_len;
+
+		if (starts(c->fl)) {
+			const struct wire_reth *reth = pkt_reth(c->pkt);
+
+			r->va = wire_get64(reth->va);
+			r->rkey = wire_get32(reth->rkey);
+			r->write_len = r->resid = wire_get32(reth->dma_len);
+			/* A zero-length write touches nothing: its R_Key is not checked. */
+			if (!r->write_len)
+				return RESP_EXECUTE;
+			if (!rc_mr_remote(qp->eng, qp->pd, r->rkey, r->va, r->write_len,
+					  IBV_ACCESS_REMOTE_WRITE))
+				return RESP_ERR_ACCESS;
+		}
+		if (len) {
+			/* Again for each packet: the region may have gone away meanwhile. */
+			c->target = rc_mr_remote(qp->eng, qp->pd, r->rkey, r->va, len,
+						 IBV_ACCESS_REMOTE_WRITE);
+			if (!c->target)
+				return RESP_ERR_ACCESS;
+		}
+	} else if (c->fl & WIRE_OPF_READ) {
+		const struct wire_reth *reth = pkt_reth(c->pkt);
+		uint32_t len = wire_get32(reth->dma_len);
+
+		if (len && !rc_mr_remote(qp->eng, qp->pd, wire_get32(reth->rkey),
+					 wire_get64(reth->va), len, IBV_ACCESS_REMOTE_READ))
+			return RESP_ERR_ACCESS;
+	} else if (c->fl & WIRE_OPF_ATOMIC) {
+		const struct wire_atomic_eth *a = wire_pkt_ext(c->pkt, WIRE_EXT_ATOMIC_ETH);
+		uint64_t va = wire_get64(a->va);
+
+		/* Atomics are 8 bytes on an 8-byte boundary, else an invalid request. */
+		if (va & 7) {
+			c->status = IBV_WC_REM_INV_REQ_ERR;
+			return RESP_ERR_INVALID;
+		}
+		c->target = rc_mr_remote(qp->eng, qp->pd, wire_get32(a->rkey), va, 8,
+					 IBV_ACCESS_REMOTE_ATOMIC);
+		if (!c->target)
+			return RESP_ERR_ACCESS;
+		if ((uintptr_t)c->target & 7) {
+			c->status = IBV_WC_REM_INV_REQ_ERR;
+			return RESP_ERR_INVALID;
+		}
+	}
+	c->status = IBV_WC_SUCCESS;
+	return RESP_EXECUTE;
+}
+
+/*
+ * Bytes in ascending order, the very last byte of a message last, so a
+ * program spinning on the end of its buffer sees the whole message
+ * (memcpy may store the tail of a block first).
+ */
+static void place_ordered(uint8_t *dst, const uint8_t *src, uint32_t len, bool last)
+{
+	if (!last) {
+		memcpy(dst, src, len);
+		return;
+	}
+	memcpy(dst, src, len - 1);
+	__atomic_store_n(dst + len - 1, src[len - 1], __ATOMIC_RELEASE);
+}
+
+static enum resp_state execute(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+	const struct wire_pkt *pkt = c->pkt;
+	uint32_t len = pkt->payload_len;
+
+	if (c->fl & WIRE_OPF_SEND) {
+		if (len && rc_sge_scatter(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge,
+					  &r->recv_cur, wire_pkt_payload(pkt), len)) {
+			c->status = IBV_WC_LOC_PROT_ERR;
+			return RESP_ERR_OP;
+		}
+		r->recv_len += len;
+		r->msg = ends(c->fl) ? RC_MSG_NONE : RC_MSG_SEND;
+		if (!ends(c->fl))
+			return RESP_ACKNOWLEDGE;
+		if (c->fl & WIRE_OPF_INV) {
+			const struct wire_ieth *ieth = wire_pkt_ext(pkt, WIRE_EXT_IETH);
+
+			if (rc_mr_invalidate(qp->eng, qp->pd, wire_get32(ieth->rkey))) {
+				c->status = IBV_WC_REM_INV_REQ_ERR;
+				return RESP_ERR_INVALID;
+			}
+		}
+		return RESP_COMPLETE;
+	}
+	if (c->fl & WIRE_OPF_WRITE) {
+		if (len)
+			place_ordered(c->target, wire_pkt_payload(pkt), len, ends(c->fl));
+		r->va += len;
+		r->resid -= len;
+		r->msg = ends(c->fl) ? RC_MSG_NONE : RC_MSG_WRITE;
+		return ends(c->fl) && writes_imm(c) ? RESP_COMPLETE : RESP_ACKNOWLEDGE;
+	}
+	if (c->fl & WIRE_OPF_READ) {
+		const struct wire_reth *reth = pkt_reth(pkt);
+		struct rc_resp_res *x = &r->res[r->res_head % r->nres];
+		uint32_t dma = wire_get32(reth->dma_len);
+		uint32_t npkts = dma ? (dma + qp->pmtu - 1) / qp->pmtu : 1;
+
+		memset(x, 0, sizeof(*x));
+		x->type = RC_RES_READ;
+		x->pending = true;
+		x->first_psn = x->cur_psn = pkt->psn;
+		x->last_psn = psn_add(pkt->psn, npkts - 1);
+		x->va = wire_get64(reth->va);
+		x->rkey = wire_get32(reth->rkey);
+		x->len = dma;
+		r->res_head++;
+		r->msn = (r->msn + 1) & RC_PSN_MASK;
+		r->epsn = psn_add(x->last_psn, 1);
+		/* The responses acknowledge everything before them. */
+		r->ack_pending = false;
+		rc_qp_kick(qp);
+		return RESP_DONE;
+	}
+	if (c->fl & WIRE_OPF_ATOMIC) {
+		const struct wire_atomic_eth *a = wire_pkt_ext(pkt, WIRE_EXT_ATOMIC_ETH);
+		struct rc_resp_res *x = &r->res[r->res_head % r->nres];
+		uint64_t *p = (uint64_t *)(void *)c->target;
+		uint64_t orig;
+
+		/* Atomic with respect to CPU atomics on the same memory, too. */
+		if ((pkt->opcode & 0x1f) == WIRE_OP_COMPARE_SWAP) {
+			orig = wire_get64(a->compare);
+			__atomic_compare_exchange_n(p, &orig, wire_get64(a->swap_add), false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		} else {
+			orig = __atomic_fetch_add(p, wire_get64(a->swap_add), __ATOMIC_SEQ_CST);
+		}
+		memset(x, 0, sizeof(*x));
+		x->type = RC_RES_ATOMIC;
+		x->pending = true;
+		x->first_psn = x->last_psn = x->cur_psn = pkt->psn;
+		x->orig = orig;
+		r->res_head++;
+		r->msn = (r->msn + 1) & RC_PSN_MASK;
+		r->epsn = psn_add(pkt->psn, 1);
+		r->ack_pending = false;
+		rc_qp_kick(qp);
+		return RESP_DONE;
+	}
+	return RESP_DROP;
+}
+
+static enum resp_state complete(struct resp_ctx *c)
+{
+	struct rc_resp *r = &c->qp->resp;
+
+	complete_recv(c->qp, c->pkt, IBV_WC_SUCCESS,
+		      (c->fl & WIRE_OPF_WRITE) ? r->write_len : r->recv_len);
+	return RESP_ACKNOWLEDGE;
+}
+
+static enum resp_state acknowledge(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+
+	r->epsn = psn_add(c->pkt->psn, 1);
+	if (ends(c->fl))
+		r->msn = (r->msn + 1) & RC_PSN_MASK;
+	if (!c->uc && c->pkt->ackreq)
+		schedule_ack(qp, AETH_ACK_SYNDROME, c->pkt->psn);
+	return RESP_DONE;
+}
+
+static enum resp_state err_seq(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	qp->resp.nak_sent = true;
+	schedule_ack(qp, WIRE_AETH_NAK | WIRE_NAK_PSN_SEQ_ERR, qp->resp.epsn);
+	return RESP_DONE;
+}
+
+static enum resp_state err_rnr(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+
+	/* Not executed; ePSN stays; later packets are dropped until the retry. */
+	qp->resp.nak_sent = true;
+	schedule_ack(qp, WIRE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & WIRE_AETH_CODE_MASK),
+		     c->pkt->psn);
+	return RESP_DONE;
+}
+
+/* Responder errors (IBA ch. 9.9): NAK, complete the receive WQE in error, QP to ERR. */
+static enum resp_state err_fatal(struct resp_ctx *c, uint8_t code, enum ibv_event_type ev)
+{
+	struct rc_qp *qp = c->qp;
+
+	if (c->uc) {
+		qp->resp.drop_msg = true;
+		abandon_message(qp);
+		return RESP_DROP;
+	}
+	if (qp->resp.have_wqe)
+		complete_recv(qp, c->pkt, c->status, 0);
+	schedule_fatal(c, code, ev);
+	return RESP_DONE;
+}
+
+static enum resp_state run_step(struct resp_ctx *c, enum resp_state s)
+{
+	switch (s) {
+	case RESP_CHECK_PSN:
+		return check_psn(c);
+	case RESP_DUPLICATE:
+		return duplicate(c);
+	case RESP_CHECK_OP_SEQ:
+		return check_op_seq(c);
+	case RESP_CHECK_OP_VALID:
+		return check_op_valid(c);
+	case RESP_CHECK_RESOURCE:
+		return check_resource(c);
+	case RESP_CHECK_LENGTH:
+		return check_length(c);
+	case RESP_CHECK_RKEY:
+		return check_rkey(c);
+	case RESP_EXECUTE:
+		return execute(c);
+	case RESP_COMPLETE:
+		return complete(c);
+	case RESP_ACKNOWLEDGE:
+		return acknowledge(c);
+	case RESP_ERR_SEQ:
+		return err_seq(c);
+	case RESP_ERR_RNR:
+		return err_rnr(c);
+	case RESP_ERR_INVALID:
+		return err_fatal(c, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	case RESP_ERR_ACCESS:
+		return err_fatal(c, WIRE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+	case RESP_ERR_OP:
+		return err_fatal(c, WIRE_NAK_REM_OP_ERR, IBV_EVENT_QP_FATAL);
+	default:
+		return RESP_DONE;
+	}
+}
+
+/* ---- UD ---- */
+
+static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	const struct wire_deth *deth = wire_pkt_ext(pkt, WIRE_EXT_DETH);
+	struct rc_rq *rq = qp->srq ? &qp->srq->rq : &qp->rq;
+	struct rc_resp *r = &qp->resp;
+	struct rc_recv_wqe *head;
+	uint8_t grh[RC_GRH_LEN];
+	struct rc_sge_cursor cur = { 0, 0 };
+	uint32_t len = pkt->payload_len;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	struct ibv_wc wc;
+
+	/* The Q_Key must match; a mismatch is dropped silently. */
+	if (wire_get32(deth->qkey) != qp->attr.qkey) {
+		qp->cnt.bad_qkey++;
+		return;
+	}
+	if (!rc_rq_count(rq)) {
+		qp->cnt.rx_no_wqe++;
+		return;
+	}
+	head = rc_rq_at(rq, rq->head);
+	if (qp->srq) {
+		rc_srq_pop(qp->srq, r->wqe);
+	} else {
+		memcpy(r->wqe, head, sizeof(*head) + head->num_sge * sizeof(struct ibv_sge));
+		rq->head++;
+	}
+
+	/*
+	 * The receive buffer starts with 40 bytes for the GRH: for IPv4 the IP
+	 * header sits in the last 20 of them, for IPv6 the whole IPv6 header
+	 * (as rxe and mlx5 place it).
+	 */
+	memset(grh, 0, sizeof(grh));
+	if (pkt->ip_version == 4)
+		memcpy(grh + RC_GRH_LEN - sizeof(struct wire_ipv4_hdr), pkt->frame + pkt->l3_off,
+		       sizeof(struct wire_ipv4_hdr));
+	else
+		memcpy(grh, pkt->frame + pkt->l3_off, sizeof(struct wire_ipv6_hdr));
+
+	if ((uint64_t)RC_GRH_LEN + len > r->wqe->length)
+		st = IBV_WC_LOC_LEN_ERR;
+	else if (rc_sge_scatter(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge, &cur, grh,
+				RC_GRH_LEN) ||
+		 (len && rc_sge_scatter(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge, &cur,
+					wire_pkt_payload(pkt), len)))
+		st = IBV_WC_LOC_PROT_ERR;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = r->wqe->wr_id;
+	wc.status = st;
+	wc.opcode = IBV_WC_RECV;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = wire_get32(deth->src_qp) & RC_PSN_MASK;
+	if (st == IBV_WC_SUCCESS) {
+		wc.byte_len = RC_GRH_LEN + len;
+		wc.wc_flags = IBV_WC_GRH;
+		if (pkt->op->flags & WIRE_OPF_IMM) {
+			const struct wire_immdt *imm = wire_pkt_ext(pkt, WIRE_EXT_IMMDT);
+
+			wc.imm_data = htobe32(wire_get32(imm->imm));
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+		}
+	}
+	rc_cq_push(qp->rcq, &wc, pkt->se);
+	qp->cnt.completions++;
+}
+
+void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	struct resp_ctx c = {
+		.qp = qp,
+		.pkt = pkt,
+		.fl = pkt->op->flags,
+		.low = pkt->opcode & 0x1f,
+		.uc = qp->type == IBV_QPT_UC,
+	};
+	enum resp_state s = RESP_CHECK_PSN;
+
+	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
+	    qp->state != IBV_QPS_SQE)
+		return;
+	if (qp->type == IBV_QPT_UD) {
+		ud_rx(qp, pkt);
+		return;
+	}
+	if (qp->resp.fatal)
+		return;
+	memcpy(qp->resp.reply_mac, pkt->src_mac, 6);
+	qp->resp.reply_mac_ok = true;
+	while (s != RESP_DONE && s != RESP_DROP) {
+		RC_TRACE(qp, "resp", resp_state_name[s]);
+		s = run_step(&c, s);
+	}
+	RC_TRACE(qp, "resp", resp_state_name[s]);
+}
+
+/* ---- ECN: Annex A17.9, a CE mark makes the responder send a CNP ---- */
+
+void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	struct rc_resp *r = &qp->resp;
+
+	qp->cnt.ecn_ce_rx++;
+	if (qp->eng->now < r->next_cnp_ns)
+		return;
+	r->next_cnp_ns = qp->eng->now + RC_CNP_INTERVAL_NS;
+	if (qp->type == IBV_QPT_UD) {
+		const struct wire_deth *deth = wire_pkt_ext(pkt, WIRE_EXT_DETH);
+
+		r->cnp_qpn = wire_get32(deth->src_qp) & RC_PSN_MASK;
+	} else {
+		r->cnp_qpn = qp->attr.dest_qp_num;
+	}
+	memcpy(r->cnp_gid, pkt->src_gid, 16);
+	memcpy(r->cnp_src_gid, pkt->dst_gid, 16);
+	memcpy(r->cnp_mac, pkt->src_mac, 6);
+	r->cnp_ipver = pkt->ip_version;
+	r->cnp_pending = true;
+	rc_qp_kick(qp);
+}
+
+/* ---- Transmit: CNPs, read/atomic responses in PSN order, then the ACK/NAK ---- */
+
+static void response_desc(struct rc_qp *qp, struct wire_build_desc *d)
+{
+	*d = qp->tmpl;
+	if (!qp->path.mac_ok && qp->resp.reply_mac_ok)
+		memcpy(d->dst_mac, qp->resp.reply_mac, 6);
+}
+
+static int send_cnp(struct rc_qp *qp)
+{
+	struct rc_resp *r = &qp->resp;
+	struct wire_build_desc d;
+	int ret;
+
+	/* Back to the sender of the marked packet, from the GID it was sent to. */
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src_mac, qp->eng->port->mac, 6);
+	memcpy(d.dst_mac, r->cnp_mac, 6);
+	memcpy(d.src_gid, r->cnp_src_gid, 16);
+	memcpy(d.dst_gid, r->cnp_gid, 16);
+	d.ip_version = r->cnp_ipver;
+	d.opcode = WIRE_OPC_CNP;
+	d.dest_qp = r->cnp_qpn;
+	d.udp_sport = wire_udp_sport(qp->qpn, r->cnp_qpn);
+	d.pkey = WIRE_DEFAULT_PKEY;
+	ret = rc_tx_packet(qp->eng, qp, rc_gid_is_local(qp->eng, r->cnp_gid), &d, 0, NULL, NULL);
+	if (!ret) {
+		r->cnp_pending = false;
+		qp->cnt.cnps_tx++;
+	}
+	return ret;
+}
+
+struct read_arg {
+	const uint8_t *src;
+};
+
+static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
+{
+	const uint8_t *src = ((struct read_arg *)arg)->src;
+
+	if (crc)
+		*crc = wire_crc32_copy(*crc, dst, src, len);
+	else
+		memcpy(dst, src, len);
+	return 0;
+}
+
+/* One packet of a read or atomic response; -EFAULT when the region went away. */
+static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
+{
+	struct rc_resp *r = &qp->resp;
+	struct wire_build_desc d;
+	struct read_arg a = { NULL };
+	uint32_t payload = 0;
+	int ret;
+
+	response_desc(qp, &d);
+	d.psn = x->cur_psn;
+	d.aeth.syndrome = AETH_ACK_SYNDROME;
+	d.aeth.msn = r->msn;
+	if (x->type == RC_RES_ATOMIC) {
+		d.opcode = WIRE_OPC_RC | WIRE_OP_ATOMIC_ACKNOWLEDGE;
+		d.atomic_orig = x->orig;
+	} else {
+		uint32_t k = (uint32_t)psn_cmp(x->cur_psn, x->first_psn);
+		uint32_t off = k * qp->pmtu;
+		bool first = k == 0, last = x->cur_psn == x->last_psn;
+
+		payload = last ? x->len - off : qp->pmtu;
+		d.opcode = WIRE_OPC_RC | (first && last ? WIRE_OP_READ_RESP_ONLY :
+					  first ? WIRE_OP_READ_RESP_FIRST :
+					  last ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE);
+		if (payload) {
+			a.src = rc_mr_remote(qp->eng, qp->pd, x->rkey, x->va + off, payload,
+					     IBV_ACCESS_REMOTE_READ);
+			if (!a.src)
+				return -EFAULT;
+		}
+	}
+	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, payload, copy_read, &a);
+	if (ret)
+		return ret;
+	if (x->cur_psn == x->last_psn)
+		x->pending = false;
+	else
+		x->cur_psn = psn_add(x->cur_psn, 1);
+	return 0;
+}
+
+static void count_ack_tx(struct rc_qp *qp, uint8_t syndrome)
+{
+	switch (syndrome & WIRE_AETH_TYPE_MASK) {
+	case WIRE_AETH_ACK:
+		qp->cnt.acks_tx++;
+		break;
+	case WIRE_AETH_RNR_NAK:
+		qp->cnt.rnr_naks_tx++;
+		break;
+	default:
+		switch (syndrome & WIRE_AETH_CODE_MASK) {
+		case WIRE_NAK_PSN_SEQ_ERR:
+			qp->cnt.seq_naks_tx++;
+			break;
+		case WIRE_NAK_INVALID_REQ:
+			qp->cnt.inv_req_naks_tx++;
+			break;
+		case WIRE_NAK_REM_ACCESS_ERR:
+			qp->cnt.rem_access_naks_tx++;
+			break;
+		default:
+			qp->cnt.rem_op_naks_tx++;
+			break;
+		}
+	}
+}
+
+static int send_ack(struct rc_qp *qp)
+{
+	struct rc_resp *r = &qp->resp;
+	struct wire_build_desc d;
+	int ret;
+
+	response_desc(qp, &d);
+	d.opcode = WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE;
+	d.psn = r->ack_psn;
+	d.aeth.syndrome = r->ack_syndrome;
+	d.aeth.msn = r->ack_msn;
+	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, 0, NULL, NULL);
+	if (ret)
+		return ret;
+	r->ack_pending = false;
+	count_ack_tx(qp, r->ack_syndrome);
+	return 0;
+}
+
+int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more)
+{
+	struct rc_resp *r = &qp->resp;
+	unsigned sent = 0;
+	uint32_t n;
+	int ret;
+
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_ERR)
+		return 0;
+	if (r->cnp_pending) {
+		ret = send_cnp(qp);
+		if (ret)
+			return ret;
+		sent++;
+	}
+	if (qp->type == IBV_QPT_UD)
+		return (int)sent;
+
+	n = r->res_head < r->nres ? r->res_head : r->nres;
+	for (uint32_t s = r->res_head - n; s != r->res_head; s++) {
+		struct rc_resp_res *x = &r->res[s % r->nres];
+
+		while (x->pending) {
+			if (sent >= quota) {
+				*more = true;
+				return (int)sent;
+			}
+			ret = send_response(qp, x);
+			if (ret == -EFAULT) {
+				/* The region was deregistered under a read: remote access error. */
+				x->pending = false;
+				r->ack_pending = true;
+				r->ack_syndrome = WIRE_AETH_NAK | WIRE_NAK_REM_ACCESS_ERR;
+				r->ack_psn = x->cur_psn;
+				r->ack_msn = r->msn;
+				r->fatal = true;
+				r->fatal_event = IBV_EVENT_QP_ACCESS_ERR;
+				break;
+			}
+			if (ret)
+				return ret;
+			sent++;
+		}
+	}
+	if (r->ack_pending) {
+		if (sent >= quota) {
+			*more = true;
+			return (int)sent;
+		}
+		ret = send_ack(qp);
+		if (ret)
+			return ret;
+		sent++;
+		if (r->fatal)
+			rc_qp_error(qp, (enum ibv_event_type)r->fatal_event, true);
+	}
+	return (int)sent;
+}

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: sequences of requests (built from the input, so most get
+ * past the ICRC) into an RC, a UC and a UD QP of one engine.  Its memory is
+ * laid out with guard zones around what the peer may write (one MR with
+ * remote write, the receive buffers); after every packet the guards and a
+ * read-only MR must be as they were.  ASan watches everything else.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "port_sim.h"
+#include "uroce/rc.h"
+
+#define GUARD		4096
+#define A_LEN		8192	/* remote write, read, atomic */
+#define B_LEN		4096	/* remote read only: never written */
+#define R_LEN		8192	/* receive buffers: local write */
+#define OFF_A		GUARD
+#define OFF_B		(OFF_A + A_LEN + GUARD)
+#define OFF_R		(OFF_B + B_LEN + GUARD)
+#define MEM_LEN		(OFF_R + R_LEN + GUARD)
+#define GUARD_BYTE	0xaa
+#define PEER_QPN	0x999
+#define QKEY		0x1234
+#define START_PSN	0xfffff0
+
+enum { Q_RC, Q_UC, Q_UD, NQ };
+
+struct fz {
+	uint64_t		now;
+	struct port_sim		*link;
+	struct rc_engine	*eng;
+	struct rc_pd		*pd;
+	struct rc_cq		*cq;
+	struct rc_qp		*qp[NQ];
+	struct rc_mr		*a, *b, *r;
+	uint8_t			*mem;
+	uint32_t		next_psn[NQ];
+};
+
+/* ---- Input reader ---- */
+
+struct in {
+	const uint8_t	*p;
+	size_t		n;
+};
+
+static uint8_t u8(struct in *in)
+{
+	if (!in->n)
+		return 0;
+	in->n--;
+	return *in->p++;
+}
+
+static uint16_t u16(struct in *in)
+{
+	return (uint16_t)(u8(in) | u8(in) << 8);
+}
+
+static uint32_t u32(struct in *in)
+{
+	return (uint32_t)u16(in) | (uint32_t)u16(in) << 16;
+}
+
+static uint64_t u64(struct in *in)
+{
+	return (uint64_t)u32(in) | (uint64_t)u32(in) << 32;
+}
+
+/* ---- The engine under test ---- */
+
+static uint64_t clock_now(void *arg)
+{
+	return ((struct fz *)arg)->now;
+}
+
+static bool drop_replies(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	(void)arg;
+	(void)frame;
+	(void)len;
+	return from == 1;	/* nobody listens on the other end */
+}
+
+static void gid_of(int side, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	gid[12] = 10;
+	gid[15] = (uint8_t)(side + 1);
+}
+
+static void must(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "fuzz_responder: setup: %s\n", what);
+		abort();
+	}
+}
+
+static void qp_connect(struct fz *f, struct rc_qp *qp, enum ibv_qp_type t)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ |
+						    IBV_ACCESS_REMOTE_ATOMIC };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	(void)f;
+	mask |= t == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	must(!rc_qp_modify(qp, &a, mask), "INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (t != IBV_QPT_UD) {
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = PEER_QPN;
+		a.rq_psn = START_PSN;
+		a.max_dest_rd_atomic = 4;
+		a.min_rnr_timer = 1;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		gid_of(0, a.ah_attr.grh.dgid.raw);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (t == IBV_QPT_RC)
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	must(!rc_qp_modify(qp, &a, mask), "RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (t == IBV_QPT_RC) {
+		a.timeout = 10;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 4;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	must(!rc_qp_modify(qp, &a, mask), "RTS");
+}
+
+static void setup(struct fz *f)
+{
+	struct port_sim_cfg sc = { .seed = 1, .slots = 128, .now_ns = clock_now, .clock_arg = f };
+	struct rc_gid_entry g = { .valid = true, .type = RC_GID_ROCE_V2 };
+	static const enum ibv_qp_type types[NQ] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	struct rc_engine_cfg ec = { .now_ns = clock_now, .clock_arg = f, .seed = 1 };
+
+	memset(f, 0, sizeof(*f));
+	f->now = 1;
+	f->link = port_sim_create(&sc);
+	must(f->link, "link");
+	port_sim_set_filter(f->link, drop_replies, NULL);
+	ec.port = port_sim_port(f->link, 1);
+	f->eng = rc_engine_create(&ec);
+	must(f->eng, "engine");
+	gid_of(1, g.gid);
+	rc_engine_set_gid(f->eng, 0, &g);
+	f->pd = rc_pd_alloc(f->eng);
+	f->cq = rc_cq_create(f->eng, 4096, NULL);
+	f->mem = aligned_alloc(64, MEM_LEN);
+	must(f->pd && f->cq && f->mem, "objects");
+	memset(f->mem, GUARD_BYTE, MEM_LEN);
+	memset(f->mem + OFF_A, 0, A_LEN);
+	for (int i = 0; i < B_LEN; i++)
+		f->mem[OFF_B + i] = (uint8_t)(i * 7);
+	memset(f->mem + OFF_R, 0, R_LEN);
+	f->a = rc_mr_reg(f->pd, f->mem + OFF_A, A_LEN, (uintptr_t)f->mem + OFF_A,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	f->b = rc_mr_reg(f->pd, f->mem + OFF_B, B_LEN, (uintptr_t)f->mem + OFF_B,
+			 IBV_ACCESS_REMOTE_READ);
+	f->r = rc_mr_reg(f->pd, f->mem + OFF_R, R_LEN, (uintptr_t)f->mem + OFF_R,
+			 IBV_ACCESS_LOCAL_WRITE);
+	must(f->a && f->b && f->r, "MRs");
+	for (int q = 0; q < NQ; q++) {
+		struct rc_qp_init init = {
+			.qp_type = types[q], .pd = f->pd, .send_cq = f->cq, .recv_cq = f->cq,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 64, .max_send_sge = 1,
+				 .max_recv_sge = 2 },
+		};
+
+		f->qp[q] = rc_qp_create(f->eng, &init);
+		must(f->qp[q], "QP");
+		qp_connect(f, f->qp[q], types[q]);
+		f->next_psn[q] = START_PSN;
+	}
+}
+
+static void teardown(struct fz *f)
+{
+	rc_engine_destroy(f->eng);
+	port_sim_destroy(f->link);
+	free(f->mem);
+}
+
+/* Guards untouched and the read-only MR unchanged, or the engine wrote where it may not. */
+static void check_memory(const struct fz *f)
+{
+	static const struct { uint32_t off, len; } guards[] = {
+		{ 0, GUARD }, { OFF_A + A_LEN, GUARD }, { OFF_B + B_LEN, GUARD },
+		{ OFF_R + R_LEN, GUARD },
+	};
+
+	for (unsigned g = 0; g < sizeof(guards) / sizeof(guards[0]); g++)
+		for (uint32_t i = 0; i < guards[g].len; i++)
+			if (f->mem[guards[g].off + i] != GUARD_BYTE) {
+				fprintf(stderr, "guard byte written at offset %u\n", guards[g].off + i);
+				abort();
+			}
+	for (int i = 0; i < B_LEN; i++)
+		if (f->mem[OFF_B + i] != (uint8_t)(i * 7)) {
+			fprintf(stderr, "read-only MR written at %d\n", i);
+			abort();
+		}
+}
+
+/* ---- Actions ---- */
+
+static uint64_t pick_va(struct fz *f, struct in *in)
+{
+	uint8_t sel = u8(in);
+	int32_t off = (int16_t)u16(in);
+	uintptr_t base = (uintptr_t)f->mem;
+
+	switch (sel % 6) {
+	case 0:
+		return base + OFF_A + (uint32_t)off % A_LEN;
+	case 1:
+		return base + OFF_B + (uint32_t)off % B_LEN;
+	case 2:
+		return base + OFF_R + (uint32_t)off % R_LEN;
+	case 3:
+		return base + OFF_A + off;	/* around A's edges */
+	case 4:
+		return base + (uint32_t)off % MEM_LEN;
+	default:
+		return u64(in);
+	}
+}
+
+static uint32_t pick_rkey(struct fz *f, struct in *in)
+{
+	switch (u8(in) % 6) {
+	case 0:
+		return rc_mr_rkey(f->a);
+	case 1:
+		return rc_mr_rkey(f->b);
+	case 2:
+		return rc_mr_rkey(f->r);
+	case 3:
+		return rc_mr_lkey(f->a);
+	case 4:
+		return rc_mr_rkey(f->a) ^ (1u << (u8(in) & 31));
+	default:
+		return u32(in);
+	}
+}
+
+static void post_recv(struct fz *f, struct in *in)
+{
+	struct rc_qp *qp = f->qp[u8(in) % NQ];
+	uint16_t off = u16(in), len = u16(in);
+	uint8_t sel = u8(in);
+	struct ibv_sge s[2];
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = s, .num_sge = 1 + (sel & 1) }, *bad;
+
+	s[0].addr = (uintptr_t)f->mem + OFF_R + off % R_LEN;
+	s[0].length = len % (R_LEN + 64);
+	s[0].lkey = sel & 2 ? rc_mr_lkey(f->a) : sel & 4 ? u32(in) : rc_mr_lkey(f->r);
+	s[1].addr = (uintptr_t)f->mem + OFF_R + (off / 2) % R_LEN;
+	s[1].length = (len / 3) % R_LEN;
+	s[1].lkey = rc_mr_lkey(f->r);
+	rc_post_recv(qp, &wr, &bad);
+}
+
+static void send_packet(struct fz *f, struct in *in)
+{
+	static const uint8_t base[NQ] = { WIRE_OPC_RC, WIRE_OPC_UC, WIRE_OPC_UD };
+	uint8_t qsel = u8(in) % NQ, op = u8(in), flags = u8(in);
+	int8_t delta = (int8_t)u8(in);
+	struct wire_build_desc d = { 0 };
+	uint8_t frame[4400], payload[4096];
+	uint32_t len = u16(in), n;
+
+	d.opcode = flags & 0x80 ? op : (uint8_t)(base[qsel] | (op & 0x1f));
+	if (!wire_opcode_valid(d.opcode))
+		d.opcode = (uint8_t)(base[qsel] | WIRE_OP_SEND_ONLY);
+	d.dest_qp = flags & 0x40 ? u32(in) & 0xffffff : rc_qp_num(f->qp[qsel]);
+	d.psn = (f->next_psn[qsel] + (uint32_t)(int32_t)delta) & 0xffffff;
+	if (!delta)
+		f->next_psn[qsel] = (f->next_psn[qsel] + 1) & 0xffffff;
+	d.ackreq = flags & 1;
+	d.se = flags & 2;
+	d.tclass = flags & 4 ? WIRE_ECN_CE : 0;
+	d.ip_version = 4;
+	d.src_mac[0] = d.dst_mac[0] = 0x02;
+	d.src_mac[5] = 1;
+	d.dst_mac[5] = 2;
+	gid_of(0, d.src_gid);
+	gid_of(1, d.dst_gid);
+	d.reth.va = pick_va(f, in);
+	d.reth.rkey = pick_rkey(f, in);
+	d.reth.len = flags & 8 ? u32(in) : u16(in);
+	d.atomic.va = d.reth.va;
+	d.atomic.rkey = d.reth.rkey;
+	d.atomic.swap_add = u64(in);
+	d.atomic.compare = u64(in);
+	d.imm = u32(in);
+	d.ieth_rkey = flags & 16 ? rc_mr_rkey(f->a) : pick_rkey(f, in);
+	d.deth.qkey = flags & 32 ? u32(in) : QKEY;
+	d.deth.src_qp = PEER_QPN;
+	/* Payload: a PMTU for FIRST/MIDDLE, else what the input says. */
+	if (wire_opcode[d.opcode].flags & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE) && !(len & 0x8000))
+		len = 1024;
+	len %= sizeof(payload) + 1;
+	if (!(wire_opcode[d.opcode].flags & WIRE_OPF_PAYLOAD))
+		len = 0;
+	memset(payload, u8(in), len);
+	n = wire_build(frame, sizeof(frame), &d, payload, len);
+	if (n && port_sim_inject(f->link, 1, frame, n) == 0)
+		rc_engine_progress(f->eng, 0);
+}
+
+static void raw_frame(struct fz *f, struct in *in)
+{
+	uint8_t frame[512];
+	uint32_t n = u16(in) % sizeof(frame);
+
+	for (uint32_t i = 0; i < n; i++)
+		frame[i] = u8(in);
+	if (port_sim_inject(f->link, 1, frame, n) == 0)
+		rc_engine_progress(f->eng, 0);
+}
+
+/* One input; aborts when the engine wrote where it may not.  Also run by the unit suite. */
+int fuzz_responder_one(const uint8_t *data, size_t size);
+
+int fuzz_responder_one(const uint8_t *data, size_t size)
+{
+	struct in in = { data, size };
+	struct ibv_wc wc[64];
+	struct fz f;
+
+	setup(&f);
+	while (in.n) {
+		uint8_t kind = u8(&in);
+
+		switch (kind % 8) {
+		case 5:
+			post_recv(&f, &in);
+			break;
+		case 6:
+			f.now += (uint64_t)u16(&in) * 1000;
+			rc_engine_progress(f.eng, 0);
+			break;
+		case 7:
+			raw_frame(&f, &in);
+			break;
+		default:
+			send_packet(&f, &in);
+			break;
+		}
+		while (rc_cq_poll(f.cq, 64, wc) > 0)
+			;
+		check_memory(&f);
+	}
+	for (int i = 0; i < 4; i++) {
+		f.now += 100000000;
+		rc_engine_progress(f.eng, 0);
+	}
+	check_memory(&f);
+	teardown(&f);
+	return 0;
+}
+
+#ifdef UROCE_FUZZ_ENTRY
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_responder_one(data, size);
+}
+#endif

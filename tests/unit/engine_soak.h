@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Randomized soak of the transport engine against a model, over the simulated link. */
+#ifndef UROCE_ENGINE_SOAK_H
+#define UROCE_ENGINE_SOAK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct soak_cfg {
+	uint64_t	seed;
+	unsigned	pairs;		/* connected RC QP pairs over the link */
+	unsigned	loop_pairs;	/* more pairs inside engine 0 (same-host path) */
+	unsigned	ops;		/* operations per pair */
+	unsigned	depth;		/* operations in flight per pair */
+	uint32_t	max_msg;	/* largest message, bytes */
+	double		loss, dup, reorder, corrupt;
+	uint64_t	delay_ns, jitter_ns;
+	uint64_t	max_virtual_ns;	/* a run taking longer than this has hung */
+};
+
+struct soak_result {
+	bool		ok;
+	char		error[512];
+	uint64_t	ops_done;	/* completed and checked */
+	uint64_t	ops_flushed;	/* ended by retry exhaustion (heavy loss only) */
+	unsigned	pairs_retry_exhausted;
+	uint64_t	bytes;
+	uint64_t	digest;		/* over every completion: equal for equal seeds */
+	uint64_t	virtual_ns;
+	uint64_t	retransmits, timeouts, seq_naks, rnr_naks, duplicates, drops;
+	uint64_t	lost, corrupted, duplicated, reordered;
+};
+
+/* Fills @cfg with the defaults for @seed (a mix of everything, 5 % loss). */
+void soak_defaults(struct soak_cfg *cfg, uint64_t seed);
+void soak_run(const struct soak_cfg *cfg, struct soak_result *res);
+
+#endif

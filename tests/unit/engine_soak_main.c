@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--ops N] [--pairs N]`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_soak.h"
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] "
+			"[--ops N] [--pairs N] [--depth N] [--max-msg BYTES]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long seeds = 100, first = 1;
+	struct soak_cfg base;
+	unsigned failed = 0, exhausted = 0;
+
+	soak_defaults(&base, 0);
+	for (int i = 1; i < argc; i += 2) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v)
+			usage();
+		if (!strcmp(argv[i], "--seeds"))
+			seeds = strtoull(v, NULL, 0);
+		else if (!strcmp(argv[i], "--first"))
+			first = strtoull(v, NULL, 0);
+		else if (!strcmp(argv[i], "--loss"))
+			base.loss = strtod(v, NULL);
+		else if (!strcmp(argv[i], "--ops"))
+			base.ops = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(argv[i], "--pairs"))
+			base.pairs = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(argv[i], "--depth"))
+			base.depth = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(argv[i], "--max-msg"))
+			base.max_msg = (uint32_t)strtoul(v, NULL, 0);
+		else
+			usage();
+	}
+	if (!base.depth || !base.ops || !base.max_msg || base.loss < 0 || base.loss >= 1)
+		usage();
+	for (unsigned long long s = first; s < first + seeds; s++) {
+		struct soak_cfg c = base;
+		struct soak_result r;
+
+		c.seed = s;
+		soak_run(&c, &r);
+		printf("seed %llu: %s ops %llu flushed %llu bytes %llu retransmits %llu timeouts %llu "
+		       "lost %llu corrupted %llu digest %016llx%s%s\n", s, r.ok ? "ok" : "FAILED",
+		       (unsigned long long)r.ops_done, (unsigned long long)r.ops_flushed,
+		       (unsigned long long)r.bytes,
+		       (unsigned long long)r.retransmits, (unsigned long long)r.timeouts,
+		       (unsigned long long)r.lost, (unsigned long long)r.corrupted,
+		       (unsigned long long)r.digest, r.ok ? "" : ": ", r.error);
+		fflush(stdout);
+		failed += !r.ok;
+		exhausted += r.pairs_retry_exhausted;
+	}
+	printf("%llu seeds, %u failed, %u QPs ended in IBV_WC_RETRY_EXC_ERR\n", seeds, failed,
+	       exhausted);
+	return failed ? 1 : 0;
+}

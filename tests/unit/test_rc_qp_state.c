@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+/* The QP state machine: legal transitions, ibv_modify_qp attribute masks and values, posting rules, flush. */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+
+#include "engine_harness.h"
+#include "suites.h"
+
+#define RUN_NS 100000000ull
+
+static const int all_states[] = {
+	IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_SQD, IBV_QPS_SQE,
+	IBV_QPS_ERR,
+};
+
+/* The mask a user must give for @from -> @to on RC (IBA 11.2.5, ibv_modify_qp(3)). */
+static int rc_required(int from, int to)
+{
+	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+		return IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	if (from == IBV_QPS_INIT && to == IBV_QPS_RTR)
+		return IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
+		return IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+		       IBV_QP_MAX_QP_RD_ATOMIC;
+	return 0;
+}
+
+static bool rc_legal(int from, int to)
+{
+	switch (from) {
+	case IBV_QPS_RESET:
+		return to == IBV_QPS_RESET || to == IBV_QPS_INIT;
+	case IBV_QPS_INIT:
+		return to == IBV_QPS_RESET || to == IBV_QPS_ERR || to == IBV_QPS_INIT ||
+		       to == IBV_QPS_RTR;
+	case IBV_QPS_RTR:
+		return to == IBV_QPS_RESET || to == IBV_QPS_ERR || to == IBV_QPS_RTS;
+	case IBV_QPS_RTS:
+		return to == IBV_QPS_RESET || to == IBV_QPS_ERR || to == IBV_QPS_RTS ||
+		       to == IBV_QPS_SQD;
+	case IBV_QPS_SQD:
+		return to == IBV_QPS_RESET || to == IBV_QPS_ERR || to == IBV_QPS_RTS ||
+		       to == IBV_QPS_SQD;
+	case IBV_QPS_SQE:
+		return to == IBV_QPS_RESET || to == IBV_QPS_ERR || to == IBV_QPS_RTS;
+	default:
+		return to == IBV_QPS_RESET || to == IBV_QPS_ERR;
+	}
+}
+
+static void fill_attr(struct ibv_qp_attr *a, int to)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = (enum ibv_qp_state)to;
+	a->port_num = 1;
+	a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	a->path_mtu = IBV_MTU_1024;
+	a->dest_qp_num = 0x55;
+	a->rq_psn = 1;
+	a->sq_psn = 2;
+	a->max_dest_rd_atomic = 4;
+	a->max_rd_atomic = 4;
+	a->min_rnr_timer = 12;
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.port_num = 1;
+	a->ah_attr.grh.hop_limit = 64;
+	h_gid(1, 0, a->ah_attr.grh.dgid.raw);
+}
+
+static int go(struct rc_qp *qp, int to)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_attr q;
+
+	rc_qp_query(qp, &q, IBV_QP_STATE, NULL);
+	fill_attr(&a, to);
+	return rc_qp_modify(qp, &a, IBV_QP_STATE | rc_required(q.qp_state, to));
+}
+
+/* Bring a fresh RC QP to @state along legal steps (SQE only the engine can enter: skipped). */
+static void reach(struct rc_qp *qp, int state)
+{
+	static const int path[] = { IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS };
+
+	if (state == IBV_QPS_RESET)
+		return;
+	if (state == IBV_QPS_ERR) {
+		ck_assert_int_eq(go(qp, IBV_QPS_INIT), 0);
+		ck_assert_int_eq(go(qp, IBV_QPS_ERR), 0);
+		return;
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_int_eq(go(qp, path[i]), 0);
+		if (path[i] == state)
+			return;
+	}
+	ck_assert_int_eq(go(qp, IBV_QPS_SQD), 0);
+}
+
+/* Every (from, to) pair: allowed exactly when the table allows it. */
+START_TEST(transition_table)
+{
+	int from = all_states[_i / 7], to = all_states[_i % 7];
+	struct h_env e;
+	struct h_qp_opts o = { .type = IBV_QPT_RC };
+	struct rc_qp *qp;
+	int ret;
+
+	if (from == IBV_QPS_SQE)
+		return;		/* only the engine enters SQE (covered by the UC test) */
+	h_env_init(&e, NULL);
+	qp = h_qp(&e, 0, &o);
+	reach(qp, from);
+	ck_assert_int_eq(h_qp_state(qp), from);
+	ret = go(qp, to);
+	if (rc_legal(from, to)) {
+		ck_assert_msg(ret == 0, "%s -> %s refused", rc_qp_state_name(from),
+			      rc_qp_state_name(to));
+		ck_assert_int_eq(h_qp_state(qp), to);
+	} else {
+		ck_assert_msg(ret == -EINVAL, "%s -> %s allowed", rc_qp_state_name(from),
+			      rc_qp_state_name(to));
+		ck_assert_int_eq(h_qp_state(qp), from);
+	}
+	h_env_fini(&e);
+}
+END_TEST
+
+/* A required attribute missing, or one not allowed: -EINVAL and nothing changes. */
+START_TEST(masks_checked)
+{
+	struct h_env e;
+	struct h_qp_opts o = { .type = IBV_QPT_RC };
+	struct rc_qp *qp;
+	struct ibv_qp_attr a, q;
+	int req;
+
+	h_env_init(&e, NULL);
+	qp = h_qp(&e, 0, &o);
+
+	fill_attr(&a, IBV_QPS_INIT);
+	req = rc_required(IBV_QPS_RESET, IBV_QPS_INIT);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | (req & ~IBV_QP_ACCESS_FLAGS)), -EINVAL);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req | IBV_QP_SQ_PSN), -EINVAL);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req | IBV_QP_QKEY), -EINVAL);
+	ck_assert_int_eq(h_qp_state(qp), IBV_QPS_RESET);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), 0);
+
+	/* INIT -> RTR without MIN_RNR_TIMER (RC needs it), then with a bad PMTU. */
+	fill_attr(&a, IBV_QPS_RTR);
+	req = rc_required(IBV_QPS_INIT, IBV_QPS_RTR);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | (req & ~IBV_QP_MIN_RNR_TIMER)),
+			 -EINVAL);
+	a.path_mtu = (enum ibv_mtu)6;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), -EINVAL);
+	rc_qp_query(qp, &q, 0, NULL);
+	ck_assert_int_eq(q.qp_state, IBV_QPS_INIT);
+	ck_assert_uint_eq(q.dest_qp_num, 0);		/* untouched by the failed calls */
+	fill_attr(&a, IBV_QPS_RTR);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), 0);
+
+	/* RTR -> RTS: out-of-range values, CUR_STATE that does not match. */
+	fill_attr(&a, IBV_QPS_RTS);
+	req = rc_required(IBV_QPS_RTR, IBV_QPS_RTS);
+	a.retry_cnt = 8;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), -EINVAL);
+	fill_attr(&a, IBV_QPS_RTS);
+	a.max_rd_atomic = RC_MAX_RD_ATOMIC + 1;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), -EINVAL);
+	fill_attr(&a, IBV_QPS_RTS);
+	a.timeout = 32;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), -EINVAL);
+	fill_attr(&a, IBV_QPS_RTS);
+	a.cur_qp_state = IBV_QPS_INIT;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req | IBV_QP_CUR_STATE), -EINVAL);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req | IBV_QP_ALT_PATH), -EINVAL);
+	ck_assert_int_eq(h_qp_state(qp), IBV_QPS_RTR);
+	fill_attr(&a, IBV_QPS_RTS);
+	a.cur_qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req | IBV_QP_CUR_STATE), 0);
+
+	/* RTS -> RTS with an allowed optional attribute; a required-elsewhere one is refused. */
+	fill_attr(&a, IBV_QPS_RTS);
+	a.min_rnr_timer = 3;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_MIN_RNR_TIMER), 0);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_SQ_PSN), -EINVAL);
+	rc_qp_query(qp, &q, 0, NULL);
+	ck_assert_uint_eq(q.min_rnr_timer, 3);
+	ck_assert_uint_eq(q.sq_psn, 2);
+	ck_assert_uint_eq(q.timeout, 14);
+	ck_assert_uint_eq(q.max_rd_atomic, 4);
+	ck_assert_int_eq(q.path_mtu, IBV_MTU_1024);
+	h_env_fini(&e);
+}
+END_TEST
+
+/* UD needs a Q_Key at INIT, nothing but the state at RTR, a PSN at RTS. */
+START_TEST(ud_masks)
+{
+	struct h_env e;
+	struct h_qp_opts o = { .type = IBV_QPT_UD };
+	struct rc_qp *qp;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11 };
+
+	h_env_init(&e, NULL);
+	qp = h_qp(&e, 0, &o);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				      IBV_QP_ACCESS_FLAGS), -EINVAL);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				      IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_AV), -EINVAL);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE), -EINVAL);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	h_env_fini(&e);
+}
+END_TEST
+
+START_TEST(posting_rules)
+{
+	struct h_env e;
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .max_send_wr = 2, .max_recv_wr = 2,
+			       .max_sge = 2, .max_inline = 16 };
+	struct h_qp_opts uo = { .type = IBV_QPT_UC };
+	struct rc_qp *qp, *uc;
+	uint8_t buf[64] = { 0 };
+	struct rc_mr *mr;
+	struct ibv_sge s[3];
+	struct ibv_send_wr wr = { 0 }, wr2 = { 0 }, *bad = NULL;
+	struct ibv_recv_wr rwr = { 0 }, *rbad = NULL;
+
+	h_env_init(&e, NULL);
+	qp = h_qp(&e, 0, &o);
+	uc = h_qp(&e, 0, &uo);
+	mr = rc_mr_reg(e.pd[0], buf, sizeof(buf), (uintptr_t)buf, IBV_ACCESS_LOCAL_WRITE);
+	for (int i = 0; i < 3; i++)
+		s[i] = (struct ibv_sge){ (uintptr_t)buf, 8, rc_mr_lkey(mr) };
+	wr.sg_list = s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	rwr.sg_list = s;
+	rwr.num_sge = 1;
+
+	/* RESET: neither queue takes work; INIT and RTR take receives only. */
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	ck_assert_ptr_eq(bad, &wr);
+	ck_assert_int_eq(rc_post_recv(qp, &rwr, &rbad), -EINVAL);
+	ck_assert_int_eq(go(qp, IBV_QPS_INIT), 0);
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	ck_assert_int_eq(rc_post_recv(qp, &rwr, &rbad), 0);
+	ck_assert_int_eq(go(qp, IBV_QPS_RTR), 0);
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	ck_assert_int_eq(go(qp, IBV_QPS_RTS), 0);
+
+	/* Bad WRs: the first refused is named, the ones before are posted. */
+	wr.num_sge = 3;
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_INLINE;
+	s[1].length = 20;
+	wr.num_sge = 2;
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	wr.num_sge = 1;
+	wr.send_flags = 0;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	s[0].length = 4;
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	s[0].length = 8;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	wr.opcode = IBV_WR_SEND;
+	wr.next = &wr2;
+	wr2 = wr;
+	wr2.next = NULL;
+	wr2.num_sge = 5;
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
+	ck_assert_ptr_eq(bad, &wr2);
+	/* The queue holds 2: one is in, one more fits, the third is ENOMEM. */
+	wr.next = NULL;
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), 0);
+	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -ENOMEM);
+	ck_assert_int_eq(rc_post_recv(qp, &rwr, &rbad), 0);
+	ck_assert_int_eq(rc_post_recv(qp, &rwr, &rbad), -ENOMEM);
+
+	/* UC: no reads, atomics or send-with-invalidate. */
+	h_connect_one(uc, 1, 0x55, 0, 0, NULL);
+	wr.opcode = IBV_WR_RDMA_READ;
+	ck_assert_int_eq(rc_post_send(uc, &wr, &bad), -EINVAL);
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	ck_assert_int_eq(rc_post_send(uc, &wr, &bad), -EINVAL);
+	h_env_fini(&e);
+}
+END_TEST
+
+/* ERR flushes sends and receives, oldest first, signaled or not; later posts flush at once. */
+START_TEST(flush_in_order)
+{
+	struct h_pair p;
+	struct h_cap cap;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[8];
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	h_capture(&p.e, &cap);
+	cap.drop_all[0] = true;
+	s = h_sge(&p, 0, 0, 100);
+	for (uint64_t i = 1; i <= 4; i++)
+		ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, i, &s, 1, 0, 0,
+					     i == 3 ? IBV_SEND_SIGNALED : 0), 0);
+	r = h_sge(&p, 0, 1000, 100);
+	for (uint64_t i = 11; i <= 13; i++)
+		ck_assert_int_eq(h_post_recv(p.qp[0], i, &r, 1), 0);
+	h_run(&p.e, 1000000);
+	ck_assert_int_eq(rc_cq_poll(p.e.cq[0], 8, wc), 0);
+	ck_assert_int_eq(rc_qp_modify(p.qp[0], &a, IBV_QP_STATE), 0);
+	ck_assert_int_eq(rc_cq_poll(p.e.cq[0], 8, wc), 7);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, (uint64_t)i + 1);
+		ck_assert_int_eq(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+	}
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(wc[4 + i].wr_id, (uint64_t)i + 11);
+		ck_assert_int_eq(wc[4 + i].status, IBV_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(wc[4 + i].opcode, IBV_WC_RECV);
+	}
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 5, &s, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(h_post_recv(p.qp[0], 14, &r, 1), 0);
+	ck_assert_int_eq(rc_cq_poll(p.e.cq[0], 8, wc), 2);
+	ck_assert_uint_eq(wc[0].wr_id, 5);
+	ck_assert_int_eq(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_uint_eq(wc[1].wr_id, 14);
+	/* RESET empties the queues without completions. */
+	a.qp_state = IBV_QPS_RESET;
+	ck_assert_int_eq(rc_qp_modify(p.qp[0], &a, IBV_QP_STATE), 0);
+	ck_assert_int_eq(rc_cq_poll(p.e.cq[0], 8, wc), 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
+START_TEST(sqd_drains_with_event)
+{
+	struct h_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	s = h_sge(&p, 0, 0, 3000);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	rc_engine_progress(p.e.eng[0], 0);	/* the write is on its way */
+	ck_assert_int_eq(rc_qp_modify(p.qp[0], &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 1);
+	h_run(&p.e, RUN_NS);
+	ck_assert_uint_eq(h_count_events(&p.e, IBV_EVENT_SQ_DRAINED), 1);
+	ck_assert_int_eq(rc_cq_poll(p.e.cq[0], 1, &wc), 0);	/* the second waits */
+	a.qp_state = IBV_QPS_RTS;
+	ck_assert_int_eq(rc_qp_modify(p.qp[0], &a, IBV_QP_STATE), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 2);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	h_pair_fini(&p);
+}
+END_TEST
+
+/* An UC send error puts the QP in SQE: the rest flushed, receives still work, back to RTS. */
+START_TEST(uc_send_error_sqe)
+{
+	struct h_qp_opts o = { .type = IBV_QPT_UC };
+	struct h_pair p;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+
+	h_pair_init(&p, NULL, NULL, &o);
+	s = h_sge(&p, 0, 0, 10);
+	s.lkey ^= 1;
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	s = h_sge(&p, 0, 0, 10);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 2);
+	ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(h_qp_state(p.qp[0]), IBV_QPS_SQE);
+	/* Still receives in SQE. */
+	r = h_sge(&p, 0, 1000, 100);
+	ck_assert_int_eq(h_post_recv(p.qp[0], 3, &r, 1), 0);
+	s = h_sge(&p, 1, 0, 10);
+	ck_assert_int_eq(h_post_send(p.qp[1], IBV_WR_SEND, 4, &s, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 3);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(rc_qp_modify(p.qp[0], &a, IBV_QP_STATE), 0);
+	s = h_sge(&p, 0, 0, 10);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 5, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 5);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	h_pair_fini(&p);
+}
+END_TEST
+
+START_TEST(create_checks_and_qpn_hook)
+{
+	struct h_env e;
+	struct rc_qp_init init = { 0 };
+	struct rc_qp *qp;
+
+	h_env_init(&e, NULL);
+	init.qp_type = IBV_QPT_RC;
+	init.pd = e.pd[0];
+	init.send_cq = e.cq[0];
+	init.recv_cq = e.cq[0];
+	init.cap.max_send_wr = RC_MAX_QP_WR + 1;
+	ck_assert_ptr_null(rc_qp_create(e.eng[0], &init));
+	ck_assert_int_eq(errno, EINVAL);
+	init.cap.max_send_wr = 4;
+	init.cap.max_inline_data = RC_MAX_INLINE + 1;
+	ck_assert_ptr_null(rc_qp_create(e.eng[0], &init));
+	init.cap.max_inline_data = 0;
+	init.qp_type = IBV_QPT_XRC_SEND;
+	ck_assert_ptr_null(rc_qp_create(e.eng[0], &init));
+	init.qp_type = IBV_QPT_RC;
+	init.pd = e.pd[1];	/* another engine's PD */
+	ck_assert_ptr_null(rc_qp_create(e.eng[0], &init));
+	init.pd = e.pd[0];
+	qp = rc_qp_create(e.eng[0], &init);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_uint_eq(rc_qp_num(qp), 0x11);		/* the private allocator starts there */
+	ck_assert_int_eq(rc_pd_free(e.pd[0]), -EBUSY);
+	ck_assert_int_eq(rc_cq_destroy(e.cq[0]), -EBUSY);
+	ck_assert_int_eq(rc_qp_destroy(qp), 0);
+	h_env_fini(&e);
+}
+END_TEST
+
+static unsigned hook_allocs, hook_frees;
+
+static int hook_alloc(void *arg, uint32_t *qpn)
+{
+	(void)arg;
+	*qpn = 0x4000 + hook_allocs++;
+	return 0;
+}
+
+static void hook_free(void *arg, uint32_t qpn)
+{
+	(void)arg;
+	ck_assert_uint_ge(qpn, 0x4000);
+	hook_frees++;
+}
+
+static uint64_t zero_clock(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+START_TEST(qpn_from_hook)
+{
+	struct port_sim_cfg sc = { .now_ns = zero_clock };
+	struct port_sim *link = port_sim_create(&sc);
+	struct rc_engine_cfg cfg = {
+		.port = port_sim_port(link, 0), .now_ns = zero_clock,
+		.qpn_alloc = hook_alloc, .qpn_free = hook_free, .seed = 1,
+	};
+	struct rc_engine *eng = rc_engine_create(&cfg);
+	struct rc_pd *pd = rc_pd_alloc(eng);
+	struct rc_cq *cq = rc_cq_create(eng, 4, NULL);
+	struct rc_qp_init init = { .qp_type = IBV_QPT_UD, .pd = pd, .send_cq = cq, .recv_cq = cq };
+	struct rc_qp *a = rc_qp_create(eng, &init), *b = rc_qp_create(eng, &init);
+
+	ck_assert_uint_eq(rc_qp_num(a), 0x4000);
+	ck_assert_uint_eq(rc_qp_num(b), 0x4001);
+	rc_qp_destroy(a);
+	ck_assert_uint_eq(hook_frees, 1);
+	rc_engine_destroy(eng);
+	ck_assert_uint_eq(hook_frees, 2);
+	port_sim_destroy(link);
+}
+END_TEST
+
+Suite *rc_qp_state_suite(void)
+{
+	Suite *s = suite_create("rc_qp_state");
+	TCase *tc = tcase_create("qp");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, transition_table, 0, 49);
+	tcase_add_test(tc, masks_checked);
+	tcase_add_test(tc, ud_masks);
+	tcase_add_test(tc, posting_rules);
+	tcase_add_test(tc, flush_in_order);
+	tcase_add_test(tc, sqd_drains_with_event);
+	tcase_add_test(tc, uc_send_error_sqe);
+	tcase_add_test(tc, create_checks_and_qpn_hook);
+	tcase_add_test(tc, qpn_from_hook);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The responder on its own: requests built here are injected into engine 1
+ * and what it answers is read off the link.  Each NAK code, duplicates,
+ * ACK coalescing, MSN, RNR, SEND_WITH_INV, UC gaps, CNPs, atomicity.
+ */
+#include <check.h>
+#include <endian.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_harness.h"
+#include "suites.h"
+
+#define PEER_QPN	0x999
+#define EPSN		0xfffffd	/* close to the wrap on purpose */
+#define MEM_LEN		65536
+#define RUN_NS		100000000ull
+
+#define SYN_ACK		0x1f
+#define SYN_NAK(code)	(0x60 | (code))
+
+struct rsp {
+	struct h_env	e;
+	struct h_cap	cap;
+	struct rc_qp	*qp;
+	uint8_t		*mem, *ro_mem, *other_mem;
+	struct rc_mr	*mr, *ro_mr, *other_mr;
+	struct rc_pd	*other_pd;
+};
+
+static void rsp_init_type(struct rsp *r, enum ibv_qp_type t, const struct h_conn *c)
+{
+	struct h_qp_opts qo = { .type = t };
+
+	h_env_init(&r->e, NULL);
+	r->mem = calloc(1, MEM_LEN);
+	r->ro_mem = calloc(1, 4096);
+	r->other_mem = calloc(1, 4096);
+	r->mr = rc_mr_reg(r->e.pd[1], r->mem, MEM_LEN, (uintptr_t)r->mem,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	r->ro_mr = rc_mr_reg(r->e.pd[1], r->ro_mem, 4096, (uintptr_t)r->ro_mem,
+			     IBV_ACCESS_REMOTE_READ);
+	r->other_pd = rc_pd_alloc(r->e.eng[1]);
+	r->other_mr = rc_mr_reg(r->other_pd, r->other_mem, 4096, (uintptr_t)r->other_mem,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ck_assert_ptr_nonnull(r->mr);
+	ck_assert_ptr_nonnull(r->ro_mr);
+	ck_assert_ptr_nonnull(r->other_mr);
+	r->qp = h_qp(&r->e, 1, &qo);
+	h_connect_one(r->qp, 0, PEER_QPN, EPSN, 0, c);
+	h_capture(&r->e, &r->cap);
+	r->cap.drop_all[1] = true;	/* no QP on side 0 answers; keep the link clean */
+}
+
+static void rsp_init(struct rsp *r)
+{
+	rsp_init_type(r, IBV_QPT_RC, NULL);
+}
+
+static void rsp_fini(struct rsp *r)
+{
+	h_env_fini(&r->e);
+	free(r->mem);
+	free(r->ro_mem);
+	free(r->other_mem);
+}
+
+static struct wire_build_desc req(struct rsp *r, uint8_t opcode, uint32_t psn, bool ackreq)
+{
+	struct wire_build_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.opcode = opcode;
+	d.psn = psn & 0xffffff;
+	d.ackreq = ackreq;
+	d.dest_qp = rc_qp_num(r->qp);
+	return d;
+}
+
+static void inject(struct rsp *r, struct wire_build_desc *d, const void *payload, uint32_t len)
+{
+	h_inject(&r->e, 1, d, payload, len);
+	h_run(&r->e, RUN_NS);
+}
+
+static void write_only(struct rsp *r, uint32_t psn, bool ackreq, uint64_t va, uint32_t rkey,
+		       const void *data, uint32_t len)
+{
+	struct wire_build_desc d = req(r, WIRE_OP_WRITE_ONLY, psn, ackreq);
+
+	d.reth.va = va;
+	d.reth.rkey = rkey;
+	d.reth.len = len;
+	inject(r, &d, data, len);
+}
+
+/* The @nth (0-based) acknowledgement the responder sent. */
+static const struct h_frame *ack(struct rsp *r, unsigned nth)
+{
+	return h_cap_find(&r->cap, 1, WIRE_OP_ACKNOWLEDGE, nth);
+}
+
+static unsigned n_acks(struct rsp *r)
+{
+	return h_cap_count(&r->cap, 1, WIRE_OP_ACKNOWLEDGE);
+}
+
+static enum ibv_qp_state qp_state(struct rc_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	rc_qp_query(qp, &a, IBV_QP_STATE, NULL);
+	return a.qp_state;
+}
+
+static struct rc_counters qp_cnt(struct rc_qp *qp)
+{
+	struct rc_counters c;
+
+	rc_qp_counters(qp, &c);
+	return c;
+}
+
+static void post_recv(struct rsp *r, uint64_t wr_id, size_t off, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge s = { (uintptr_t)r->mem + off, len, lkey };
+
+	ck_assert_int_eq(h_post_recv(r->qp, wr_id, &s, 1), 0);
+}
+
+/* ---- ACK, MSN, coalescing, duplicates ---- */
+
+START_TEST(write_acked_with_msn)
+{
+	struct rsp r;
+	uint8_t data[3000];
+	struct wire_build_desc d;
+	const struct h_frame *a;
+
+	rsp_init(&r);
+	memset(data, 0x42, sizeof(data));
+	write_only(&r, EPSN, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 100);
+	ck_assert_int_eq(memcmp(r.mem, data, 100), 0);
+	ck_assert_uint_eq(n_acks(&r), 1);
+	a = ack(&r, 0);
+	ck_assert_uint_eq(a->psn, EPSN);
+	ck_assert_uint_eq(a->syndrome, SYN_ACK);
+	ck_assert_uint_eq(a->msn, 1);
+
+	/* Three packets, AckReq on the last only: one ACK, for the last. */
+	d = req(&r, WIRE_OP_WRITE_FIRST, EPSN + 1, false);
+	d.reth.va = (uintptr_t)r.mem + 1000;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 2500;
+	inject(&r, &d, data, 1024);
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 2, false);
+	inject(&r, &d, data, 1024);
+	ck_assert_uint_eq(n_acks(&r), 1);
+	d = req(&r, WIRE_OP_WRITE_LAST, EPSN + 3, true);
+	inject(&r, &d, data, 452);
+	ck_assert_uint_eq(n_acks(&r), 2);
+	a = ack(&r, 1);
+	ck_assert_uint_eq(a->psn, (EPSN + 3) & 0xffffff);
+	ck_assert_uint_eq(a->msn, 2);
+	ck_assert_int_eq(memcmp(r.mem + 1000, data, 2500), 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(acks_coalesced)
+{
+	struct rsp r;
+	uint8_t data[64] = { 1 };
+
+	rsp_init(&r);
+	for (uint32_t i = 0; i < 5; i++)
+		write_only(&r, EPSN + i, i == 4, (uintptr_t)r.mem + 64 * i, rc_mr_rkey(r.mr),
+			   data, sizeof(data));
+	ck_assert_uint_eq(n_acks(&r), 1);
+	ck_assert_uint_eq(ack(&r, 0)->psn, (EPSN + 4) & 0xffffff);
+	ck_assert_uint_eq(ack(&r, 0)->msn, 5);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(duplicate_reacked_not_executed)
+{
+	struct rsp r;
+	uint8_t data[64];
+
+	rsp_init(&r);
+	memset(data, 7, sizeof(data));
+	write_only(&r, EPSN, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, sizeof(data));
+	memset(r.mem, 0, sizeof(data));
+	write_only(&r, EPSN, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, sizeof(data));
+	ck_assert_uint_eq(n_acks(&r), 2);
+	ck_assert_uint_eq(ack(&r, 1)->psn, EPSN);
+	ck_assert_uint_eq(ack(&r, 1)->syndrome, SYN_ACK);
+	ck_assert_uint_eq(r.mem[0], 0);		/* not written twice */
+	ck_assert_uint_eq(qp_cnt(r.qp).duplicates, 1);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(one_seq_nak_per_gap)
+{
+	struct rsp r;
+	uint8_t data[16] = { 9 };
+
+	rsp_init(&r);
+	for (uint32_t i = 1; i <= 3; i++)
+		write_only(&r, EPSN + i, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 16);
+	ck_assert_uint_eq(n_acks(&r), 1);
+	ck_assert_uint_eq(ack(&r, 0)->syndrome, SYN_NAK(WIRE_NAK_PSN_SEQ_ERR));
+	ck_assert_uint_eq(ack(&r, 0)->psn, EPSN);
+	ck_assert_uint_eq(qp_cnt(r.qp).out_of_sequence, 3);
+	ck_assert_uint_eq(qp_cnt(r.qp).seq_naks_tx, 1);
+	ck_assert_uint_eq(r.mem[0], 0);
+	/* The expected PSN arrives: normal again, and a new gap gets a new NAK. */
+	write_only(&r, EPSN, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 16);
+	ck_assert_uint_eq(ack(&r, 1)->syndrome, SYN_ACK);
+	write_only(&r, EPSN + 2, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 16);
+	ck_assert_uint_eq(ack(&r, 2)->syndrome, SYN_NAK(WIRE_NAK_PSN_SEQ_ERR));
+	ck_assert_uint_eq(ack(&r, 2)->psn, (EPSN + 1) & 0xffffff);
+	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- Error NAKs: each code, the QP goes to ERR, nothing is written ---- */
+
+static void expect_fatal(struct rsp *r, uint8_t code, enum ibv_event_type ev)
+{
+	ck_assert_uint_ge(n_acks(r), 1);
+	ck_assert_uint_eq(ack(r, n_acks(r) - 1)->syndrome, SYN_NAK(code));
+	ck_assert_int_eq(qp_state(r->qp), IBV_QPS_ERR);
+	ck_assert_uint_eq(h_count_events(&r->e, ev), 1);
+}
+
+START_TEST(nak_invalid_middle_without_first)
+{
+	struct rsp r;
+	uint8_t data[1024] = { 1 };
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN, true);
+	inject(&r, &d, data, sizeof(data));
+	expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	ck_assert_uint_eq(ack(&r, 0)->psn, EPSN);
+	ck_assert_uint_eq(qp_cnt(r.qp).inv_req_naks_tx, 1);
+	/* An ERR QP answers nothing. */
+	write_only(&r, EPSN, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 16);
+	ck_assert_uint_eq(n_acks(&r), 1);
+	ck_assert_uint_eq(r.mem[0], 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_invalid_send_then_write)
+{
+	struct rsp r;
+	uint8_t data[1024] = { 1 };
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	post_recv(&r, 1, 0, 4096, rc_mr_lkey(r.mr));
+	d = req(&r, WIRE_OP_SEND_FIRST, EPSN, false);
+	inject(&r, &d, data, sizeof(data));
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 1, true);
+	inject(&r, &d, data, sizeof(data));
+	expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_access_bad_rkey)
+{
+	struct rsp r;
+	uint8_t data[64] = { 1 };
+
+	rsp_init(&r);
+	write_only(&r, EPSN, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr) ^ 1, data, 64);
+	expect_fatal(&r, WIRE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+	ck_assert_uint_eq(r.mem[0], 0);
+	ck_assert_uint_eq(qp_cnt(r.qp).rem_access_naks_tx, 1);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_access_bounds)
+{
+	struct rsp r;
+	uint8_t data[100];
+
+	rsp_init(&r);
+	memset(data, 3, sizeof(data));
+	write_only(&r, EPSN, true, (uintptr_t)r.mem + MEM_LEN - 10, rc_mr_rkey(r.mr), data, 100);
+	expect_fatal(&r, WIRE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+	for (int i = 0; i < MEM_LEN; i++)
+		ck_assert_uint_eq(r.mem[i], 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* Loop: write to a read-only MR, write to another PD's MR, read without REMOTE_READ,
+ * atomic without REMOTE_ATOMIC, read past the end. */
+START_TEST(nak_access_flags_and_pd)
+{
+	struct rsp r;
+	uint8_t data[16] = { 5 };
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	switch (_i) {
+	case 0:
+		write_only(&r, EPSN, true, (uintptr_t)r.ro_mem, rc_mr_rkey(r.ro_mr), data, 16);
+		ck_assert_uint_eq(r.ro_mem[0], 0);
+		break;
+	case 1:
+		write_only(&r, EPSN, true, (uintptr_t)r.other_mem, rc_mr_rkey(r.other_mr), data, 16);
+		ck_assert_uint_eq(r.other_mem[0], 0);
+		break;
+	case 2:
+		d = req(&r, WIRE_OP_READ_REQUEST, EPSN, true);
+		d.reth.va = (uintptr_t)r.other_mem;
+		d.reth.rkey = rc_mr_rkey(r.other_mr);
+		d.reth.len = 16;
+		inject(&r, &d, NULL, 0);
+		break;
+	case 3:
+		d = req(&r, WIRE_OP_FETCH_ADD, EPSN, true);
+		d.atomic.va = (uintptr_t)r.ro_mem;
+		d.atomic.rkey = rc_mr_rkey(r.ro_mr);
+		d.atomic.swap_add = 1;
+		inject(&r, &d, NULL, 0);
+		ck_assert_uint_eq(r.ro_mem[0], 0);
+		break;
+	default:
+		d = req(&r, WIRE_OP_READ_REQUEST, EPSN, true);
+		d.reth.va = (uintptr_t)r.mem + MEM_LEN - 8;
+		d.reth.rkey = rc_mr_rkey(r.mr);
+		d.reth.len = 16;
+		inject(&r, &d, NULL, 0);
+		break;
+	}
+	expect_fatal(&r, WIRE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OP_READ_RESP_ONLY), 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_invalid_misaligned_atomic)
+{
+	struct rsp r;
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	d = req(&r, WIRE_OP_COMPARE_SWAP, EPSN, true);
+	d.atomic.va = (uintptr_t)r.mem + 4;
+	d.atomic.rkey = rc_mr_rkey(r.mr);
+	d.atomic.compare = 0;
+	d.atomic.swap_add = 0x55;
+	inject(&r, &d, NULL, 0);
+	expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	ck_assert_uint_eq(r.mem[4], 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_invalid_write_length)
+{
+	struct rsp r;
+	uint8_t data[1024] = { 1 };
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	if (_i == 0) {
+		/* ONLY carrying less than its RETH says. */
+		d = req(&r, WIRE_OP_WRITE_ONLY, EPSN, true);
+		d.reth.len = 100;
+		inject(&r, &d, data, 50);
+	} else {
+		/* FIRST carrying less than a PMTU. */
+		d = req(&r, WIRE_OP_WRITE_FIRST, EPSN, true);
+		d.reth.len = 4000;
+		inject(&r, &d, data, 512);
+	}
+	expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	ck_assert_uint_eq(r.mem[0], 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_invalid_send_too_long)
+{
+	struct rsp r;
+	uint8_t data[100] = { 1 };
+	struct wire_build_desc d;
+	struct ibv_wc wc;
+
+	rsp_init(&r);
+	post_recv(&r, 11, 0, 10, rc_mr_lkey(r.mr));
+	d = req(&r, WIRE_OP_SEND_ONLY, EPSN, true);
+	inject(&r, &d, data, sizeof(data));
+	expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_uint_eq(wc.wr_id, 11);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_LEN_ERR);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_remote_op_bad_recv_lkey)
+{
+	struct rsp r;
+	uint8_t data[100] = { 1 };
+	struct wire_build_desc d;
+	struct ibv_wc wc;
+
+	rsp_init(&r);
+	post_recv(&r, 12, 0, 1000, rc_mr_lkey(r.mr) ^ 0x100);
+	d = req(&r, WIRE_OP_SEND_ONLY, EPSN, true);
+	inject(&r, &d, data, sizeof(data));
+	expect_fatal(&r, WIRE_NAK_REM_OP_ERR, IBV_EVENT_QP_FATAL);
+	ck_assert_uint_eq(qp_cnt(r.qp).rem_op_naks_tx, 1);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(nak_invalid_qp_access)
+{
+	struct h_conn c = { .access = IBV_ACCESS_REMOTE_READ };
+	struct rsp r;
+	uint8_t data[16] = { 1 };
+
+	rsp_init_type(&r, IBV_QPT_RC, &c);
+	write_only(&r, EPSN, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 16);
+	expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	ck_assert_uint_eq(r.mem[0], 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- RNR ---- */
+
+START_TEST(rnr_nak_then_accept)
+{
+	struct h_conn c = { .min_rnr_timer = 14 };
+	struct rsp r;
+	uint8_t data[64] = { 8 };
+	struct wire_build_desc d;
+	struct ibv_wc wc;
+
+	rsp_init_type(&r, IBV_QPT_RC, &c);
+	d = req(&r, WIRE_OP_SEND_ONLY, EPSN, true);
+	inject(&r, &d, data, sizeof(data));
+	ck_assert_uint_eq(n_acks(&r), 1);
+	ck_assert_uint_eq(ack(&r, 0)->syndrome, 0x20 | 14);
+	ck_assert_uint_eq(ack(&r, 0)->psn, EPSN);
+	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+	/* Later packets are dropped quietly until the refused one comes again. */
+	d = req(&r, WIRE_OP_SEND_ONLY, EPSN + 1, true);
+	inject(&r, &d, data, sizeof(data));
+	ck_assert_uint_eq(n_acks(&r), 1);
+	post_recv(&r, 21, 0, 100, rc_mr_lkey(r.mr));
+	d = req(&r, WIRE_OP_SEND_ONLY, EPSN, true);
+	inject(&r, &d, data, sizeof(data));
+	ck_assert_uint_eq(n_acks(&r), 2);
+	ck_assert_uint_eq(ack(&r, 1)->syndrome, SYN_ACK);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 64);
+	ck_assert_uint_eq(qp_cnt(r.qp).rnr_naks_tx, 1);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(rnr_on_write_imm_last)
+{
+	struct rsp r;
+	uint8_t data[1024];
+	struct wire_build_desc d;
+	struct ibv_wc wc;
+
+	rsp_init(&r);
+	memset(data, 0x31, sizeof(data));
+	d = req(&r, WIRE_OP_WRITE_FIRST, EPSN, false);
+	d.reth.va = (uintptr_t)r.mem;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 1500;
+	inject(&r, &d, data, 1024);
+	d = req(&r, WIRE_OP_WRITE_LAST_IMM, EPSN + 1, true);
+	d.imm = 0x1234;
+	inject(&r, &d, data, 476);
+	ck_assert_uint_eq(ack(&r, 0)->syndrome & 0xe0, 0x20);
+	ck_assert_uint_eq(ack(&r, 0)->psn, (EPSN + 1) & 0xffffff);
+	post_recv(&r, 5, 4096, 0, rc_mr_lkey(r.mr));
+	inject(&r, &d, data, 476);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc.byte_len, 1500);
+	ck_assert_uint_eq(be32toh(wc.imm_data), 0x1234);
+	ck_assert_uint_eq(r.mem[1499], 0x31);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- Read and atomic replay ---- */
+
+START_TEST(duplicate_atomic_replayed)
+{
+	struct rsp r;
+	struct wire_build_desc d;
+	uint64_t *target;
+	const struct h_frame *f;
+
+	rsp_init(&r);
+	target = (uint64_t *)(void *)(r.mem + 64);
+	*target = 10;
+	d = req(&r, WIRE_OP_FETCH_ADD, EPSN, true);
+	d.atomic.va = (uintptr_t)target;
+	d.atomic.rkey = rc_mr_rkey(r.mr);
+	d.atomic.swap_add = 5;
+	inject(&r, &d, NULL, 0);
+	ck_assert_uint_eq(*target, 15);
+	inject(&r, &d, NULL, 0);
+	ck_assert_uint_eq(*target, 15);	/* never twice */
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OP_ATOMIC_ACKNOWLEDGE), 2);
+	for (unsigned i = 0; i < 2; i++) {
+		f = h_cap_find(&r.cap, 1, WIRE_OP_ATOMIC_ACKNOWLEDGE, i);
+		ck_assert_uint_eq(f->orig, 10);
+		ck_assert_uint_eq(f->psn, EPSN);
+		ck_assert_uint_eq(f->syndrome, SYN_ACK);
+	}
+	/* A CAS after it, then its duplicate, then the FAA's again: all from the cache. */
+	d = req(&r, WIRE_OP_COMPARE_SWAP, EPSN + 1, true);
+	d.atomic.va = (uintptr_t)target;
+	d.atomic.rkey = rc_mr_rkey(r.mr);
+	d.atomic.compare = 15;
+	d.atomic.swap_add = 99;
+	inject(&r, &d, NULL, 0);
+	inject(&r, &d, NULL, 0);
+	ck_assert_uint_eq(*target, 99);
+	d = req(&r, WIRE_OP_FETCH_ADD, EPSN, true);
+	d.atomic.va = (uintptr_t)target;
+	d.atomic.rkey = rc_mr_rkey(r.mr);
+	d.atomic.swap_add = 5;
+	inject(&r, &d, NULL, 0);
+	ck_assert_uint_eq(*target, 99);
+	ck_assert_uint_eq(h_cap_find(&r.cap, 1, WIRE_OP_ATOMIC_ACKNOWLEDGE, 3)->orig, 15);
+	ck_assert_uint_eq(h_cap_find(&r.cap, 1, WIRE_OP_ATOMIC_ACKNOWLEDGE, 4)->orig, 10);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(duplicate_read_reexecuted)
+{
+	struct rsp r;
+	struct wire_build_desc d;
+	const struct h_frame *f;
+
+	rsp_init(&r);
+	for (int i = 0; i < 3000; i++)
+		r.mem[i] = (uint8_t)i;
+	d = req(&r, WIRE_OP_READ_REQUEST, EPSN, true);
+	d.reth.va = (uintptr_t)r.mem;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 3000;
+	inject(&r, &d, NULL, 0);
+	ck_assert_ptr_nonnull(h_cap_find(&r.cap, 1, WIRE_OP_READ_RESP_FIRST, 0));
+	ck_assert_ptr_nonnull(h_cap_find(&r.cap, 1, WIRE_OP_READ_RESP_MIDDLE, 0));
+	f = h_cap_find(&r.cap, 1, WIRE_OP_READ_RESP_LAST, 0);
+	ck_assert_uint_eq(f->psn, (EPSN + 2) & 0xffffff);
+	ck_assert_uint_eq(f->payload_len, 3000 - 2048);
+	ck_assert_uint_eq(f->msn, 1);
+
+	/* The requester lost the last two: it asks again from EPSN + 1. */
+	d = req(&r, WIRE_OP_READ_REQUEST, EPSN + 1, true);
+	d.reth.va = (uintptr_t)r.mem + 1024;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 3000 - 1024;
+	inject(&r, &d, NULL, 0);
+	f = h_cap_find(&r.cap, 1, WIRE_OP_READ_RESP_FIRST, 1);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->psn, (EPSN + 1) & 0xffffff);
+	ck_assert_uint_eq(f->payload_len, 1024);
+	f = h_cap_find(&r.cap, 1, WIRE_OP_READ_RESP_LAST, 1);
+	ck_assert_uint_eq(f->psn, (EPSN + 2) & 0xffffff);
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, 0xffff), 5);
+	ck_assert_uint_eq(qp_cnt(r.qp).duplicates, 1);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- Send with invalidate, zero length, in-order placement ---- */
+
+START_TEST(send_with_invalidate)
+{
+	struct rsp r;
+	uint8_t data[32] = { 4 };
+	struct wire_build_desc d;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	rsp_init(&r);
+	rkey = rc_mr_rkey(r.ro_mr);
+	post_recv(&r, 31, 0, 100, rc_mr_lkey(r.mr));
+	d = req(&r, WIRE_OP_SEND_ONLY_INV, EPSN, true);
+	d.ieth_rkey = rkey;
+	inject(&r, &d, data, sizeof(data));
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert(wc.wc_flags & IBV_WC_WITH_INV);
+	ck_assert_uint_eq(wc.invalidated_rkey, rkey);
+	ck_assert_uint_eq(ack(&r, 0)->syndrome, SYN_ACK);
+	/* The key is dead now. */
+	d = req(&r, WIRE_OP_READ_REQUEST, EPSN + 1, true);
+	d.reth.va = (uintptr_t)r.ro_mem;
+	d.reth.rkey = rkey;
+	d.reth.len = 8;
+	inject(&r, &d, NULL, 0);
+	expect_fatal(&r, WIRE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(send_with_invalidate_unknown_key)
+{
+	struct rsp r;
+	uint8_t data[32] = { 4 };
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	post_recv(&r, 31, 0, 100, rc_mr_lkey(r.mr));
+	d = req(&r, WIRE_OP_SEND_ONLY_INV, EPSN, true);
+	d.ieth_rkey = 0x12345678;
+	inject(&r, &d, data, sizeof(data));
+	expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(zero_length_write_skips_rkey)
+{
+	struct rsp r;
+
+	rsp_init(&r);
+	write_only(&r, EPSN, true, 0, 0xdeadbeef, NULL, 0);
+	ck_assert_uint_eq(ack(&r, 0)->syndrome, SYN_ACK);
+	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+	rsp_fini(&r);
+}
+END_TEST
+
+START_TEST(data_lands_in_order)
+{
+	struct rsp r;
+	uint8_t data[1024];
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	memset(data, 0xee, sizeof(data));
+	d = req(&r, WIRE_OP_WRITE_FIRST, EPSN, false);
+	d.reth.va = (uintptr_t)r.mem;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 2100;
+	inject(&r, &d, data, 1024);
+	ck_assert_uint_eq(r.mem[1023], 0xee);
+	ck_assert_uint_eq(r.mem[1024], 0);
+	ck_assert_uint_eq(r.mem[2099], 0);
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 1, false);
+	inject(&r, &d, data, 1024);
+	ck_assert_uint_eq(r.mem[2047], 0xee);
+	ck_assert_uint_eq(r.mem[2099], 0);
+	d = req(&r, WIRE_OP_WRITE_LAST, EPSN + 2, true);
+	inject(&r, &d, data, 52);
+	ck_assert_uint_eq(r.mem[2099], 0xee);
+	ck_assert_uint_eq(r.mem[2100], 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- Atomicity against the CPU ---- */
+
+struct cpu_adder {
+	uint64_t	*target;
+	unsigned	n;
+};
+
+static void *cpu_add(void *arg)
+{
+	struct cpu_adder *a = arg;
+
+	for (unsigned i = 0; i < a->n; i++)
+		__atomic_fetch_add(a->target, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+START_TEST(atomics_atomic_against_cpu)
+{
+	struct rsp r;
+	struct wire_build_desc d;
+	struct cpu_adder a;
+	pthread_t t;
+	const unsigned n_remote = 400;
+
+	rsp_init(&r);
+	a.target = (uint64_t *)(void *)(r.mem + 128);
+	a.n = 200000;
+	*a.target = 1000;
+	ck_assert_int_eq(pthread_create(&t, NULL, cpu_add, &a), 0);
+	for (unsigned i = 0; i < n_remote; i++) {
+		d = req(&r, WIRE_OP_FETCH_ADD, EPSN + i, false);
+		d.atomic.va = (uintptr_t)a.target;
+		d.atomic.rkey = rc_mr_rkey(r.mr);
+		d.atomic.swap_add = 1;
+		inject(&r, &d, NULL, 0);
+	}
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(__atomic_load_n(a.target, __ATOMIC_SEQ_CST), 1000 + a.n + n_remote);
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OP_ATOMIC_ACKNOWLEDGE), n_remote);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- Addressing ---- */
+
+START_TEST(wrong_transport_or_source_dropped)
+{
+	struct rsp r;
+	uint8_t data[16] = { 1 };
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	/* A UC opcode to an RC QP. */
+	d = req(&r, WIRE_OPC_UC | WIRE_OP_SEND_ONLY, EPSN, true);
+	inject(&r, &d, data, sizeof(data));
+	ck_assert_uint_eq(qp_cnt(r.qp).unknown_qp, 1);
+	/* Right QP, but from an address that is not its peer. */
+	d = req(&r, WIRE_OP_WRITE_ONLY, EPSN, true);
+	d.reth.va = (uintptr_t)r.mem;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 16;
+	d.ip_version = 4;
+	h_gid(0, 0, d.src_gid);
+	d.src_gid[15] = 77;
+	h_gid(1, 0, d.dst_gid);
+	inject(&r, &d, data, sizeof(data));
+	ck_assert_uint_eq(qp_cnt(r.qp).bad_addr, 1);
+	ck_assert_uint_eq(n_acks(&r), 0);
+	ck_assert_uint_eq(r.mem[0], 0);
+	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- UC ---- */
+
+START_TEST(uc_gap_drops_message)
+{
+	struct rsp r;
+	uint8_t data[1024];
+	struct wire_build_desc d;
+	struct ibv_wc wc;
+
+	rsp_init_type(&r, IBV_QPT_UC, NULL);
+	memset(data, 0x77, sizeof(data));
+	post_recv(&r, 1, 0, 8192, rc_mr_lkey(r.mr));
+	d = req(&r, WIRE_OPC_UC | WIRE_OP_SEND_FIRST, EPSN, false);
+	inject(&r, &d, data, 1024);
+	d = req(&r, WIRE_OPC_UC | WIRE_OP_SEND_LAST, EPSN + 2, false);
+	inject(&r, &d, data, 100);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 0);
+	/* The next message goes to the same receive WQE. */
+	memset(data, 0x88, sizeof(data));
+	d = req(&r, WIRE_OPC_UC | WIRE_OP_SEND_ONLY, EPSN + 3, false);
+	inject(&r, &d, data, 50);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 1);
+	ck_assert_uint_eq(wc.byte_len, 50);
+	ck_assert_uint_eq(r.mem[0], 0x88);
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, 0xffff), 0);	/* UC never answers */
+	ck_assert_uint_ge(qp_cnt(r.qp).out_of_sequence, 1);
+	rsp_fini(&r);
+}
+END_TEST
+
+/* ---- ECN ---- */
+
+START_TEST(ce_mark_sends_cnp)
+{
+	struct rsp r;
+	uint8_t data[16] = { 1 };
+	struct wire_build_desc d;
+	const struct h_frame *f;
+
+	rsp_init(&r);
+	for (uint32_t i = 0; i < 3; i++) {
+		if (i == 2)
+			r.e.now += 60000;	/* past the CNP interval */
+		d = req(&r, WIRE_OP_WRITE_ONLY, EPSN + i, true);
+		d.reth.va = (uintptr_t)r.mem;
+		d.reth.rkey = rc_mr_rkey(r.mr);
+		d.reth.len = 16;
+		d.tclass = WIRE_ECN_CE;
+		inject(&r, &d, data, sizeof(data));
+	}
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OPC_CNP), 2);
+	f = h_cap_find(&r.cap, 1, WIRE_OPC_CNP, 0);
+	ck_assert_uint_eq(f->dest_qp, PEER_QPN);
+	ck_assert_uint_eq(qp_cnt(r.qp).ecn_ce_rx, 3);
+	ck_assert_uint_eq(qp_cnt(r.qp).cnps_tx, 2);
+	rsp_fini(&r);
+}
+END_TEST
+
+Suite *rc_responder_suite(void)
+{
+	Suite *s = suite_create("rc_responder");
+	TCase *tc = tcase_create("responder");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, write_acked_with_msn);
+	tcase_add_test(tc, acks_coalesced);
+	tcase_add_test(tc, duplicate_reacked_not_executed);
+	tcase_add_test(tc, one_seq_nak_per_gap);
+	tcase_add_test(tc, nak_invalid_middle_without_first);
+	tcase_add_test(tc, nak_invalid_send_then_write);
+	tcase_add_test(tc, nak_access_bad_rkey);
+	tcase_add_test(tc, nak_access_bounds);
+	tcase_add_loop_test(tc, nak_access_flags_and_pd, 0, 5);
+	tcase_add_test(tc, nak_invalid_misaligned_atomic);
+	tcase_add_loop_test(tc, nak_invalid_write_length, 0, 2);
+	tcase_add_test(tc, nak_invalid_send_too_long);
+	tcase_add_test(tc, nak_remote_op_bad_recv_lkey);
+	tcase_add_test(tc, nak_invalid_qp_access);
+	tcase_add_test(tc, rnr_nak_then_accept);
+	tcase_add_test(tc, rnr_on_write_imm_last);
+	tcase_add_test(tc, duplicate_atomic_replayed);
+	tcase_add_test(tc, duplicate_read_reexecuted);
+	tcase_add_test(tc, send_with_invalidate);
+	tcase_add_test(tc, send_with_invalidate_unknown_key);
+	tcase_add_test(tc, zero_length_write_skips_rkey);
+	tcase_add_test(tc, data_lands_in_order);
+	tcase_add_test(tc, atomics_atomic_against_cpu);
+	tcase_add_test(tc, wrong_transport_or_source_dropped);
+	tcase_add_test(tc, uc_gap_drops_message);
+	tcase_add_test(tc, ce_mark_sends_cnp);
+	suite_add_tcase(s, tc);
+	return s;
+}

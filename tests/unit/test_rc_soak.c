@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/* The bounded soak CI runs: mixed operations over a lossy link, checked against a model. */
+#include <check.h>
+#include <stdio.h>
+
+#include "engine_soak.h"
+#include "suites.h"
+
+static void report(const struct soak_cfg *c, const struct soak_result *r)
+{
+	printf("soak seed %llu loss %.2f: %s, %llu ops, %llu bytes, %llu retransmits, "
+	       "%llu timeouts, %llu seq NAKs, %llu RNR NAKs, %llu lost, %llu corrupted, "
+	       "%u QPs out of retries, digest %016llx%s%s\n",
+	       (unsigned long long)c->seed, c->loss, r->ok ? "ok" : "FAILED",
+	       (unsigned long long)r->ops_done, (unsigned long long)r->bytes,
+	       (unsigned long long)r->retransmits, (unsigned long long)r->timeouts,
+	       (unsigned long long)r->seq_naks, (unsigned long long)r->rnr_naks,
+	       (unsigned long long)r->lost, (unsigned long long)r->corrupted,
+	       r->pairs_retry_exhausted, (unsigned long long)r->digest, r->ok ? "" : ": ", r->error);
+}
+
+static void run_checked(const struct soak_cfg *c)
+{
+	struct soak_result r, again;
+
+	soak_run(c, &r);
+	report(c, &r);
+	ck_assert_msg(r.ok, "seed %llu: %s", (unsigned long long)c->seed, r.error);
+	ck_assert_uint_eq(r.ops_done + r.ops_flushed, (uint64_t)(c->pairs + c->loop_pairs) * c->ops);
+	if (c->loss < 0.1)
+		ck_assert_uint_eq(r.pairs_retry_exhausted, 0);
+	if (c->loss > 0)
+		ck_assert_uint_gt(r.retransmits, 0);
+	/* Same seed, same run. */
+	soak_run(c, &again);
+	ck_assert(again.ok);
+	ck_assert_uint_eq(again.digest, r.digest);
+	ck_assert_uint_eq(again.virtual_ns, r.virtual_ns);
+	ck_assert_uint_eq(again.retransmits, r.retransmits);
+}
+
+START_TEST(soak_mixed)
+{
+	struct soak_cfg c;
+
+	soak_defaults(&c, 1000 + (uint64_t)_i);
+	run_checked(&c);
+}
+END_TEST
+
+START_TEST(soak_lossless)
+{
+	struct soak_cfg c;
+
+	soak_defaults(&c, 77);
+	c.loss = c.dup = c.reorder = c.corrupt = 0;
+	run_checked(&c);
+}
+END_TEST
+
+START_TEST(soak_heavy_loss)
+{
+	struct soak_cfg c;
+
+	soak_defaults(&c, 2000 + (uint64_t)_i);
+	c.loss = 0.20;
+	c.reorder = 0.05;
+	c.dup = 0.05;
+	c.corrupt = 0.02;
+	c.ops = 300;
+	run_checked(&c);
+}
+END_TEST
+
+Suite *rc_soak_suite(void)
+{
+	Suite *s = suite_create("rc_soak");
+	TCase *tc = tcase_create("soak");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, soak_lossless);
+	tcase_add_loop_test(tc, soak_mixed, 0, 4);
+	tcase_add_loop_test(tc, soak_heavy_loss, 0, 3);
+	suite_add_tcase(s, tc);
+	return s;
+}

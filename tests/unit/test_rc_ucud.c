@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+/* UC and UD end to end, the GRH of UD receives (IPv4 and IPv6), same-host loopback, ECN/CNP. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <endian.h>
+#include <string.h>
+
+#include "engine_harness.h"
+#include "suites.h"
+
+#define RUN_NS	100000000ull
+#define QKEY	0x11223344u
+#define OP_UC(x) (WIRE_OPC_UC | WIRE_OP_##x)
+
+struct ud {
+	struct h_env	e;
+	struct rc_qp	*qp[2];
+	uint8_t		buf[2][8192];
+	struct rc_mr	*mr[2];
+	struct rc_ah	*ah;
+};
+
+static void ud_init(struct ud *u, int gid_index, const struct h_opts *eo)
+{
+	struct h_qp_opts qo = { .type = IBV_QPT_UD };
+	struct h_conn c = { .qkey = QKEY };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+
+	h_env_init(&u->e, eo);
+	for (int s = 0; s < 2; s++) {
+		memset(u->buf[s], 0, sizeof(u->buf[s]));
+		u->mr[s] = rc_mr_reg(u->e.pd[s], u->buf[s], sizeof(u->buf[s]),
+				     (uintptr_t)u->buf[s], IBV_ACCESS_LOCAL_WRITE);
+		u->qp[s] = h_qp(&u->e, s, &qo);
+		h_connect_one(u->qp[s], !s, 0, 0, 0x100, &c);
+	}
+	aa.grh.sgid_index = (uint8_t)gid_index;
+	aa.grh.hop_limit = 64;
+	h_gid(1, gid_index, aa.grh.dgid.raw);
+	u->ah = rc_ah_create(u->e.pd[0], &aa);
+	ck_assert_ptr_nonnull(u->ah);
+}
+
+static int ud_send(struct ud *u, uint64_t wr_id, uint32_t len, uint32_t qkey, bool imm)
+{
+	struct ibv_sge s = { (uintptr_t)u->buf[0], len, rc_mr_lkey(u->mr[0]) };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &s, .num_sge = 1,
+		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(0xabcd),
+	}, *bad;
+
+	wr.wr.ud.ah = rc_ah_ibv(u->ah);
+	wr.wr.ud.remote_qpn = rc_qp_num(u->qp[1]);
+	wr.wr.ud.remote_qkey = qkey;
+	return rc_post_send(u->qp[0], &wr, &bad);
+}
+
+static void ud_recv(struct ud *u, uint64_t wr_id, uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)u->buf[1], len, rc_mr_lkey(u->mr[1]) };
+
+	ck_assert_int_eq(h_post_recv(u->qp[1], wr_id, &s, 1), 0);
+}
+
+/* IPv4: 20 zero bytes, then the IPv4 header in the last 20 of the 40 (as rxe/mlx5 do). */
+START_TEST(ud_grh_ipv4)
+{
+	struct ud u;
+	struct ibv_wc wc;
+
+	ud_init(&u, 0, NULL);
+	for (int i = 0; i < 100; i++)
+		u.buf[0][i] = (uint8_t)(i + 1);
+	ud_recv(&u, 7, 40 + 100);
+	ck_assert_int_eq(ud_send(&u, 1, 100, QKEY, true), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	ck_assert_uint_eq(wc.byte_len, 140);
+	ck_assert_uint_eq(wc.src_qp, rc_qp_num(u.qp[0]));
+	ck_assert_int_eq(wc.wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM), IBV_WC_GRH | IBV_WC_WITH_IMM);
+	ck_assert_uint_eq(be32toh(wc.imm_data), 0xabcd);
+	for (int i = 0; i < 20; i++)
+		ck_assert_uint_eq(u.buf[1][i], 0);
+	ck_assert_uint_eq(u.buf[1][20], 0x45);
+	ck_assert_uint_eq(u.buf[1][20 + 9], 17);		/* UDP */
+	ck_assert_uint_eq(u.buf[1][32], 10);			/* source 10.0.0.1 */
+	ck_assert_uint_eq(u.buf[1][35], 1);
+	ck_assert_uint_eq(u.buf[1][39], 2);			/* destination 10.0.0.2 */
+	ck_assert_int_eq(memcmp(u.buf[1] + 40, u.buf[0], 100), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	h_env_fini(&u.e);
+}
+END_TEST
+
+START_TEST(ud_grh_ipv6)
+{
+	struct ud u;
+	struct ibv_wc wc;
+	uint8_t g[16];
+
+	ud_init(&u, 1, NULL);
+	ud_recv(&u, 7, 40 + 10);
+	ck_assert_int_eq(ud_send(&u, 1, 10, QKEY, false), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 50);
+	ck_assert_int_eq(wc.wc_flags, IBV_WC_GRH);
+	ck_assert_uint_eq(u.buf[1][0] >> 4, 6);
+	ck_assert_uint_eq(u.buf[1][6], 17);
+	h_gid(0, 1, g);
+	ck_assert_int_eq(memcmp(u.buf[1] + 8, g, 16), 0);
+	h_gid(1, 1, g);
+	ck_assert_int_eq(memcmp(u.buf[1] + 24, g, 16), 0);
+	h_env_fini(&u.e);
+}
+END_TEST
+
+START_TEST(ud_qkey)
+{
+	struct ud u;
+	struct ibv_wc wc;
+
+	ud_init(&u, 0, NULL);
+	ud_recv(&u, 7, 100);
+	ck_assert_int_eq(ud_send(&u, 1, 10, QKEY + 1, false), 0);
+	h_run(&u.e, RUN_NS);
+	ck_assert_int_eq(rc_cq_poll(u.e.cq[1], 1, &wc), 0);
+	ck_assert_uint_eq(h_qp_counters(u.qp[1]).bad_qkey, 1);
+	/* High bit set: the sender's own Q_Key goes out (both QPs have QKEY). */
+	ck_assert_int_eq(ud_send(&u, 2, 10, 0x80000000u, false), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	h_env_fini(&u.e);
+}
+END_TEST
+
+START_TEST(ud_length_limits)
+{
+	struct h_opts eo = { .mtu = 1500 };	/* UD messages up to 1024 bytes */
+	struct ud u;
+	struct ibv_wc wc;
+
+	ud_init(&u, 0, &eo);
+	ck_assert_int_eq(ud_send(&u, 1, 1025, QKEY, false), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_LEN_ERR);
+	h_env_fini(&u.e);
+
+	/* A receive buffer too small for GRH + payload completes in error, nothing else breaks. */
+	ud_init(&u, 0, NULL);
+	ud_recv(&u, 7, 60);
+	ud_recv(&u, 8, 200);
+	ck_assert_int_eq(ud_send(&u, 1, 100, QKEY, false), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_LEN_ERR);
+	ck_assert_int_eq(ud_send(&u, 2, 100, QKEY, false), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 8);
+	/* No receive posted: dropped and counted. */
+	ck_assert_int_eq(ud_send(&u, 3, 100, QKEY, false), 0);
+	h_run(&u.e, RUN_NS);
+	ck_assert_uint_eq(h_qp_counters(u.qp[1]).rx_no_wqe, 1);
+	h_env_fini(&u.e);
+}
+END_TEST
+
+START_TEST(uc_operations_without_acks)
+{
+	struct h_qp_opts qo = { .type = IBV_QPT_UC };
+	struct h_pair p;
+	struct ibv_sge s, r;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc[2];
+	struct rc_counters c;
+
+	h_pair_init(&p, NULL, NULL, &qo);
+	h_fill(p.buf[0], 5000, 1);
+	s = h_sge(&p, 0, 0, 5000);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	r = h_sge(&p, 1, 10000, 5000);
+	ck_assert_int_eq(h_post_recv(p.qp[1], 2, &r, 1), 0);
+	ck_assert_int_eq(h_post_recv(p.qp[1], 3, &r, 1), 0);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 4, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	wr.wr_id = 5;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = htobe32(77);
+	wr.wr.rdma.remote_addr = (uintptr_t)p.buf[1] + 20000;
+	wr.wr.rdma.rkey = rc_mr_rkey(p.mr[1]);
+	ck_assert_int_eq(rc_post_send(p.qp[0], &wr, &bad), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], wc, 2, RUN_NS), 2);
+	ck_assert_int_eq(wc[0].opcode, IBV_WC_RECV);
+	ck_assert_uint_eq(wc[0].byte_len, 5000);
+	ck_assert_int_eq(wc[1].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(be32toh(wc[1].imm_data), 77);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 5000), 0);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1] + 10000, 5000), 0);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1] + 20000, 5000), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], wc, 2, RUN_NS), 2);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], wc, 1, RUN_NS), 1);
+	rc_engine_counters(p.e.eng[1], &c);
+	ck_assert_uint_eq(c.tx_packets, 0);		/* UC never answers */
+	h_pair_fini(&p);
+}
+END_TEST
+
+START_TEST(uc_lost_packet_drops_message)
+{
+	struct h_qp_opts qo = { .type = IBV_QPT_UC };
+	struct h_pair p;
+	struct h_cap cap;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+
+	h_pair_init(&p, NULL, NULL, &qo);
+	h_capture(&p.e, &cap);
+	h_drop(&cap, 0, OP_UC(SEND_MIDDLE), 1, 1);
+	r = h_sge(&p, 1, 0, 8000);
+	ck_assert_int_eq(h_post_recv(p.qp[1], 1, &r, 1), 0);
+	h_fill(p.buf[0], 4000, 2);
+	s = h_sge(&p, 0, 0, 4000);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1, 0, 0, 0), 0);
+	h_run(&p.e, RUN_NS);
+	ck_assert_int_eq(rc_cq_poll(p.e.cq[1], 1, &wc), 0);
+	s = h_sge(&p, 0, 100, 300);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 1);
+	ck_assert_uint_eq(wc.byte_len, 300);
+	ck_assert_int_eq(memcmp(p.buf[0] + 100, p.buf[1], 300), 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
+/* Two RC QPs of one engine talk through the same-host path: nothing on the link. */
+START_TEST(loopback_rc)
+{
+	struct h_env e;
+	struct h_qp_opts qo = { .type = IBV_QPT_RC };
+	struct rc_qp *a, *b;
+	static uint8_t mem[65536];
+	struct rc_mr *mr;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[3];
+	unsigned seen = 0;
+	struct port_sim_stats st;
+	struct rc_counters c;
+
+	h_env_init(&e, NULL);
+	memset(mem, 0, sizeof(mem));
+	mr = rc_mr_reg(e.pd[0], mem, sizeof(mem), (uintptr_t)mem,
+		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		       IBV_ACCESS_REMOTE_ATOMIC);
+	a = h_qp(&e, 0, &qo);
+	b = h_qp(&e, 0, &qo);
+	h_connect(&e, a, 0, b, 0, NULL);
+	for (int i = 0; i < 10000; i++)
+		mem[i] = (uint8_t)(i * 3);
+	s = (struct ibv_sge){ (uintptr_t)mem, 10000, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem + 20000,
+				     rc_mr_rkey(mr), IBV_SEND_SIGNALED), 0);
+	r = (struct ibv_sge){ (uintptr_t)mem + 40000, 10000, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_recv(b, 9, &r, 1), 0);
+	ck_assert_int_eq(h_post_send(a, IBV_WR_SEND, 2, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 3, RUN_NS), 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+		seen |= 1u << wc[i].wr_id;
+	}
+	ck_assert_uint_eq(seen, 1u << 1 | 1u << 2 | 1u << 9);
+	ck_assert_int_eq(memcmp(mem, mem + 20000, 10000), 0);
+	ck_assert_int_eq(memcmp(mem, mem + 40000, 10000), 0);
+	port_sim_get_stats(e.link, 0, &st);
+	ck_assert_uint_eq(st.sent, 0);
+	ck_assert_uint_gt(e.tapped[0], 0);
+	rc_engine_counters(e.eng[0], &c);
+	ck_assert_uint_eq(c.tx_packets, c.rx_packets);
+	ck_assert_uint_eq(c.tx_packets, e.tapped[0]);
+	h_env_fini(&e);
+}
+END_TEST
+
+START_TEST(loopback_ud)
+{
+	struct h_env e;
+	struct h_qp_opts qo = { .type = IBV_QPT_UD };
+	struct h_conn c = { .qkey = QKEY };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	static uint8_t mem[4096];
+	struct rc_mr *mr;
+	struct rc_qp *a, *b;
+	struct rc_ah *ah;
+	struct ibv_sge s, r;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc;
+
+	h_env_init(&e, NULL);
+	mr = rc_mr_reg(e.pd[0], mem, sizeof(mem), (uintptr_t)mem, IBV_ACCESS_LOCAL_WRITE);
+	a = h_qp(&e, 0, &qo);
+	b = h_qp(&e, 0, &qo);
+	h_connect_one(a, 0, 0, 0, 0, &c);
+	h_connect_one(b, 0, 0, 0, 0, &c);
+	h_gid(0, 0, aa.grh.dgid.raw);
+	ah = rc_ah_create(e.pd[0], &aa);
+	r = (struct ibv_sge){ (uintptr_t)mem + 1024, 1024, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_recv(b, 3, &r, 1), 0);
+	memcpy(mem, "same host", 9);
+	s = (struct ibv_sge){ (uintptr_t)mem, 9, rc_mr_lkey(mr) };
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.wr.ud.ah = rc_ah_ibv(ah);
+	wr.wr.ud.remote_qpn = rc_qp_num(b);
+	wr.wr.ud.remote_qkey = QKEY;
+	ck_assert_int_eq(rc_post_send(a, &wr, &bad), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], &wc, 1, RUN_NS), 1);
+	if (wc.wr_id != 3)
+		ck_assert_int_eq(h_wait_cq(&e, e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 3);
+	ck_assert_uint_eq(wc.byte_len, 49);
+	ck_assert_int_eq(memcmp(mem + 1024 + 40, "same host", 9), 0);
+	h_env_fini(&e);
+}
+END_TEST
+
+/* Every request CE-marked on the way: the responder sends CNPs, the requester counts them. */
+START_TEST(cnp_end_to_end)
+{
+	struct h_pair p;
+	struct port_sim_faults f = { .ce_mark = 1.0 };
+	struct ibv_sge s;
+	struct ibv_wc wc;
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	port_sim_set_faults(p.e.link, 0, &f);
+	s = h_sge(&p, 0, 0, 100);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	h_run(&p.e, RUN_NS);
+	ck_assert_uint_eq(h_qp_counters(p.qp[1]).ecn_ce_rx, 1);
+	ck_assert_uint_eq(h_qp_counters(p.qp[1]).cnps_tx, 1);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).cnps_rx, 1);
+	h_pair_fini(&p);
+}
+END_TEST
+
+Suite *rc_ucud_suite(void)
+{
+	Suite *s = suite_create("rc_ucud");
+	TCase *tc = tcase_create("ucud");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ud_grh_ipv4);
+	tcase_add_test(tc, ud_grh_ipv6);
+	tcase_add_test(tc, ud_qkey);
+	tcase_add_test(tc, ud_length_limits);
+	tcase_add_test(tc, uc_operations_without_acks);
+	tcase_add_test(tc, uc_lost_packet_drops_message);
+	tcase_add_test(tc, loopback_rc);
+	tcase_add_test(tc, loopback_ud);
+	tcase_add_test(tc, cnp_end_to_end);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/* ICRC (IBA Annex A17.3.3): scapy's known answers, and exactly which bits it covers. */
+#include <check.h>
+#include <string.h>
+
+#include "uroce/wire.h"
+#include "wire_testutil.h"
+
+/*
+ * Known answer 1, from scapy's test/contrib/roce.uts ("RoCE layer"): an
+ * UC SEND_ONLY built by scapy (MigReq 1, PadCnt 2, DestQP 211, PSN 13571856,
+ * IP TOS 0x01, id 1144, DF) whose ICRC scapy asserts is 0x78f353f3 (the four
+ * bytes as sent: 78 f3 53 f3).  Bytes as scapy 2.5 builds that packet.
+ */
+static const uint8_t scapy_uc_send_only[78] = {
+	0x24, 0x8a, 0x07, 0xa8, 0xfa, 0x22, 0x24, 0x8a, 0x07, 0xa8, 0xfa, 0x22, 0x08, 0x00,
+	0x45, 0x01, 0x00, 0x40, 0x04, 0x78, 0x40, 0x00, 0x40, 0x11, 0xb4, 0xd5,
+	0xc0, 0xa8, 0x00, 0x07, 0xc0, 0xa8, 0x00, 0x07,
+	0xc0, 0x00, 0x12, 0xb7, 0x00, 0x2c, 0xac, 0xa2,
+	0x24, 0x60, 0xff, 0xff, 0x00, 0x00, 0x00, 0xd3, 0x00, 0xcf, 0x17, 0x10,
+	0x46, 0x30, 0x81, 0x8b, 0xe2, 0x89, 0x35, 0xd9, 0x0e, 0x9a, 0x95, 0x50,
+	0x54, 0x01, 0xbe, 0x88, 0x5e, 0x50, 0x00, 0x00,
+	0x78, 0xf3, 0x53, 0xf3,
+};
+
+/*
+ * Known answer 2, from the same file ("RoCE CNP captured on ConnectX-4 Lx"):
+ * a CNP a Mellanox ConnectX-4 Lx sent (ECN CE in TOS 0xc2, BECN set, UDP
+ * source port 0), ICRC 0x82fd002a as sent: 82 fd 00 2a.
+ */
+static const uint8_t scapy_cx4lx_cnp[74] = {
+	0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00,
+	0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61,
+	0x0a, 0x00, 0x11, 0x01, 0x0a, 0x00, 0x12, 0x01,
+	0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00,
+	0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00,
+	0x82, 0xfd, 0x00, 0x2a,
+};
+
+static void check_known_answer(const uint8_t *frame, uint32_t len, const uint8_t want[4])
+{
+	struct wire_pkt p;
+	uint32_t icrc = wire_icrc(frame, 14, len - 4);
+	uint8_t sent[4];
+
+	wire_icrc_store(sent, icrc);
+	ck_assert_msg(!memcmp(sent, want, 4), "ICRC bytes %02x %02x %02x %02x", sent[0], sent[1],
+		      sent[2], sent[3]);
+	ck_assert_uint_eq(wire_parse(frame, len, 0, &p), WIRE_DROP_NONE);
+	ck_assert_uint_eq(p.icrc, icrc);
+}
+
+START_TEST(scapy_uc_send_only_icrc)
+{
+	static const uint8_t want[4] = { 0x78, 0xf3, 0x53, 0xf3 };
+	struct wire_pkt p;
+
+	check_known_answer(scapy_uc_send_only, sizeof(scapy_uc_send_only), want);
+	wire_parse(scapy_uc_send_only, sizeof(scapy_uc_send_only), 0, &p);
+	ck_assert_str_eq(p.op->name, "UC_SEND_ONLY");
+	ck_assert_uint_eq(p.pad, 2);
+	ck_assert_uint_eq(p.payload_len, 18);
+	ck_assert_uint_eq(p.dest_qp, 211);
+	ck_assert_uint_eq(p.psn, 13571856);
+	ck_assert(p.mig);
+}
+END_TEST
+
+START_TEST(scapy_cx4lx_cnp_icrc)
+{
+	static const uint8_t want[4] = { 0x82, 0xfd, 0x00, 0x2a };
+	struct wire_pkt p;
+
+	check_known_answer(scapy_cx4lx_cnp, sizeof(scapy_cx4lx_cnp), want);
+	wire_parse(scapy_cx4lx_cnp, sizeof(scapy_cx4lx_cnp), 0, &p);
+	ck_assert_str_eq(p.op->name, "CNP");
+	ck_assert_uint_eq(p.dest_qp, 0x118);
+	ck_assert_uint_eq(p.tclass & WIRE_ECN_MASK, WIRE_ECN_ECT0);
+	ck_assert_uint_eq(p.payload_len, 0);
+}
+END_TEST
+
+/* Masked bytes relative to the IP header, per IP version (Annex A17.3.3). */
+static bool masked(const struct wire_pkt *p, uint32_t off, uint8_t bit)
+{
+	uint32_t ip = off - p->l3_off, udp = off - p->l4_off;
+
+	if (off >= p->l4_off + 8u && off < p->bth_off)
+		return false;
+	if (off >= p->l4_off && off < p->l4_off + 8u)
+		return udp == 6 || udp == 7;			/* UDP checksum */
+	if (off == p->bth_off + 4u)
+		return true;					/* BTH resv8a */
+	if (off >= p->bth_off)
+		return false;
+	if (p->ip_version == 4)
+		return ip == 1 || ip == 8 || ip == 10 || ip == 11;	/* TOS, TTL, checksum */
+	if (ip == 0)
+		return bit < 4;					/* traffic class, high half */
+	return ip == 1 || ip == 2 || ip == 3 || ip == 7;	/* TC, flow label, hop limit */
+}
+
+/*
+ * Flip every bit of IP, UDP and transport headers and payload, one at a
+ * time: the ICRC must change exactly when the bit is not masked.  Loop: 0
+ * IPv4, 1 IPv6, 2 IPv4 with a VLAN tag.
+ */
+START_TEST(covers_exactly_the_invariant_bits)
+{
+	static uint8_t f[TEST_MAX_FRAME];
+	static const uint8_t data[37] = "every bit here is covered by the ICRC";
+	struct wire_build_desc d;
+	struct test_rng r;
+	struct wire_pkt p;
+	uint32_t len, icrc;
+
+	test_rng_seed(&r, 5 + (uint64_t)_i);
+	test_random_desc(&r, WIRE_OPC_RC | WIRE_OP_WRITE_ONLY_IMM, &d);
+	d.ip_version = _i == 1 ? 6 : 4;
+	d.has_vlan = _i == 2;
+	len = wire_build(f, sizeof(f), &d, data, sizeof(data));
+	ck_assert_uint_ne(len, 0);
+	ck_assert_uint_eq(wire_parse(f, len, 0, &p), WIRE_DROP_NONE);
+	icrc = wire_icrc(f, p.l3_off, len - 4);
+	ck_assert_uint_eq(icrc, p.icrc);
+
+	for (uint32_t off = 0; off < len - 4; off++) {
+		for (uint8_t bit = 0; bit < 8; bit++) {
+			bool changes;
+
+			/* Version and IHL steer the computation itself (wire_parse() checks them). */
+			if (off == p.l3_off && (bit >= 4 || p.ip_version == 4))
+				continue;
+			f[off] ^= (uint8_t)(1u << bit);
+			changes = wire_icrc(f, p.l3_off, len - 4) != icrc;
+			f[off] ^= (uint8_t)(1u << bit);
+			if (off < p.l3_off)
+				ck_assert_msg(!changes, "Ethernet byte %u bit %u is not covered", off, bit);
+			else
+				ck_assert_msg(changes == !masked(&p, off, bit),
+					      "byte %u bit %u: ICRC %s", off, bit,
+					      changes ? "changed" : "unchanged");
+		}
+	}
+}
+END_TEST
+
+/* The 4 ICRC bytes go out least significant byte first. */
+START_TEST(icrc_byte_order)
+{
+	uint8_t b[4];
+
+	wire_icrc_store(b, 0x11223344);
+	ck_assert_uint_eq(b[0], 0x44);
+	ck_assert_uint_eq(b[3], 0x11);
+	ck_assert_uint_eq(wire_icrc_load(b), 0x11223344);
+}
+END_TEST
+
+Suite *wire_icrc_suite(void);
+
+Suite *wire_icrc_suite(void)
+{
+	Suite *s = suite_create("wire_icrc");
+	TCase *t = tcase_create("icrc");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, scapy_uc_send_only_icrc);
+	tcase_add_test(t, scapy_cx4lx_cnp_icrc);
+	tcase_add_loop_test(t, covers_exactly_the_invariant_bits, 0, 3);
+	tcase_add_test(t, icrc_byte_order);
+	suite_add_tcase(s, t);
+	return s;
+}

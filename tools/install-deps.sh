@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs every Debian 12 package uroce needs to build, test, benchmark and demo (as root).
+set -euo pipefail
+
+packages=(
+	# build
+	gcc clang llvm meson ninja-build pkg-config
+	libdpdk-dev libibverbs-dev libpcap-dev libseccomp-dev libbpf-dev zlib1g-dev check
+	# run and test: real verbs programs, oracles, namespaces
+	ibverbs-utils perftest python3-pyverbs tshark python3-scapy iproute2 iputils-ping
+	# baselines and plots for the benchmarks
+	iperf3 sockperf qperf gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages present"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages (${missing[*]}); run as root to install them" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to wire/: the AVX-512 CRC-32 path wire_crc32() dispatches to for long buffers. */
+#ifndef UROCE_WIRE_CRC32_VEC_H
+#define UROCE_WIRE_CRC32_VEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_CRC32_VEC_MIN 256
+
+bool wire_crc32_vec_available(void);
+/*
+ * Continue @crc over a prefix of @buf (a multiple of 16 bytes, at least
+ * 256) and say how long in *used; *used is 0 when the CPU lacks the path.
+ */
+uint32_t wire_crc32_vec(uint32_t crc, const void *buf, size_t len, size_t *used);
+
+#endif
