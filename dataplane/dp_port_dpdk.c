@@ -85,6 +85,8 @@ struct dp_port {
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
 	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
 	uint64_t		next_start_ns;
+	bool			memif_client;
+	uint64_t		link_down_since;	/* memif client: when its link was first seen down */
 	_Atomic uint64_t	ring_drops;
 };
 
@@ -387,6 +389,35 @@ static unsigned try_start(struct dp_port *dp)
 	return 0;
 }
 
+/*
+ * A memif server answers a client that knocks before the server device has
+ * started with "ID not found", and the client does not try again: restart a
+ * client whose link stays down, a few times a second.
+ */
+static void memif_watch(struct dp_port *dp)
+{
+	struct rte_eth_link link;
+	uint64_t now = mono_ns();
+
+	if (now < dp->next_start_ns)
+		return;
+	dp->next_start_ns = now + START_RETRY_NS;
+	if (rte_eth_link_get_nowait(dp->port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP) {
+		dp->link_down_since = 0;
+		return;
+	}
+	if (!dp->link_down_since) {
+		dp->link_down_since = now;
+		return;
+	}
+	if (now - dp->link_down_since < 2 * START_RETRY_NS)
+		return;
+	dp->link_down_since = 0;
+	rte_eth_dev_stop(dp->port_id);
+	if (rte_eth_dev_start(dp->port_id))
+		atomic_store(&dp->started, false);
+}
+
 static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 {
 	struct dp_port *dp = to_dp(p);
@@ -402,8 +433,11 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 		max = DP_BURST;
 	dp->cnt.rx_polls++;
 	n = rte_eth_rx_burst(dp->port_id, 0, m, (uint16_t)max);
-	if (n == 0)
+	if (n == 0) {
+		if (unlikely(dp->memif_client))
+			memif_watch(dp);
 		return 0;
+	}
 	(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
 	dp->cnt.rx_frames += n;
 	for (unsigned i = 0; i < n; i++) {
@@ -966,6 +1000,7 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	}
 	dp->cfg = *cfg;
 	dp->uses_netdev = dp_pmd_uses_netdev(cfg->pmd);
+	dp->memif_client = cfg->pmd == UROCE_PMD_MEMIF && strstr(cfg->pmd_args, "role=client");
 	dp->qpns = qpns;
 	dp->xdp_prog_fd = -1;
 	dp->ifindex = link.ifindex;
