@@ -40,7 +40,13 @@ const char *const dp_port_counter_names[] = {
 #define POOL_CACHE		64
 /* struct tpacket2_hdr + sockaddr_ll, aligned, + 16: where the kernel puts the MAC header. */
 #define TPACKET2_MAC_OFF	66
-#define AF_PACKET_FRAMES	512
+/*
+ * Ring frames: 4096 hold what 4 QPs with 16 RDMA reads of 64 KiB each in
+ * flight send back at once; fewer made read responses overflow the ring.
+ */
+#define AF_PACKET_FRAMES	4096
+/* Largest RoCE v2 frame: Ethernet + VLAN + IPv6 + UDP + BTH + AtomicETH + 4096 + pad + ICRC. */
+#define ROCE_MAX_FRAME		(14 + 4 + 40 + 8 + 12 + 28 + 4096 + 3 + 4)
 /* AF_XDP chunk = mempool object <= one page: 64 header + 128 mbuf + 3840 data room. */
 #define AF_XDP_DATA_ROOM	3840
 #define AF_XDP_POOL_SIZE	8192
@@ -48,7 +54,6 @@ const char *const dp_port_counter_names[] = {
 #define POOL_SIZE		4096
 #define FD_SCAN_MAX		4096
 #define START_RETRY_NS		200000000ull
-#define AF_PACKET_RING_BYTES	(8u << 20)	/* per ring: ~5000 frames at MTU 1500 */
 
 #define IPPROTO_ICMP_NUM	1
 #define IPPROTO_ICMPV6_NUM	58
@@ -229,14 +234,16 @@ static bool is_plain_ack(const struct rte_mbuf *m)
 /*
  * A flush of nothing but ACKs waits for the next one (the engine flushes at
  * the end of every pass): the application's next request, posted in between,
- * then leaves in the same kick.  With af_packet every kick is a system call
- * that also runs the veth receive path, so on a request-response exchange this
- * takes one of them off the critical path on each side.
+ * then leaves in the same kick.  With af_packet and af_xdp every kick is a
+ * system call that also runs the veth receive path, so on a request-response
+ * exchange this takes one of them off the critical path on each side.  Such
+ * a kick delivers synchronously, so a held ACK still arrives when the process
+ * closes the port right after; memif's would be lost with the shared rings.
  */
 static void dpp_flush(struct port *p)
 {
 	struct dp_port *dp = to_dp(p);
-	bool only_acks = dp->n_tx > 0;
+	bool only_acks = dp->n_tx > 0 && dp->uses_netdev;
 
 	if (!dp->ack_held) {
 		for (unsigned i = 0; i < dp->n_tx && only_acks; i++)
@@ -647,11 +654,14 @@ static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char 
 		/*
 		 * The kernel cuts a frame at framesz - TPACKET2_MAC_OFF; DPDK's
 		 * receive copies a whole ring frame into one mbuf.  Both follow
-		 * the MTU (the PMD's 2 KiB default silently truncates more).
-		 * DPDK addresses ring frames as i * framesz, so a block must
-		 * hold a whole number of frames: blocksz = lcm(framesz, page).
+		 * the MTU (the PMD's 2 KiB default silently truncates more), up
+		 * to the largest RoCE frame: a jumbo MTU needs no bigger slots,
+		 * and smaller slots mean more of them in the same memory.  DPDK
+		 * addresses ring frames as i * framesz, so a block must hold a
+		 * whole number of frames: blocksz = lcm(framesz, page).
 		 */
-		uint32_t framesz = align_up(TPACKET2_MAC_OFF + frame + 16, 128);
+		uint32_t rframe = frame < ROCE_MAX_FRAME ? frame : ROCE_MAX_FRAME;
+		uint32_t framesz = align_up(TPACKET2_MAC_OFF + rframe + 16, 128);
 		uint32_t page = (uint32_t)getpagesize();
 		uint32_t blocksz = lcm(framesz, page), per_block, framecnt;
 
@@ -660,10 +670,7 @@ static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char 
 			blocksz = framesz > page ? framesz : page;
 		}
 		per_block = blocksz / framesz;
-		framecnt = AF_PACKET_RING_BYTES / framesz;
-		if (framecnt < AF_PACKET_FRAMES)
-			framecnt = AF_PACKET_FRAMES;
-		framecnt = (framecnt + per_block - 1) / per_block * per_block;
+		framecnt = (AF_PACKET_FRAMES + per_block - 1) / per_block * per_block;
 		pl->driver = "net_af_packet";
 		pl->uses_netdev = true;
 		pl->data_room = RTE_PKTMBUF_HEADROOM + framesz;

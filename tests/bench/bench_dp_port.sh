@@ -50,6 +50,11 @@ for size in 64 4096; do
 	printf "%-9s %-6s %10s %10s %10s %12s %12s\n" af_packet $size $u $p $k $(ratio $u $p) $(ratio $u $k)
 done
 
+# UROCE_PCAP recording on both sides: the cost of a buffered capture.
+u=$(port_rtt af_packet $IPB 64 "")
+c=$(UROCE_PCAP=$WORK/cap-%p.pcap port_rtt af_packet $IPB 64 "")
+echo "UROCE_PCAP on both sides, af_packet 64 B: $c µs (without: $u µs, ratio $(ratio $c $u))"
+
 # af_xdp: one 4 KiB UMEM chunk per frame, so 2 KiB payloads at most.
 inA ip link set $VA mtu 3500; inB ip link set $VB mtu 3500
 for size in 64 2048; do
