@@ -232,45 +232,28 @@ static bool is_plain_ack(const struct rte_mbuf *m)
 }
 
 /*
- * ACKs stay off the critical path where every kick is a system call that
- * also runs the veth receive path (af_packet, af_xdp):
- *  - a flush of nothing but ACKs waits for the next one (the engine flushes
- *    at the end of every pass), so the application's next request can join;
- *  - a flush of ACKs and other frames sends the others first, in one kick,
- *    and the ACKs in a second one.  An ACK answers the peer's requests, a
- *    separate PSN space from ours, so the two streams may pass each other;
- *    within each, order is kept.
- * On a request-response exchange the peer thus sees the request one frame
- * sooner on each side.  Such a kick delivers synchronously, so a held ACK
- * still arrives when the process closes the port right after; memif's
- * would be lost with the shared rings, so memif is left alone.
+ * A flush of nothing but ACKs waits for the next one (the engine flushes at
+ * the end of every pass): the application's next request, posted in between,
+ * then leaves in the same kick.  With af_packet and af_xdp every kick is a
+ * system call that also runs the veth receive path, so on a request-response
+ * exchange this takes one of them off the critical path on each side.  Such
+ * a kick delivers synchronously, so a held ACK still arrives when the process
+ * closes the port right after; memif's would be lost with the shared rings.
  */
 static void dpp_flush(struct port *p)
 {
 	struct dp_port *dp = to_dp(p);
-	struct rte_mbuf *acks[DP_BURST];
-	unsigned n_acks = 0, kept = 0;
+	bool only_acks = dp->n_tx > 0 && dp->uses_netdev;
 
-	if (!dp->uses_netdev || dp->n_tx == 0) {
-		send_staged(dp);
-		return;
-	}
-	for (unsigned i = 0; i < dp->n_tx; i++) {
-		if (is_plain_ack(dp->tx[i]))
-			acks[n_acks++] = dp->tx[i];
-		else
-			dp->tx[kept++] = dp->tx[i];
-	}
-	if (kept == 0 && !dp->ack_held) {
-		/* Only ACKs: they wait for the next flush. */
-		atomic_store_explicit(&dp->ack_held, true, memory_order_relaxed);
-		return;
+	if (!dp->ack_held) {
+		for (unsigned i = 0; i < dp->n_tx && only_acks; i++)
+			only_acks = is_plain_ack(dp->tx[i]);
+		if (only_acks) {
+			atomic_store_explicit(&dp->ack_held, true, memory_order_relaxed);
+			return;
+		}
 	}
 	atomic_store_explicit(&dp->ack_held, false, memory_order_relaxed);
-	dp->n_tx = kept;
-	send_staged(dp);
-	memcpy(dp->tx, acks, n_acks * sizeof(acks[0]));
-	dp->n_tx = n_acks;
 	send_staged(dp);
 }
 
