@@ -234,7 +234,10 @@ static bool is_plain_ack(const struct rte_mbuf *m)
 /*
  * A flush of nothing but ACKs waits for the next one (the engine flushes at
  * the end of every pass): the application's next request, posted in between,
- * then leaves in the same kick.  With af_packet and af_xdp every kick is a
+ * then leaves in the same kick, behind the ACKs.  (Sending the request ahead
+ * of the ACKs would be quicker still, but a peer could then see our next
+ * request before the ACK of the message that caused it, which no RoCE NIC
+ * does and applications rely on: its receive completing before its send.)  With af_packet and af_xdp every kick is a
  * system call that also runs the veth receive path, so on a request-response
  * exchange this takes one of them off the critical path on each side.  Such
  * a kick delivers synchronously, so a held ACK still arrives when the process
