@@ -646,6 +646,7 @@ static void apply(struct rc_qp *qp, const struct ibv_qp_attr *a, int mask,
 	if (mask & IBV_QP_SQ_PSN) {
 		q->sq_psn = a->sq_psn & RC_PSN_MASK;
 		qp->req.psn = q->sq_psn;
+		qp->req.max_psn = q->sq_psn;
 		qp->comp.psn = q->sq_psn;
 	}
 	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)

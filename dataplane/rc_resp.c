@@ -341,8 +341,14 @@ static enum resp_state check_resource(struct resp_ctx *c)
 		}
 	}
 	if (c->fl & (WIRE_OPF_READ | WIRE_OPF_ATOMIC)) {
-		/* No responder resources, or all of them busy: an invalid request. */
-		if (!qp->attr.max_dest_rd_atomic || r->res[r->res_head % r->nres].pending) {
+		/*
+		 * No responder resources: an invalid request.  Otherwise the new
+		 * request takes the oldest slot even if it still has responses
+		 * queued: the requester keeps at most max_dest_rd_atomic reads
+		 * and atomics outstanding (IBA 9.5), so a new one means it no
+		 * longer waits for that oldest one.
+		 */
+		if (!qp->attr.max_dest_rd_atomic) {
 			c->status = IBV_WC_REM_INV_REQ_ERR;
 			return RESP_ERR_INVALID;
 		}

@@ -169,7 +169,7 @@ static void to_rtr(struct rc_qp *qp, enum ibv_qp_type t, int peer_side, uint32_t
 		h_gid(peer_side, c->gid_index, a.ah_attr.grh.dgid.raw);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (t == IBV_QPT_RC) {
-			a.max_dest_rd_atomic = 16;
+			a.max_dest_rd_atomic = c->max_dest_rd_atomic ? c->max_dest_rd_atomic : 16;
 			a.min_rnr_timer = c->min_rnr_timer ? c->min_rnr_timer : 1;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}

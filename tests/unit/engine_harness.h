@@ -58,6 +58,7 @@ struct h_conn {
 	uint8_t		retry_cnt, rnr_retry, min_rnr_timer;
 	bool		retry_set;	/* use retry_cnt/rnr_retry as given (else 7/7) */
 	uint8_t		max_rd_atomic;	/* 0: 16 */
+	uint8_t		max_dest_rd_atomic;	/* 0: 16 */
 	int		access;		/* 0: remote write|read|atomic */
 	int		gid_index;	/* 0: IPv4, 1: IPv6 */
 	uint32_t	qkey;

@@ -599,6 +599,40 @@ START_TEST(duplicate_read_reexecuted)
 }
 END_TEST
 
+/*
+ * A new read arriving while the oldest responder resource still has
+ * responses queued takes that slot and is executed (the requester no longer
+ * waits for the old one); found against rxe, which re-sends reads in bursts.
+ */
+START_TEST(new_read_takes_busy_oldest_slot)
+{
+	struct h_conn c = { .max_dest_rd_atomic = 1 };
+	struct rsp r;
+	struct wire_build_desc d;
+	const struct h_frame *f;
+
+	rsp_init_type(&r, IBV_QPT_RC, &c);
+	d = req(&r, WIRE_OP_READ_REQUEST, EPSN, true);
+	d.reth.va = (uintptr_t)r.mem;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 3000;
+	h_inject(&r.e, 1, &d, NULL, 0);
+	d = req(&r, WIRE_OP_READ_REQUEST, EPSN + 3, true);
+	d.reth.va = (uintptr_t)r.mem + 4096;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 8;
+	inject(&r, &d, NULL, 0);
+
+	f = h_cap_find(&r.cap, 1, WIRE_OP_READ_RESP_ONLY, 0);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->psn, (EPSN + 3) & 0xffffff);
+	ck_assert_uint_eq(n_acks(&r), 0);
+	ck_assert_uint_eq(qp_cnt(r.qp).inv_req_naks_tx, 0);
+	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+	rsp_fini(&r);
+}
+END_TEST
+
 /* ---- Send with invalidate, zero length, in-order placement ---- */
 
 START_TEST(send_with_invalidate)
@@ -854,6 +888,7 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, wrong_transport_or_source_dropped);
 	tcase_add_test(tc, uc_gap_drops_message);
 	tcase_add_test(tc, ce_mark_sends_cnp);
+	tcase_add_test(tc, new_read_takes_busy_oldest_slot);
 	suite_add_tcase(s, tc);
 	return s;
 }

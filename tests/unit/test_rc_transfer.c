@@ -76,6 +76,32 @@ START_TEST(write_read_sizes)
 }
 END_TEST
 
+/*
+ * First transmissions are not retransmissions, wherever the send PSN
+ * starts (found against rxe: an initial PSN in the upper half of the
+ * 24-bit space counted every packet as a retransmission).
+ */
+START_TEST(no_retransmits_without_loss)
+{
+	static const uint32_t start_psn[] = { 0, 0x7fffff, 0x800000, 0xfffff0 };
+	struct h_conn c = { .psn = { start_psn[_i], start_psn[_i] } };
+	struct h_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+
+	h_pair_init(&p, NULL, &c, NULL);
+	s = h_sge(&p, 0, 0, 32 * 1024);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+				     (uintptr_t)p.buf[1], rc_mr_rkey(p.mr[1]),
+				     IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).tx_packets, 32);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).retransmits, 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
 /* Every path MTU, for a message of several packets each way. */
 START_TEST(every_mtu)
 {
@@ -458,6 +484,7 @@ Suite *rc_transfer_suite(void)
 	tcase_add_loop_test(tc, send_recv_sizes, 0, N_SIZES);
 	tcase_add_loop_test(tc, write_read_sizes, 0, N_SIZES);
 	tcase_add_loop_test(tc, every_mtu, 0, 5);
+	tcase_add_loop_test(tc, no_retransmits_without_loss, 0, 4);
 	tcase_add_test(tc, write_with_imm);
 	tcase_add_test(tc, atomics);
 	tcase_add_test(tc, inline_send_and_write);
