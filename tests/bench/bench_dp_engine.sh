@@ -14,7 +14,7 @@ ITERS=${1:-20000}
 SECS=${2:-5}
 mkdir -p $UROCE_RUN_DIR/devices
 conf() { printf '%s\n' "${@:2}" >$UROCE_RUN_DIR/devices/$1.conf; }
-ratio() { echo "scale=2; $1 / $2" | bc; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
 # engine DEV_A DEV_B ARGS...: server in B, client in A; prints the client's result line.
 engine() {

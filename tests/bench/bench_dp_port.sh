@@ -34,7 +34,7 @@ udp_rtt() {
 	median $WORK/uping
 }
 
-ratio() { echo "scale=2; $1 / $2" | bc; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
 echo "uroce port latency benchmark: $ITERS round trips each, median RTT in microseconds"
 echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"

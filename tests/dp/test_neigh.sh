@@ -14,12 +14,12 @@ for peer in $IPB $IP6B $llB; do
 	grep -q "resolved mac=$macB" $WORK/r && ok "$peer resolved to $macB ($(field after_ms $WORK/r) ms)" ||
 		fail "$peer: $(grep -E 'resolve|uroce' $WORK/r)"
 done
-start=$(date +%s.%N)
+start=$(date +%s%N)
 inA $PORTTEST resolve --netdev $VA --peer 10.77.0.99 --timeout 10 >$WORK/r 2>&1
-took=$(echo "$(date +%s.%N) - $start" | bc)
+took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 grep -q "resolve failed: No route to host" $WORK/r && ok "absent host: EHOSTUNREACH after $(field after_ms $WORK/r) ms" ||
 	fail "absent host: $(grep resolve $WORK/r)"
-[ "$(echo "$took < 6" | bc)" = 1 ] || fail "absent host took ${took}s"
+[ "$took_ms" -lt 6000 ] || fail "absent host took ${took_ms} ms"
 [ "$(counter arp_req_tx $WORK/r)" -ge 10 ] && ok "requests retried ($(counter arp_req_tx $WORK/r))" || fail "arp_req_tx=$(counter arp_req_tx $WORK/r)"
 sleep 1
 kill $LASTPID; wait $LASTPID 2>/dev/null
