@@ -191,7 +191,9 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 	bth->flags = (uint8_t)((d->se ? WIRE_BTH_SE : 0) | (d->mig ? WIRE_BTH_MIG : 0) |
 			       pad << WIRE_BTH_PAD_SHIFT | WIRE_BTH_TVER);
 	wire_set16(&bth->pkey, d->pkey ? d->pkey : WIRE_DEFAULT_PKEY);
-	wire_set32(&bth->qpn, d->dest_qp & WIRE_24BIT_MASK);
+	/* Annex A17.9.3: a CNP sets BECN, bit 6 of the byte before DestQP. */
+	wire_set32(&bth->qpn, (op->flags & WIRE_OPF_CNP ? 0x40000000u : 0) |
+			      (d->dest_qp & WIRE_24BIT_MASK));
 	wire_set32(&bth->apsn, (d->ackreq ? WIRE_BTH_ACKREQ : 0) | (d->psn & WIRE_24BIT_MASK));
 	build_ext(f + off, op, d);
 	return hdr_len;
