@@ -11,6 +11,8 @@ packages=(
 	ibverbs-utils perftest python3-pyverbs tshark python3-scapy iproute2 iputils-ping
 	# baselines and plots for the benchmarks
 	iperf3 sockperf qperf gnuplot-nox
+	# interop with the kernel's Soft-RoCE in a qemu guest (tests/interop)
+	qemu-system-x86 debootstrap zstd cpio kmod tcpdump openssh-client
 )
 
 missing=()

@@ -1,0 +1,424 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The rxe interop suite: build (or reuse) the guest, boot it once, run every case against the
+# kernel's Soft-RoCE in it, print PASS/FAIL per case, clean up (also when interrupted).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+usage() {
+	cat <<EOF
+usage: tests/interop/run.sh [--build-dir DIR] [--probe PATH] [--uroce PATH] [--cases PATTERN]
+                           [--list]
+  --build-dir DIR  meson build directory (default: build); the programs are taken from it
+  --probe PATH     the rxe-probe program (default: DIR/tests/interop/rxe-probe)
+  --engine-probe PATH  the engine-probe program (default: DIR/tests/interop/engine-probe)
+  --uroce PATH     the uroce command, for 'uroce decode' (default: DIR/tools/uroce)
+  --cases PATTERN  run only the cases whose name matches this extended regex
+  --list           print the case names and exit
+  --known-bugs     also run the cases listed as known bugs of the code under test (by
+                   default they are reported as SKIP with the reason)
+  --exec CMD       instead of the cases: boot the guest, run the shell command CMD in it
+                   (\$GID_V4 / \$GID_V6 are rxe0's RoCE v2 GID indexes), exit with its status;
+                   e.g. rdma-core's own tests on rxe, the baseline of issue 9:
+                   --exec 'cp -r /usr/share/doc/rdma-core/tests /tmp/t && gunzip /tmp/t/*.gz &&
+                           cd /tmp/t && python3 run_tests.py --dev rxe0 --gid \$GID_V4'
+  --mtu N          MTU of the guest for --exec (default 1500)
+Needs root.  The guest is built once into $UI_DIR (about 1-2 minutes, needs the Debian
+archive) and reused while its inputs do not change.  Results and captures of each run go to
+$UI_DIR/results/<time>/ ($UI_DIR/results/latest).
+EOF
+}
+
+build_dir=build probe='' engine_probe='' uroce='' pattern='' list=0 known=0 exec_cmd='' exec_mtu=1500
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build-dir) build_dir=$2; shift ;;
+	--probe) probe=$2; shift ;;
+	--engine-probe) engine_probe=$2; shift ;;
+	--uroce) uroce=$2; shift ;;
+	--cases) pattern=$2; shift ;;
+	--list) list=1 ;;
+	--known-bugs) known=1 ;;
+	--exec) exec_cmd=$2; shift ;;
+	--mtu) exec_mtu=$2; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+probe=${probe:-$build_dir/tests/interop/rxe-probe}
+engine_probe=${engine_probe:-$build_dir/tests/interop/engine-probe}
+uroce=${uroce:-$build_dir/tools/uroce}
+
+# Case table: NAME  MTU  KIND  ARGS.  Cases of one MTU run back to back on one boot; the
+# guest's MTU changes in place between the groups (rxe follows its netdev's MTU).
+#   probe CASE SERVER... [COUNTER=DELTA...]: rxe-probe --case CASE (CASE6: over IPv6 with
+#   link-local GIDs) plays perftest's client with packets built by wire/ against the perftest
+#   SERVER in the guest; rxe's hw_counters must then have moved by exactly DELTA.
+#   serve CASE CLIENT... [loss=PCT] [drop=N] [COUNTER=DELTA...]: the other way round, the
+#   perftest CLIENT in the guest (rxe as requester) against rxe-probe --case serve-CASE as
+#   the responder; loss= adds netem loss on the guest's eth0, drop= makes the probe drop
+#   every Nth response frame, so both sides' Go-Back-N and duplicate handling are used.
+#   engine / engine-serve: the same with uroce's transport engine (dataplane/, through
+#   engine-probe on an AF_PACKET port) in place of rxe-probe: as the client of the perftest
+#   SERVER, or as the server of the perftest CLIENT; drop= drops every Nth frame it sends.
+cases() {
+	cat <<'EOF'
+wire-write-mtu1500  1500 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
+wire-read-mtu1500   1500 probe read   ib_read_bw -s 16384 -n 5    rcvd_pkts=10 sent_pkts=18 duplicate_request=1
+wire-atomic-mtu1500 1500 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 sent_pkts=10 duplicate_request=1
+wire-send-mtu1500   1500 probe send   ib_send_bw -s 16384 -n 8    rcvd_pkts=14 sent_pkts=8 duplicate_request=1 send_rnr_err=1 rdma_recvs=8
+wire-ud-mtu1500     1500 probe ud     ib_send_bw -c UD -s 1024 -n 6 rcvd_pkts=6 sent_pkts=0 rdma_recvs=6
+wire-write6-mtu1500 1500 probe write6 ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
+wire-serve-write-mtu1500 1500 serve write ib_write_bw -s 4096 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-read-mtu1500  1500 serve read  ib_read_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-atomic-mtu1500 1500 serve atomic ib_atomic_bw -n 200      rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-send-mtu1500  1500 serve send  ib_send_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-write-loss   1500 serve write ib_write_bw -s 4096 -n 200 loss=1 drop=97 retry_exceeded_err=0
+wire-serve-read-loss    1500 serve read  ib_read_bw -s 4096 -n 200  loss=1 drop=97 retry_exceeded_err=0
+wire-serve-atomic-loss  1500 serve atomic ib_atomic_bw -n 200       loss=1 drop=97 retry_exceeded_err=0
+engine-write-mtu1500      1500 engine write  ib_write_bw -s 4096 -n 200
+engine-read-mtu1500       1500 engine read   ib_read_bw -s 4096 -n 200
+engine-atomic-mtu1500     1500 engine atomic ib_atomic_bw -n 200
+engine-send-mtu1500       1500 engine send   ib_send_bw -s 4096 -n 200
+engine-ud-mtu1500         1500 engine ud     ib_send_bw -c UD -s 1024 -n 200 rcvd_pkts=200 rdma_recvs=200
+engine-serve-ud-mtu1500   1500 engine-serve ud ib_send_bw -c UD -s 1024 -n 200 sent_pkts=200
+engine-serve-write-mtu1500 1500 engine-serve write ib_write_bw -s 4096 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+engine-serve-read-mtu1500 1500 engine-serve read  ib_read_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+engine-serve-atomic-mtu1500 1500 engine-serve atomic ib_atomic_bw -n 200     rcvd_seq_err=0 retry_exceeded_err=0
+engine-serve-send-mtu1500 1500 engine-serve send  ib_send_bw -s 4096 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+engine-write-loss         1500 engine write  ib_write_bw -s 4096 -n 200 loss=1 drop=97
+engine-read-loss          1500 engine read   ib_read_bw -s 4096 -n 200  loss=1 drop=97
+engine-atomic-loss        1500 engine atomic ib_atomic_bw -n 200        loss=1 drop=97
+engine-serve-write-loss   1500 engine-serve write ib_write_bw -s 4096 -n 200 loss=1 drop=97 retry_exceeded_err=0
+engine-serve-read-loss    1500 engine-serve read  ib_read_bw -s 4096 -n 200  loss=1 drop=97 retry_exceeded_err=0
+wire-write-mtu9000  9000 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
+wire-read-mtu9000   9000 probe read   ib_read_bw -s 16384 -n 5    rcvd_pkts=10 sent_pkts=18 duplicate_request=1
+wire-atomic-mtu9000 9000 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 sent_pkts=10 duplicate_request=1
+wire-send-mtu9000   9000 probe send   ib_send_bw -s 16384 -n 8    rcvd_pkts=14 sent_pkts=8 duplicate_request=1 send_rnr_err=1 rdma_recvs=8
+wire-ud-mtu9000     9000 probe ud     ib_send_bw -c UD -s 4096 -n 6 rcvd_pkts=6 sent_pkts=0 rdma_recvs=6
+wire-serve-write-mtu9000 9000 serve write ib_write_bw -s 16384 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+wire-serve-read-mtu9000  9000 serve read  ib_read_bw -s 16384 -n 200  rcvd_seq_err=0 retry_exceeded_err=0
+engine-write-mtu9000      9000 engine write  ib_write_bw -s 16384 -n 200
+engine-serve-read-mtu9000 9000 engine-serve read ib_read_bw -s 16384 -n 200 rcvd_seq_err=0 retry_exceeded_err=0
+EOF
+}
+
+# Cases that fail because of a bug in the code under test, not in the harness, one per line:
+# NAME REASON.  They are reported as SKIP with the reason unless --known-bugs.  None now.
+known_bugs() {
+	true
+}
+
+selected=$(cases | awk -v re="$pattern" 're == "" || $1 ~ re')
+if [ $list = 1 ]; then
+	echo "$selected" | awk '{print $1}'
+	exit 0
+fi
+[ -n "$selected" ] || ui_die "no case matches '$pattern' (see --list)"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "interop: SKIP: needs root (network namespaces, tap, qemu)"
+	exit 77
+fi
+for prog in "$probe" "$engine_probe" "$uroce"; do
+	[ -x "$prog" ] || ui_die "no $prog: build first (ninja -C $build_dir) or pass its option"
+done
+probe=$(cd "$(dirname "$probe")" && pwd)/$(basename "$probe")
+engine_probe=$(cd "$(dirname "$engine_probe")" && pwd)/$(basename "$engine_probe")
+uroce=$(cd "$(dirname "$uroce")" && pwd)/$(basename "$uroce")
+
+mkdir -p "$UI_DIR"
+exec 9>"$UI_DIR/lock"
+flock -n 9 || ui_die "another interop run holds $UI_DIR/lock"
+
+UI_GUEST=$("$here/build-guest.sh" | tail -n 1)
+res=$UI_DIR/results/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$res"
+ln -sfn "$res" "$UI_DIR/results/latest"
+# keep the last five runs
+find "$UI_DIR/results" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort -r | tail -n +6 |
+	xargs -r rm -rf
+
+cleanup() {
+	local pid
+	trap '' INT TERM HUP
+	for pid in $(jobs -p); do	# our own background processes still running
+		kill "$pid" 2>/dev/null || true
+	done
+	ui_vm_stop
+	ui_net_down
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+ui_vm_stop	# left over by a run that was killed outright
+ui_net_down
+ui_net_up 1500
+ui_vm_start 1500
+cur_mtu=1500
+
+# rxe's hw_counters as "name value" lines.
+counters() {
+	# shellcheck disable=SC2016 # expanded in the guest
+	ui_vm_exec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f $(cat $f)"; done'
+}
+
+# Wait (up to $2 seconds) for a background pid; its exit status, 124 on timeout.
+wait_pid() {
+	local pid=$1 end=$((SECONDS + $2))
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ $SECONDS -ge $end ]; then
+			kill "$pid" 2>/dev/null
+			sleep 1
+			kill -9 "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null || true
+			return 124
+		fi
+		sleep 0.2
+	done
+	wait "$pid"
+}
+
+set_mtu() {
+	[ "$1" = "$cur_mtu" ] && return 0
+	ui_vm_exec "ip link set eth0 mtu $1"
+	ui_net_mtu "$1"
+	cur_mtu=$1
+	ui_log "MTU $1 (rxe0: $(ui_vm_exec 'ibv_devinfo -d rxe0 | sed -n "s/.*active_mtu:[[:space:]]*//p"'))"
+}
+
+start_capture() {
+	local out=$1
+	ip netns exec "$UI_NS_HOST" tcpdump -Z root --immediate-mode -B 65536 -i "$UI_VETH_HOST" -U -s 0 \
+		-w "$out.pcap" \
+		'udp port 4791 or tcp port 18515' 2>"$out.tcpdump.log" &
+	cap_pid=$!
+	for _ in $(seq 50); do
+		grep -q 'listening on' "$out.tcpdump.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	ui_die "tcpdump did not start: $(cat "$out.tcpdump.log")"
+}
+
+roce_frames() {
+	tcpdump -r "$1" -nn 'udp dst port 4791' 2>/dev/null | wc -l
+}
+
+# tcpdump stops at once on SIGINT, dropping what it has not read yet: first let it catch up
+# with the RoCE v2 frames the probe says it sent and received (at most 20 s).
+stop_capture() {
+	local want
+	want=$(sed -n 's/^# RoCE v2 frames: sent=\([0-9]*\) received=\([0-9]*\)$/\1 + \2/p' "$1.client.log")
+	want=$((${want:-0}))
+	for _ in $(seq 100); do
+		[ "$(roce_frames "$1.pcap")" -ge "$want" ] && break
+		sleep 0.2
+	done
+	sleep 0.5	# the TCP segments that close perftest's exchange
+	kill -INT "$cap_pid" 2>/dev/null || true
+	wait_pid "$cap_pid" 10 || true
+}
+
+# Every RoCE v2 frame of a capture through `uroce decode` (wire_parse with the ICRC) and
+# tshark's InfiniBand dissector (UDP checksums checked too).  The probe's client log says how
+# many frames it broke on purpose; those may fail.  rxe's IPv6 frames carry UDP checksum 0,
+# which tshark calls illegal (RFC 8200 8.1): counted and reported, not an error of the code
+# under test.
+# Heuristic dissectors of upper-layer protocols (iSER, SMB Direct, EoIB, ...) guess at the
+# test payloads and call them malformed: they are turned off, the RoCE headers are checked.
+tshark_no_ulp=$(tshark -G heuristic-decodes 2>/dev/null |
+	awk '$1 == "infiniband.payload" && $2 != "ethertype" {printf " --disable-protocol %s", $2}')
+check_capture() {
+	local pcap=$1 log=$2 bad_icrc bad_csum roce want
+	bad_icrc=$(sed -n 's/^# broken on purpose: bad_icrc=\([0-9]*\).*/\1/p' "$log")
+	bad_csum=$(sed -n 's/^# broken on purpose: .*bad_udp_csum=\([0-9]*\).*/\1/p' "$log")
+	want=$(sed -n 's/^# RoCE v2 frames: sent=\([0-9]*\) received=\([0-9]*\)$/\1 + \2/p' "$log")
+	want=$((${want:-0}))
+	roce=$(roce_frames "$pcap")
+	if ! awk '/packets captured/ {c = $1} /received by filter/ {r = $1} END {exit c != r}' \
+		"${pcap%.pcap}.tcpdump.log"; then
+		echo "capture: tcpdump missed frames: $(tr '\n' ' ' <"${pcap%.pcap}.tcpdump.log")"
+		return 1
+	fi
+	if [ "$roce" != "$want" ]; then
+		echo "capture: $roce RoCE v2 frames, the probe sent and received $want"
+		return 1
+	fi
+	# shellcheck disable=SC2086 # a list of options
+	tshark -o udp.check_checksum:TRUE -r "$pcap" -d udp.port==4791,infiniband $tshark_no_ulp \
+		-Y 'udp.dstport == 4791 && (_ws.malformed || _ws.expert.severity >= "error" || !infiniband.bth)' \
+		-T fields -E separator='|' -e frame.number -e ip.src -e ipv6.src -e _ws.expert.message \
+		2>/dev/null | awk -F'|' -v host="$UI_HOST_IP" -v host6="$UI_HOST_LL" -v guest6="$UI_GUEST_LL" \
+			-v roce="$roce" -v allow="${bad_csum:-0}" '
+		{ src = $2 != "" ? $2 : $3; v6 = $3 != "" }
+		v6 && src == guest6 && $4 == "Illegal checksum value (0)" { zero6++; next }
+		(src == host || src == host6) && $4 ~ /^Bad checksum/ && broken < allow { broken++; next }
+		{ print "tshark: frame " $1 " from " src ": " ($4 != "" ? $4 : "not decoded as InfiniBand"); bad++ }
+		END {
+			printf "tshark: %d RoCE v2 frames, %d rejected, %d with the UDP checksum broken on purpose", roce, bad, broken
+			if (zero6) printf ", %d from rxe with UDP checksum 0 over IPv6", zero6
+			print ""
+			exit (bad > 0 || roce == 0 || broken != allow)
+		}' || return 1
+	"$uroce" decode "$pcap" >"${pcap%.pcap}.decode.txt" || return 1
+	tail -n 1 "${pcap%.pcap}.decode.txt" | sed 's/^/uroce decode: /'
+	# "N frames: R RoCE v2 (A accepted), O other[; dropped: REASON COUNT ...]"
+	bad_icrc=${bad_icrc:-0}
+	local expect="$want RoCE v2 ($((want - bad_icrc)) accepted), [0-9]* other"
+	[ "$bad_icrc" = 0 ] || expect="$expect; dropped: BAD_ICRC $bad_icrc"
+	tail -n 1 "${pcap%.pcap}.decode.txt" | grep -q ": $expect\$" && return 0
+	echo "uroce decode: want $want RoCE v2 frames: $((want - bad_icrc)) accepted," \
+		"$bad_icrc with a bad ICRC, no other drop"
+	return 1
+}
+
+# Counter deltas named in EXPECT (name=value ...) must hold; all deltas are printed.
+check_counters() {
+	local before=$1 after=$2 ok=0 e name want got
+	join "$before" "$after" | awk '$3 != $2 {printf "%s +%d ", $1, $3 - $2} END {print ""}' |
+		sed 's/^/rxe counters: /'
+	for e in $3; do
+		name=${e%=*} want=${e#*=}
+		got=$(join "$before" "$after" | awk -v n="$name" '$1 == n {print $3 - $2}')
+		if [ "$got" != "$want" ]; then
+			echo "rxe counter $name: +$got, want +$want"
+			ok=1
+		fi
+	done
+	return $ok
+}
+
+# Run a perftest program in the guest in the background; its pid in $guest_pid.
+guest_perftest() {
+	local log=$1
+	shift
+	ip netns exec "$UI_NS_PEER" ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" \
+		"root@$UI_GUEST_IP" ". /etc/uroce-guest.env; exec timeout 120 stdbuf -oL $*" \
+		>"$log" 2>&1 &
+	guest_pid=$!
+}
+
+# Wait up to 30 s for TEXT in FILE while PID lives.
+wait_for_text() {
+	for _ in $(seq 150); do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+# NAME KIND CASE GUEST-ARGS... [loss=PCT] [drop=N] [counter=delta ...]
+#   probe: the guest runs the perftest server GUEST-ARGS, rxe-probe is its client;
+#   serve: rxe-probe is the server, the guest runs the perftest client GUEST-ARGS against
+#          it, with netem loss PCT% on the guest's eth0 and every Nth response of the probe
+#          dropped.
+run_probe_case() {
+	local name=$1 kind=$2 verb=$3 out=$res/$1 guest=() expect=() a rc_c rc_s why='' pmtu
+	local gid=GID_V4 opts=() cpid loss='' checks guest_line note served prog side
+	shift 3
+	case "$verb" in *6) verb=${verb%6} gid=GID_V6 opts+=(--ipv6) ;; esac
+	for a in "$@"; do
+		case "$a" in
+		loss=*) loss=${a#loss=} ;;
+		drop=*) opts+=(--drop-every "${a#drop=}") ;;
+		*=*) expect+=("$a") ;;
+		*) guest+=("$a") ;;
+		esac
+	done
+	prog=$probe
+	case "$kind" in
+	engine*)
+		prog=$engine_probe
+		# the engine runs as many operations of the same size as the perftest peer
+		set -- "${guest[@]}"
+		while [ $# -gt 0 ]; do
+			case "$1" in -n|-s) opts+=("$([ "$1" = -n ] && echo --iters || echo --size)" "$2"); shift ;; esac
+			shift
+		done
+		;;
+	esac
+	case "$kind" in *serve) verb=serve-$verb side=serve ;; *) side=client ;; esac
+	[ "$cur_mtu" = 9000 ] && pmtu=4096 || pmtu=1024
+	counters | sort >"$out.counters.before"
+	ui_vm_exec 'dmesg -c >/dev/null'
+	[ -z "$loss" ] || ui_vm_exec "tc qdisc replace dev eth0 root netem loss $loss%"
+	start_capture "$out"
+	# all in the background, so that a signal reaches our trap at once
+	if [ "$side" = client ]; then
+		guest_perftest "$out.guest.log" "${guest[*]} -d rxe0 -x \$$gid"
+		wait_for_text 'Waiting for client' "$out.guest.log" "$guest_pid" || true
+	fi
+	ip netns exec "$UI_NS_HOST" "$prog" --case "$verb" --ifname "$UI_VETH_HOST" \
+		--local "$UI_HOST_IP" --peer "$UI_GUEST_IP" --peer-mac "$UI_GUEST_MAC" \
+		--pmtu "$pmtu" "${opts[@]}" >"$out.client.log" 2>&1 &
+	cpid=$!
+	if [ "$side" = serve ]; then
+		wait_for_text 'waiting for a perftest client' "$out.client.log" "$cpid" || true
+		guest_perftest "$out.guest.log" "${guest[*]} -d rxe0 -x \$$gid $UI_HOST_IP"
+	fi
+	rc_c=0
+	wait_pid "$cpid" 150 || rc_c=$?
+	rc_s=0
+	wait_pid "$guest_pid" 60 || rc_s=$?
+	[ -z "$loss" ] || ui_vm_exec 'tc qdisc del dev eth0 root'
+	stop_capture "$out"
+	counters | sort >"$out.counters.after"
+	ui_vm_exec 'dmesg' >"$out.guest-dmesg.log" 2>&1 || true
+	{
+		check_counters "$out.counters.before" "$out.counters.after" "${expect[*]}" ||
+			why="$why rxe counters;"
+		check_capture "$out.pcap" "$out.client.log" || why="$why capture;"
+	} >"$out.checks.log" 2>&1
+	[ $rc_c = 0 ] || why="$why rxe-probe exit $rc_c;"
+	[ $rc_s = 0 ] || why="$why perftest in the guest exit $rc_s;"
+	checks=$(sed -n 's/^# \([0-9]* passed, [0-9]* failed\)$/\1/p' "$out.client.log")
+	guest_line=$(awk '/#bytes/ {getline; print; exit}' "$out.guest.log" | tr -s ' \t' ' ')
+	served=$(sed -n 's/^# served \(.*\)/; served \1/p; s/^# engine: \(.*\)/; engine \1/p' "$out.client.log")
+	note=$(grep -o ', [0-9]* from rxe with UDP checksum 0 over IPv6' "$out.checks.log" | cut -c3- || true)
+	if [ -z "$why" ]; then
+		printf 'PASS %-26s probe checks: %s; perftest in the guest:%s%s%s\n' "$name" \
+			"$checks" "$guest_line" "$served" "${note:+; note: $note}"
+		return 0
+	fi
+	printf 'FAIL %-26s%s probe checks: %s (logs: %s.*)\n' "$name" "$why" "${checks:-none}" "$out"
+	grep -h '^not ok' "$out.client.log" | sed 's/^/     /' || true
+	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$out.checks.log" |
+		sed 's/^/     /' || true
+	return 1
+}
+
+if [ -n "$exec_cmd" ]; then
+	set_mtu "$exec_mtu"
+	rc=0
+	ui_vm_exec "$exec_cmd" || rc=$?
+	exit $rc
+fi
+
+pass=0 fail=0 skip=0
+summary=$res/summary.txt
+ui_log "results in $res"
+while read -r name mtu kind args <&3; do
+	why=$(known_bugs | awk -v n="$name" '$1 == n {sub(/^[^ ]+ /, ""); print}')
+	if [ -n "$why" ] && [ $known = 0 ]; then
+		printf 'SKIP %-26s known bug: %s\n' "$name" "$why" | tee -a "$summary"
+		skip=$((skip + 1))
+		continue
+	fi
+	set_mtu "$mtu"
+	case "$kind" in
+	probe|serve|engine|engine-serve) run=run_probe_case ;;
+	*) ui_die "unknown case kind $kind" ;;
+	esac
+	# shellcheck disable=SC2086 # ARGS are words
+	if $run "$name" "$kind" $args >"$res/$name.result"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+	tee -a "$summary" <"$res/$name.result"
+done 3<<<"$selected"
+echo "interop: $pass passed, $fail failed, $skip skipped" | tee -a "$summary"
+[ $fail = 0 ]
