@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the BPF programs: is this Ethernet frame UDP to port 4791 (RoCE v2)? */
+#ifndef UROCE_BPF_ROCE_MATCH_H
+#define UROCE_BPF_ROCE_MATCH_H
+
+#include <linux/types.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+
+#define ROCE_V2_PORT	4791	/* IBA Annex A17.2.1 */
+#define ETH_P_8021Q_	0x8100
+
+/*
+ * One optional 802.1Q tag, IPv4 (any header length, first fragment) or
+ * IPv6 (UDP as the first next header).  Every access is bounds-checked
+ * against @end, as the verifier demands.
+ */
+static __always_inline int is_roce_v2(void *data, void *end)
+{
+	struct ethhdr *eth = data;
+	struct udphdr *udp;
+	__u16 proto;
+	void *l3;
+
+	if ((void *)(eth + 1) > end)
+		return 0;
+	proto = eth->h_proto;
+	l3 = eth + 1;
+	if (proto == bpf_htons(ETH_P_8021Q_)) {
+		if (l3 + 4 > end)
+			return 0;
+		proto = *(__u16 *)(l3 + 2);
+		l3 += 4;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_UDP ||
+		    (ip->frag_off & bpf_htons(0x1fff)))
+			return 0;
+		udp = l3 + ip->ihl * 4;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > end || ip6->nexthdr != IPPROTO_UDP)
+			return 0;
+		udp = (void *)(ip6 + 1);
+	} else {
+		return 0;
+	}
+	if ((void *)(udp + 1) > end)
+		return 0;
+	return udp->dest == bpf_htons(ROCE_V2_PORT);
+}
+
+#endif

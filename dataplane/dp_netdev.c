@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/* Netdev facts from the kernel (ioctl, getifaddrs, sysfs, rtnetlink) and the RoCE GID table. */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dp_neigh.h"
+#include "dp_netdev.h"
+
+bool dp_pmd_uses_netdev(enum uroce_pmd pmd)
+{
+	return pmd == UROCE_PMD_AF_PACKET || pmd == UROCE_PMD_AF_XDP;
+}
+
+int dp_netdev_info(const char *ifname, struct dp_link_info *info, char *err, size_t errlen)
+{
+	struct ifreq ifr;
+	char path[128];
+	FILE *f;
+	int fd, ret = 0;
+
+	memset(info, 0, sizeof(*info));
+	if (strlen(ifname) >= IF_NAMESIZE) {
+		snprintf(err, errlen, "'%s' is not an interface name (at most 15 characters)",
+			 ifname);
+		return -EINVAL;
+	}
+	strcpy(info->netdev, ifname);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot query %s: %s", ifname, strerror(-ret));
+		return ret;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, ifname);
+	if (ioctl(fd, SIOCGIFINDEX, &ifr)) {
+		ret = errno == ENODEV ? -ENODEV : -errno;
+		if (ret == -ENODEV)
+			snprintf(err, errlen,
+				 "no network interface '%s' in this network namespace (see `ip link`)",
+				 ifname);
+		else
+			snprintf(err, errlen, "cannot query %s: %s", ifname, strerror(-ret));
+		goto out;
+	}
+	info->ifindex = ifr.ifr_ifindex;
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
+		memcpy(info->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+		info->mtu = (uint32_t)ifr.ifr_mtu;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+		info->up = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+	f = fopen(path, "re");
+	if (f) {
+		int speed;
+
+		if (fscanf(f, "%d", &speed) == 1 && speed > 0)
+			info->speed_mbps = (uint32_t)speed;
+		fclose(f);
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+int dp_netdev_addrs(const char *ifname, uint8_t (*addrs)[16], unsigned max)
+{
+	struct ifaddrs *list, *ifa;
+	unsigned n = 0;
+
+	if (getifaddrs(&list))
+		return -errno;
+	for (int family = AF_INET; family; family = family == AF_INET ? AF_INET6 : 0)
+		for (ifa = list; ifa && n < max; ifa = ifa->ifa_next) {
+			if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family ||
+			    strcmp(ifa->ifa_name, ifname))
+				continue;
+			memset(addrs[n], 0, 16);
+			if (family == AF_INET) {
+				addrs[n][10] = addrs[n][11] = 0xff;
+				memcpy(addrs[n] + 12,
+				       &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr, 4);
+			} else {
+				memcpy(addrs[n], &((struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr,
+				       16);
+			}
+			n++;
+		}
+	freeifaddrs(list);
+	return (int)n;
+}
+
+void dp_cfg_mac(const struct uroce_link_cfg *cfg, uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+	uint32_t h = 2166136261u;
+
+	if (memcmp(cfg->mac, zero, 6)) {
+		memcpy(mac, cfg->mac, 6);
+		return;
+	}
+	/* Locally administered, unicast: 02:75:72 ("ur") + a hash of the device name. */
+	for (const char *p = cfg->name; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	mac[0] = 0x02;
+	mac[1] = 0x75;
+	mac[2] = 0x72;
+	mac[3] = (uint8_t)(h >> 16);
+	mac[4] = (uint8_t)(h >> 8);
+	mac[5] = (uint8_t)h;
+}
+
+int dp_link_query(const struct uroce_link_cfg *cfg, struct dp_link_info *info, char *err,
+		  size_t errlen)
+{
+	int ret;
+
+	if (dp_pmd_uses_netdev(cfg->pmd)) {
+		ret = dp_netdev_info(cfg->netdev, info, err, errlen);
+		if (ret)
+			return ret;
+		if (cfg->mtu && cfg->mtu < info->mtu)
+			info->mtu = cfg->mtu;
+		return 0;
+	}
+	memset(info, 0, sizeof(*info));
+	snprintf(info->netdev, sizeof(info->netdev), "%s", cfg->netdev);
+	dp_cfg_mac(cfg, info->mac);
+	info->mtu = cfg->mtu ? cfg->mtu : 1500;
+	info->up = true;
+	return 0;
+}
+
+static bool is_link_local(const uint8_t a[16])
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+static bool is_v4mapped(const uint8_t a[16])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(a, prefix, sizeof(prefix));
+}
+
+static unsigned add_pair(struct rc_gid_entry *tbl, unsigned n, unsigned max, const uint8_t gid[16])
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!memcmp(tbl[i].gid, gid, 16))
+			return n;
+	for (int type = RC_GID_ROCE_V1; type <= RC_GID_ROCE_V2 && n < max; type++, n++) {
+		tbl[n].valid = true;
+		memcpy(tbl[n].gid, gid, 16);
+		tbl[n].type = (enum rc_gid_type)type;
+	}
+	return n;
+}
+
+int dp_gid_table(const struct uroce_link_cfg *cfg, struct rc_gid_entry *tbl, unsigned max,
+		 char *err, size_t errlen)
+{
+	uint8_t addrs[UROCE_MAX_ADDRS * 4][16], ll[16];
+	struct dp_link_info info;
+	unsigned n = 0;
+	int n_addrs, ret;
+
+	ret = dp_link_query(cfg, &info, err, errlen);
+	if (ret)
+		return ret;
+	if (dp_pmd_uses_netdev(cfg->pmd)) {
+		n_addrs = dp_netdev_addrs(cfg->netdev, addrs, UROCE_MAX_ADDRS * 4);
+		if (n_addrs < 0) {
+			snprintf(err, errlen, "cannot list the addresses of %s: %s", cfg->netdev,
+				 strerror(-n_addrs));
+			return n_addrs;
+		}
+	} else {
+		n_addrs = (int)cfg->n_addrs;
+		memcpy(addrs, cfg->addrs, (size_t)n_addrs * 16);
+	}
+	memset(tbl, 0, max * sizeof(*tbl));
+	/* The default GID first, as the kernel's RoCE GID management does. */
+	dp_link_local_gid(info.mac, ll);
+	n = add_pair(tbl, n, max, ll);
+	for (int i = 0; i < n_addrs; i++)
+		if (is_v4mapped(addrs[i]))
+			n = add_pair(tbl, n, max, addrs[i]);
+	for (int i = 0; i < n_addrs; i++)
+		if (!is_v4mapped(addrs[i]) && !is_link_local(addrs[i]))
+			n = add_pair(tbl, n, max, addrs[i]);
+	return (int)n;
+}
+
+int dp_netdev_watch_open(void)
+{
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR,
+	};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+bool dp_netdev_watch_poll(int fd, int ifindex)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct nlmsghdr))));
+	bool changed = false;
+	ssize_t len;
+
+	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0 || (len < 0 && errno == ENOBUFS)) {
+		if (len < 0) {	/* overrun: events were lost, assume ours was among them */
+			changed = true;
+			continue;
+		}
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len);
+		     h = NLMSG_NEXT(h, len)) {
+			int idx = -1;
+
+			if (h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK)
+				idx = ((struct ifinfomsg *)NLMSG_DATA(h))->ifi_index;
+			else if (h->nlmsg_type == RTM_NEWADDR || h->nlmsg_type == RTM_DELADDR)
+				idx = (int)((struct ifaddrmsg *)NLMSG_DATA(h))->ifa_index;
+			if (idx >= 0 && (ifindex == 0 || idx == ifindex))
+				changed = true;
+		}
+	}
+	return changed;
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/* uroce loss IFACE RATE|off|show: random loss of RoCE frames received on a netdev (tests). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "uroce/dp.h"
+#include "dp_bpf.h"
+
+/* "1%", "0.5%", "0.01" (a fraction), "5000ppm" -> parts per million. */
+static int parse_rate(const char *s, uint32_t *ppm)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -EINVAL;
+	if (!strcmp(end, "%"))
+		v *= 10000;
+	else if (!strcmp(end, "ppm"))
+		;
+	else if (*end == '\0' && v <= 1)
+		v *= 1000000;
+	else
+		return -EINVAL;
+	if (v > 1000000)
+		return -EINVAL;
+	*ppm = (uint32_t)(v + 0.5);
+	return 0;
+}
+
+int cmd_loss(int argc, char **argv)
+{
+	uint64_t seen, dropped;
+	char err[512];
+	uint32_t ppm;
+	int ret;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: uroce loss IFACE RATE|off|show   (RATE: 1%%, 0.01, 500ppm)\n");
+		return 2;
+	}
+	if (!strcmp(argv[2], "show")) {
+		ret = dp_loss_get(argv[1], &ppm, &seen, &dropped);
+		if (ret == -ENOENT) {
+			printf("%s: no loss injection\n", argv[1]);
+			return 0;
+		}
+		if (ret) {
+			fprintf(stderr, "uroce loss: %s: %s\n", argv[1], strerror(-ret));
+			return 1;
+		}
+		printf("%s: rate %.4f%% roce_frames %" PRIu64 " dropped %" PRIu64 "\n", argv[1],
+		       ppm / 10000.0, seen, dropped);
+		return 0;
+	}
+	if (!strcmp(argv[2], "off"))
+		ret = dp_loss_clear(argv[1], err, sizeof(err));
+	else if (parse_rate(argv[2], &ppm)) {
+		fprintf(stderr, "uroce loss: '%s' is not a rate (1%%, 0.01 or 500ppm)\n", argv[2]);
+		return 2;
+	} else
+		ret = dp_loss_set(argv[1], ppm, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "uroce loss: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
