@@ -33,9 +33,16 @@ struct prov_device {
  */
 struct prov_dataplane {
 	char			ibdev[IBV_SYSFS_NAME_MAX];
+	char			ibdev_path[IBV_SYSFS_PATH_MAX];	/* its sysfs directory */
 	unsigned		refs;		/* under prov_dataplanes_lock */
 	struct dp_device	*dp;
 	struct rc_engine	*eng;
+	/*
+	 * Serialises GID table syncs (ibv_open_device and IBV_EVENT_GID_CHANGE
+	 * from the dataplane's thread); @ready is set once @dp and @eng are.
+	 */
+	pthread_mutex_t		gid_lock;
+	bool			ready;
 	/* Guards @contexts; taken inside engine callbacks, never held across an engine call. */
 	pthread_mutex_t		ctx_lock;
 	struct prov_context	*contexts;

@@ -46,6 +46,8 @@ static void prov_async_write(struct prov_context *ctx, uint64_t element, enum ib
 		return;
 }
 
+static void prov_sync_gids(struct prov_dataplane *dpl);
+
 /*
  * Engine callback, engine lock held.  Affiliated events go to the context
  * that owns the object; port and device events to every context open on
@@ -82,6 +84,10 @@ static void prov_engine_async_event(void *arg, enum ibv_event_type type, void *o
 		prov_async_write(to_pctx(srq->vsrq.srq.context), (uintptr_t)&srq->vsrq.srq, type);
 		return;
 	}
+	case IBV_EVENT_GID_CHANGE:
+		/* From the dataplane's thread, engine lock not held: sysfs first, then tell. */
+		prov_sync_gids(dpl);
+		/* fall through */
 	default:
 		pthread_mutex_lock(&dpl->ctx_lock);
 		for (struct prov_context *c = dpl->contexts; c; c = c->next_ctx)
@@ -99,31 +105,36 @@ static void prov_engine_async_event(void *arg, enum ibv_event_type type, void *o
  * sysfs table so that a GID index means the same to both, and the user is
  * told how to refresh.
  */
-static void prov_sync_gids(struct prov_dataplane *dpl, const struct ibv_device *dev)
+static void prov_sync_gids(struct prov_dataplane *dpl)
 {
 	struct rc_gid_entry fresh[RC_GID_TABLE_LEN], seen[RC_GID_TABLE_LEN];
 	struct dp_link_info link;
 	int ret;
 
+	pthread_mutex_lock(&dpl->gid_lock);
+	if (!dpl->ready)
+		goto out;
 	for (unsigned i = 0; i < RC_GID_TABLE_LEN; i++)
 		if (rc_engine_get_gid(dpl->eng, i, &fresh[i]))
 			memset(&fresh[i], 0, sizeof(fresh[i]));
-	if (prov_sysfs_read_gids(dev->ibdev_path, seen, RC_GID_TABLE_LEN))
-		return;
-	if (prov_gid_tables_equal(fresh, seen, RC_GID_TABLE_LEN))
-		return;
+	if (prov_sysfs_read_gids(dpl->ibdev_path, seen, RC_GID_TABLE_LEN) ||
+	    prov_gid_tables_equal(fresh, seen, RC_GID_TABLE_LEN))
+		goto out;
 	if (dp_device_link(dpl->dp, &link))
 		link.netdev[0] = '\0';
 	if (!link.netdev[0] || !if_nametoindex(link.netdev))
 		link.netdev[0] = '\0';
-	ret = prov_sysfs_write_gids(dev->ibdev_path, fresh, RC_GID_TABLE_LEN, link.netdev);
-	if (!ret)
-		return;
-	for (unsigned i = 0; i < RC_GID_TABLE_LEN; i++)
-		rc_engine_set_gid(dpl->eng, i, &seen[i]);
-	fprintf(stderr, PROV_NAME ": the GID table of %s is stale (addresses of %s changed) "
-		"and cannot be updated here (%s): run `uroce link refresh %s`\n",
-		dpl->ibdev, link.netdev[0] ? link.netdev : "its netdev", strerror(-ret), dpl->ibdev);
+	ret = prov_sysfs_write_gids(dpl->ibdev_path, fresh, RC_GID_TABLE_LEN, link.netdev);
+	if (ret) {
+		for (unsigned i = 0; i < RC_GID_TABLE_LEN; i++)
+			rc_engine_set_gid(dpl->eng, i, &seen[i]);
+		fprintf(stderr, PROV_NAME ": the GID table of %s is stale (addresses of %s "
+			"changed) and cannot be updated here (%s): run `uroce link refresh %s`\n",
+			dpl->ibdev, link.netdev[0] ? link.netdev : "its netdev", strerror(-ret),
+			dpl->ibdev);
+	}
+out:
+	pthread_mutex_unlock(&dpl->gid_lock);
 }
 
 static struct prov_dataplane *prov_dataplane_get(const struct ibv_device *dev)
@@ -143,7 +154,7 @@ static struct prov_dataplane *prov_dataplane_get(const struct ibv_device *dev)
 	if (dpl) {
 		dpl->refs++;
 		pthread_mutex_unlock(&prov_dataplanes_lock);
-		prov_sync_gids(dpl, dev);
+		prov_sync_gids(dpl);
 		return dpl;
 	}
 	dpl = calloc(1, sizeof(*dpl));
@@ -153,7 +164,9 @@ static struct prov_dataplane *prov_dataplane_get(const struct ibv_device *dev)
 		return NULL;
 	}
 	snprintf(dpl->ibdev, sizeof(dpl->ibdev), "%s", dev->name);
+	snprintf(dpl->ibdev_path, sizeof(dpl->ibdev_path), "%s", dev->ibdev_path);
 	pthread_mutex_init(&dpl->ctx_lock, NULL);
+	pthread_mutex_init(&dpl->gid_lock, NULL);
 	args.event_arg = dpl;
 	ret = dp_device_open(dev->name, &args, &dpl->dp, err, sizeof(err));
 	if (ret) {
@@ -161,16 +174,20 @@ static struct prov_dataplane *prov_dataplane_get(const struct ibv_device *dev)
 		fprintf(stderr, PROV_NAME ": cannot open %s: %s\n", dev->name,
 			err[0] ? err : strerror(-ret));
 		pthread_mutex_destroy(&dpl->ctx_lock);
+		pthread_mutex_destroy(&dpl->gid_lock);
 		free(dpl);
 		errno = -ret;
 		return NULL;
 	}
+	pthread_mutex_lock(&dpl->gid_lock);
 	dpl->eng = dp_device_engine(dpl->dp);
+	dpl->ready = true;
+	pthread_mutex_unlock(&dpl->gid_lock);
 	dpl->refs = 1;
 	dpl->next = prov_dataplanes;
 	prov_dataplanes = dpl;
 	pthread_mutex_unlock(&prov_dataplanes_lock);
-	prov_sync_gids(dpl, dev);
+	prov_sync_gids(dpl);
 	return dpl;
 }
 
@@ -189,6 +206,7 @@ static void prov_dataplane_put(struct prov_dataplane *dpl)
 	pthread_mutex_unlock(&prov_dataplanes_lock);
 	dp_device_close(dpl->dp);
 	pthread_mutex_destroy(&dpl->ctx_lock);
+	pthread_mutex_destroy(&dpl->gid_lock);
 	free(dpl);
 }
 

@@ -252,6 +252,7 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 		goto err_fini_ex;
 	}
 	attr->cap = init.cap;
+	dp_device_qp_add(prov_dp(ctx), qp->rc);
 
 	ib = &qp->vqp.qp;
 	ib->context = ctx;
@@ -327,10 +328,14 @@ int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 int prov_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct prov_qp *qp = to_pqp(ibqp);
-	int ret = rc_qp_destroy(qp->rc);
+	int ret;
 
-	if (ret)
+	dp_device_qp_del(prov_dp(ibqp->context), qp->rc);
+	ret = rc_qp_destroy(qp->rc);
+	if (ret) {
+		dp_device_qp_add(prov_dp(ibqp->context), qp->rc);
 		return -ret;
+	}
 	prov_wait_events_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
 			       atomic_load(&qp->async_reported));
 	prov_qp_ex_fini(qp);

@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "uroce/config.h"
+#include "uroce/dp.h"
 #include "uroce/sysfs.h"
 
 #define DEV_DIR		"/dev/infiniband"
@@ -73,46 +74,6 @@ static int ibdev_path(char *buf, size_t len, const char *name)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* Link state, MTU and MAC of a netdev.  Return: 0 or -errno. */
-struct netdev_info {
-	bool		up, running;
-	uint32_t	mtu;
-	uint8_t		mac[6];
-};
-
-static int netdev_query(const char *name, struct netdev_info *info)
-{
-	struct ifreq ifr = { 0 };
-	int fd, ret = 0;
-
-	if (strlen(name) >= IFNAMSIZ)
-		return -ENAMETOOLONG;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	strcpy(ifr.ifr_name, name);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
-		ret = -errno;
-		goto out;
-	}
-	info->up = ifr.ifr_flags & IFF_UP;
-	info->running = ifr.ifr_flags & IFF_RUNNING;
-	if (ioctl(fd, SIOCGIFMTU, &ifr)) {
-		ret = -errno;
-		goto out;
-	}
-	info->mtu = (uint32_t)ifr.ifr_mtu;
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
-		ret = -errno;
-		goto out;
-	}
-	memcpy(info->mac, ifr.ifr_hwaddr.sa_data, 6);
-out:
-	close(fd);
-	return ret;
-}
-
-/* True when @dir/uverbs@n exists (as anything, a dangling symlink included). */
 static bool uverbs_exists(const char *dir, unsigned n)
 {
 	char path[PATH_MAX];
@@ -175,191 +136,6 @@ static void devnode_remove(const char *uverbs)
 	rmdir(DEV_DIR);		/* only succeeds when empty */
 }
 
-/* The GID table of a configured device: its netdev's addresses plus configured ones. */
-static int link_gids(const struct uroce_link_cfg *cfg, const uint8_t mac[6],
-		     struct rc_gid_entry *tbl)
-{
-	const char *netdev = if_nametoindex(cfg->netdev) ? cfg->netdev : NULL;
-
-	return prov_gid_table_build(netdev, mac, (const uint8_t (*)[16])cfg->addrs, cfg->n_addrs,
-				    tbl, RC_GID_TABLE_LEN);
-}
-
-/* Split "--pmd NAME[:ARGS]" into the configuration. */
-static int parse_pmd(const char *s, struct uroce_link_cfg *cfg)
-{
-	const char *colon = strchr(s, ':');
-	char name[32];
-	size_t n = colon ? (size_t)(colon - s) : strlen(s);
-
-	if (n >= sizeof(name))
-		return -EINVAL;
-	memcpy(name, s, n);
-	name[n] = '\0';
-	if (uroce_pmd_parse(name, &cfg->pmd))
-		return -EINVAL;
-	if (colon && snprintf(cfg->pmd_args, sizeof(cfg->pmd_args), "%s", colon + 1) >=
-		     (int)sizeof(cfg->pmd_args))
-		return -E2BIG;
-	if (cfg->pmd == UROCE_PMD_PCI && !cfg->pmd_args[0])
-		return -EINVAL;
-	return 0;
-}
-
-static int link_add(int argc, char **argv)
-{
-	struct uroce_link_cfg cfg = { 0 }, old;
-	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
-	struct netdev_info nd = { 0 };
-	struct prov_sysfs_dev sd;
-	char root[PATH_MAX], err[256];
-	bool have_netdev;
-	int ret;
-
-	if (argc < 5 || strcmp(argv[3], "netdev"))
-		return link_usage(stderr);
-	if (!valid_name(argv[2]))
-		return fail("add", "bad device name '%s': use up to %d letters, digits, '_', '-', '.'",
-			    argv[2], IBV_SYSFS_NAME_MAX - 1);
-	snprintf(cfg.name, sizeof(cfg.name), "%s", argv[2]);
-	if (strlen(argv[4]) >= sizeof(cfg.netdev))
-		return fail("add", "netdev name '%s' is too long", argv[4]);
-	snprintf(cfg.netdev, sizeof(cfg.netdev), "%s", argv[4]);
-	cfg.pmd = UROCE_PMD_AF_PACKET;
-	for (int i = 5; i < argc; i++) {
-		if (!strcmp(argv[i], "--pmd") && i + 1 < argc) {
-			ret = parse_pmd(argv[++i], &cfg);
-			if (ret)
-				return fail("add", "bad --pmd '%s': use af_packet, af_xdp, pci:BDF, "
-					    "pcap:ARGS, memif:ARGS or tap", argv[i]);
-		} else if (!strcmp(argv[i], "--eal") && i + 1 < argc) {
-			if (snprintf(cfg.eal_args, sizeof(cfg.eal_args), "%s", argv[++i]) >=
-			    (int)sizeof(cfg.eal_args))
-				return fail("add", "--eal arguments are too long");
-		} else {
-			return link_usage(stderr);
-		}
-	}
-
-	/* A NIC DPDK owns (pci) or a replay (pcap) has no netdev: IFACE only labels it. */
-	have_netdev = cfg.pmd != UROCE_PMD_PCI && cfg.pmd != UROCE_PMD_PCAP;
-	if (have_netdev) {
-		ret = netdev_query(cfg.netdev, &nd);
-		if (ret == -ENODEV || ret == -ENXIO)
-			return fail("add", "netdev %s does not exist (see `ip link show`)",
-				    cfg.netdev);
-		if (ret)
-			return fail("add", "cannot query netdev %s: %s", cfg.netdev,
-				    strerror(-ret));
-		if (!nd.up)
-			return fail("add", "netdev %s is down: run `ip link set %s up` first",
-				    cfg.netdev, cfg.netdev);
-		memcpy(cfg.mac, nd.mac, 6);
-	}
-	if (geteuid() != 0)
-		return fail("add", "permission denied: creating %s/uverbsN and %s needs root "
-			    "(run it with sudo)", DEV_DIR, uroce_run_dir());
-	if (!uroce_link_cfg_load(cfg.name, &old, err, sizeof(err)))
-		return fail("add", "device %s exists (on netdev %s); remove it with "
-			    "`uroce link del %s`", cfg.name, old.netdev, cfg.name);
-
-	sysfs_root(root, sizeof(root));
-	ret = pick_uverbs(root, cfg.uverbs, sizeof(cfg.uverbs));
-	if (ret)
-		return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS, DEV_DIR);
-	ret = link_gids(&cfg, cfg.mac, gids);
-	if (ret < 0)
-		return fail("add", "cannot list the addresses of %s: %s", cfg.netdev,
-			    strerror(-ret));
-
-	sd = (struct prov_sysfs_dev){
-		.root = root, .ibdev = cfg.name, .uverbs = cfg.uverbs,
-		.netdev = have_netdev ? cfg.netdev : NULL,
-	};
-	memcpy(sd.mac, cfg.mac, 6);
-	ret = prov_sysfs_create(&sd, gids, RC_GID_TABLE_LEN, err, sizeof(err));
-	if (ret)
-		return fail("add", "%s", err);
-	ret = devnode_create(cfg.uverbs);
-	if (ret) {
-		fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg.uverbs, strerror(-ret));
-		goto err_remove_sysfs;
-	}
-	ret = uroce_link_cfg_save(&cfg, err, sizeof(err));
-	if (ret) {
-		fail("add", "%s", err);
-		goto err_remove_devnode;
-	}
-	return 0;
-
-err_remove_devnode:
-	devnode_remove(cfg.uverbs);
-err_remove_sysfs:
-	prov_sysfs_remove(root, cfg.name, cfg.uverbs);
-	return 1;
-}
-
-static int link_del(int argc, char **argv)
-{
-	struct uroce_link_cfg cfg;
-	char root[PATH_MAX], err[256];
-	int ret;
-
-	if (argc != 3)
-		return link_usage(stderr);
-	if (uroce_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
-		return fail("del", "no device %s (`uroce link show` lists them)", argv[2]);
-	if (geteuid() != 0)
-		return fail("del", "permission denied: removing %s/%s needs root (run it with sudo)",
-			    DEV_DIR, cfg.uverbs);
-	sysfs_root(root, sizeof(root));
-	ret = prov_sysfs_remove(root, cfg.name, cfg.uverbs);
-	devnode_remove(cfg.uverbs);
-	if (ret)
-		return fail("del", "cannot remove the sysfs tree of %s: %s", cfg.name,
-			    strerror(-ret));
-	ret = uroce_link_cfg_remove(cfg.name);
-	if (ret)
-		return fail("del", "cannot remove the configuration of %s: %s", cfg.name,
-			    strerror(-ret));
-	return 0;
-}
-
-static int link_refresh(int argc, char **argv)
-{
-	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
-	struct uroce_link_cfg cfg;
-	struct netdev_info nd;
-	char path[PATH_MAX], err[256];
-	const char *netdev = NULL;
-	int ret;
-
-	if (argc != 3)
-		return link_usage(stderr);
-	if (uroce_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
-		return fail("refresh", "no device %s (`uroce link show` lists them)", argv[2]);
-	if (!netdev_query(cfg.netdev, &nd)) {
-		netdev = cfg.netdev;
-		if (!cfg.mac[0] && !cfg.mac[1] && !cfg.mac[2] && !cfg.mac[3] && !cfg.mac[4] &&
-		    !cfg.mac[5])
-			memcpy(cfg.mac, nd.mac, 6);
-	}
-	ret = link_gids(&cfg, cfg.mac, gids);
-	if (ret < 0)
-		return fail("refresh", "cannot list the addresses of %s: %s", cfg.netdev,
-			    strerror(-ret));
-	if (ibdev_path(path, sizeof(path), cfg.name))
-		return fail("refresh", "run directory path is too long");
-	ret = prov_sysfs_write_gids(path, gids, RC_GID_TABLE_LEN, netdev);
-	if (ret == -EACCES || ret == -EPERM)
-		return fail("refresh", "permission denied writing %s (run it with sudo)", path);
-	if (ret)
-		return fail("refresh", "cannot write %s: %s", path, strerror(-ret));
-	return 0;
-}
-
-/* ---- show ---- */
-
 static int cfg_name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -404,6 +180,231 @@ static int list_devices(char ***names)
 	return (int)n;
 }
 
+/* 1 if the netdev is administratively up, 0 if down, -errno if it cannot be asked. */
+static int netdev_admin_up(const char *name)
+{
+	struct ifreq ifr = { 0 };
+	int fd, ret;
+
+	if (strlen(name) >= sizeof(ifr.ifr_name))
+		return -ENAMETOOLONG;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(ifr.ifr_name, name);
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr) ? -errno : !!(ifr.ifr_flags & IFF_UP);
+	close(fd);
+	return ret;
+}
+
+/* The netdev named in gid_attrs/ndevs: only one that exists here (not a pci/pcap label). */
+static const char *ndev_of(const struct uroce_link_cfg *cfg)
+{
+	return if_nametoindex(cfg->netdev) ? cfg->netdev : NULL;
+}
+
+/* True when another configured device runs af_packet on @netdev (it keeps the kernel filter). */
+static bool netdev_shared(const char *name, const char *netdev)
+{
+	char **names, err[256];
+	bool shared = false;
+	int n = list_devices(&names);
+
+	for (int i = 0; i < n; i++) {
+		struct uroce_link_cfg other;
+
+		if (strcmp(names[i], name) && !uroce_link_cfg_load(names[i], &other, err, sizeof(err)) &&
+		    other.pmd == UROCE_PMD_AF_PACKET && !strcmp(other.netdev, netdev))
+			shared = true;
+		free(names[i]);
+	}
+	free(names);
+	return shared;
+}
+
+/* Split "--pmd NAME[:ARGS]" into the configuration. */
+static int parse_pmd(const char *s, struct uroce_link_cfg *cfg)
+{
+	const char *colon = strchr(s, ':');
+	char name[32];
+	size_t n = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	if (uroce_pmd_parse(name, &cfg->pmd))
+		return -EINVAL;
+	if (colon && snprintf(cfg->pmd_args, sizeof(cfg->pmd_args), "%s", colon + 1) >=
+		     (int)sizeof(cfg->pmd_args))
+		return -E2BIG;
+	if (cfg->pmd == UROCE_PMD_PCI && !cfg->pmd_args[0])
+		return -EINVAL;
+	return 0;
+}
+
+static int link_add(int argc, char **argv)
+{
+	struct uroce_link_cfg cfg = { 0 }, old;
+	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
+	struct dp_link_info link;
+	struct prov_sysfs_dev sd;
+	char root[PATH_MAX], err[256];
+	bool filter = false;
+	int ret;
+
+	if (argc < 5 || strcmp(argv[3], "netdev"))
+		return link_usage(stderr);
+	if (!valid_name(argv[2]))
+		return fail("add", "bad device name '%s': use up to %d letters, digits, '_', '-', '.'",
+			    argv[2], IBV_SYSFS_NAME_MAX - 1);
+	snprintf(cfg.name, sizeof(cfg.name), "%s", argv[2]);
+	if (strlen(argv[4]) >= sizeof(cfg.netdev))
+		return fail("add", "netdev name '%s' is too long", argv[4]);
+	snprintf(cfg.netdev, sizeof(cfg.netdev), "%s", argv[4]);
+	cfg.pmd = UROCE_PMD_AF_PACKET;
+	for (int i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "--pmd") && i + 1 < argc) {
+			ret = parse_pmd(argv[++i], &cfg);
+			if (ret)
+				return fail("add", "bad --pmd '%s': use af_packet, af_xdp, pci:BDF, "
+					    "pcap:ARGS, memif:ARGS or tap", argv[i]);
+		} else if (!strcmp(argv[i], "--eal") && i + 1 < argc) {
+			if (snprintf(cfg.eal_args, sizeof(cfg.eal_args), "%s", argv[++i]) >=
+			    (int)sizeof(cfg.eal_args))
+				return fail("add", "--eal arguments are too long");
+		} else {
+			return link_usage(stderr);
+		}
+	}
+
+	/* The link as the dataplane will see it (a pci or pcap IFACE only labels the device). */
+	ret = dp_link_query(&cfg, &link, err, sizeof(err));
+	if (ret == -ENODEV)
+		return fail("add", "netdev %s does not exist (see `ip link show`)", cfg.netdev);
+	if (ret)
+		return fail("add", "%s", err);
+	if (!link.up && netdev_admin_up(cfg.netdev) == 0)
+		return fail("add", "netdev %s is down: run `ip link set %s up` first", cfg.netdev,
+			    cfg.netdev);
+	/* The kernel reports carrier up to a second after `ip link set up` (linkwatch). */
+	for (int i = 0; i < 40 && !link.up; i++) {
+		usleep(50000);
+		if (dp_link_query(&cfg, &link, err, sizeof(err)))
+			break;
+	}
+	if (!link.up)
+		return fail("add", "netdev %s has no carrier: check its cable or peer", cfg.netdev);
+	if (geteuid() != 0)
+		return fail("add", "permission denied: creating %s/uverbsN and %s needs root "
+			    "(run it with sudo)", DEV_DIR, uroce_run_dir());
+	if (!uroce_link_cfg_load(cfg.name, &old, err, sizeof(err)))
+		return fail("add", "device %s exists (on netdev %s); remove it with "
+			    "`uroce link del %s`", cfg.name, old.netdev, cfg.name);
+
+	sysfs_root(root, sizeof(root));
+	ret = pick_uverbs(root, cfg.uverbs, sizeof(cfg.uverbs));
+	if (ret)
+		return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS, DEV_DIR);
+	ret = dp_gid_table(&cfg, gids, RC_GID_TABLE_LEN, err, sizeof(err));
+	if (ret < 0)
+		return fail("add", "%s", err);
+
+	sd = (struct prov_sysfs_dev){
+		.root = root, .ibdev = cfg.name, .uverbs = cfg.uverbs, .netdev = ndev_of(&cfg),
+	};
+	memcpy(sd.mac, link.mac, 6);
+	ret = prov_sysfs_create(&sd, gids, RC_GID_TABLE_LEN, err, sizeof(err));
+	if (ret)
+		return fail("add", "%s", err);
+	ret = devnode_create(cfg.uverbs);
+	if (ret) {
+		fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg.uverbs, strerror(-ret));
+		goto err_remove_sysfs;
+	}
+	/* With af_packet the kernel sees RoCE frames too: keep it from answering with ICMP. */
+	if (cfg.pmd == UROCE_PMD_AF_PACKET) {
+		ret = dp_kernel_filter_install(cfg.netdev, err, sizeof(err));
+		if (ret) {
+			fail("add", "%s", err);
+			goto err_remove_devnode;
+		}
+		filter = true;
+	}
+	ret = uroce_link_cfg_save(&cfg, err, sizeof(err));
+	if (ret) {
+		fail("add", "%s", err);
+		goto err_remove_filter;
+	}
+	return 0;
+
+err_remove_filter:
+	if (filter && !netdev_shared(cfg.name, cfg.netdev))
+		dp_kernel_filter_remove(cfg.netdev, err, sizeof(err));
+err_remove_devnode:
+	devnode_remove(cfg.uverbs);
+err_remove_sysfs:
+	prov_sysfs_remove(root, cfg.name, cfg.uverbs);
+	return 1;
+}
+
+static int link_del(int argc, char **argv)
+{
+	struct uroce_link_cfg cfg;
+	char root[PATH_MAX], err[256];
+	int ret;
+
+	if (argc != 3)
+		return link_usage(stderr);
+	if (uroce_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
+		return fail("del", "no device %s (`uroce link show` lists them)", argv[2]);
+	if (geteuid() != 0)
+		return fail("del", "permission denied: removing %s/%s needs root (run it with sudo)",
+			    DEV_DIR, cfg.uverbs);
+	sysfs_root(root, sizeof(root));
+	ret = prov_sysfs_remove(root, cfg.name, cfg.uverbs);
+	devnode_remove(cfg.uverbs);
+	if (ret)
+		return fail("del", "cannot remove the sysfs tree of %s: %s", cfg.name,
+			    strerror(-ret));
+	ret = uroce_link_cfg_remove(cfg.name);
+	if (ret)
+		return fail("del", "cannot remove the configuration of %s: %s", cfg.name,
+			    strerror(-ret));
+	/* A netdev that is gone took its filter with it. */
+	if (cfg.pmd == UROCE_PMD_AF_PACKET && if_nametoindex(cfg.netdev) &&
+	    !netdev_shared(cfg.name, cfg.netdev) &&
+	    dp_kernel_filter_remove(cfg.netdev, err, sizeof(err)))
+		return fail("del", "%s", err);
+	return 0;
+}
+
+static int link_refresh(int argc, char **argv)
+{
+	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
+	struct uroce_link_cfg cfg;
+	char path[PATH_MAX], err[256];
+	int ret;
+
+	if (argc != 3)
+		return link_usage(stderr);
+	if (uroce_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
+		return fail("refresh", "no device %s (`uroce link show` lists them)", argv[2]);
+	ret = dp_gid_table(&cfg, gids, RC_GID_TABLE_LEN, err, sizeof(err));
+	if (ret < 0)
+		return fail("refresh", "%s", err);
+	if (ibdev_path(path, sizeof(path), cfg.name))
+		return fail("refresh", "run directory path is too long");
+	ret = prov_sysfs_write_gids(path, gids, RC_GID_TABLE_LEN, ndev_of(&cfg));
+	if (ret == -EACCES || ret == -EPERM)
+		return fail("refresh", "permission denied writing %s (run it with sudo)", path);
+	if (ret)
+		return fail("refresh", "cannot write %s: %s", path, strerror(-ret));
+	return 0;
+}
+
+/* ---- show ---- */
+
 static const char *gid_text(const struct rc_gid_entry *e, char *out, size_t len)
 {
 	return inet_ntop(AF_INET6, e->gid, out, (socklen_t)len) ? out : "?";
@@ -412,11 +413,10 @@ static const char *gid_text(const struct rc_gid_entry *e, char *out, size_t len)
 static void show_one(const struct uroce_link_cfg *cfg, bool json, bool first)
 {
 	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
-	struct netdev_info nd = { 0 };
-	bool has_nd = netdev_query(cfg->netdev, &nd) == 0;
-	bool active = has_nd ? nd.up && nd.running :
-		      cfg->pmd == UROCE_PMD_PCI || cfg->pmd == UROCE_PMD_PCAP;
-	uint32_t mtu = cfg->mtu ? cfg->mtu : nd.mtu;
+	struct dp_link_info link = { 0 };
+	char err[256];
+	bool active = !dp_link_query(cfg, &link, err, sizeof(err)) && link.up;
+	uint32_t mtu = link.mtu;
 	char path[PATH_MAX], gid[INET6_ADDRSTRLEN];
 	bool first_gid = true;
 

@@ -76,21 +76,6 @@ int prov_sysfs_write_gids(const char *ibdev_path, const struct rc_gid_entry *gid
 /* Read the GID table of port 1 back (missing entries read as invalid).  Return: 0 or -errno. */
 int prov_sysfs_read_gids(const char *ibdev_path, struct rc_gid_entry *gids, unsigned n);
 
-/*
- * prov_gid_table_build() - the RoCE GID table of a netdev, as the kernel builds it.
- * @netdev: the interface whose addresses are listed (in this network namespace)
- * @mac:    its MAC address, for the default GID
- * @extra:  @n_extra more addresses in GID form (a device DPDK owns has no netdev addresses)
- *
- * Index 0 and 1 hold the default GID, the IPv6 link-local address made
- * from the MAC (RoCE v1, then v2); after them each IPv4 address (as
- * ::ffff:a.b.c.d), then each other IPv6 address, again a v1 and a v2 entry
- * each.  Entries past the table's end are dropped; the rest are invalid.
- * Return: the number of valid entries, or -errno.
- */
-int prov_gid_table_build(const char *netdev, const uint8_t mac[6], const uint8_t (*extra)[16],
-			 unsigned n_extra, struct rc_gid_entry *tbl, unsigned n);
-
 /* True when the two tables hold the same valid entries at the same indexes. */
 bool prov_gid_tables_equal(const struct rc_gid_entry *a, const struct rc_gid_entry *b, unsigned n);
 
