@@ -5,6 +5,7 @@ import json
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
@@ -93,6 +94,21 @@ def body(tap, pair):
     tap.ok(r.returncode == 0 and f'::ffff:{extra}' not in gids and
            f'::ffff:{pair.ip4[0]}' in gids, 'uroce link refresh drops a removed address',
            r.stdout + str(gids))
+
+    # ...and while a program has the device open, the dataplane's address watch
+    # (IBV_EVENT_GID_CHANGE) makes the provider rewrite the table at once.
+    srv = pair.start(0, ['ibv_rc_pingpong', '-d', 'uroce0', '-p', '18599'])
+    seen = False
+    if pair.wait_listen(0, 18599, srv):
+        it.sh('ip', '-n', pair.ns[0], 'addr', 'add', f'{extra}/24', 'dev', pair.ifs[0])
+        end = time.monotonic() + 10
+        while not seen and time.monotonic() < end:
+            seen = f'::ffff:{extra}' in [g['gid'] for g in pair.gids(0)]
+            time.sleep(0.1)
+        it.sh('ip', '-n', pair.ns[0], 'addr', 'del', f'{extra}/24', 'dev', pair.ifs[0])
+    srv.kill()
+    srv.wait(5)
+    tap.ok(seen, 'an address added while the device is open shows without a refresh', srv.out)
 
     # One clear line for each user error, non-zero exit.
     def err(name, side, args, pattern, env=None):
