@@ -82,6 +82,18 @@ def body(tap, pair):
     tap.ok(field(p.out, 'state') == 'PORT_DOWN (1)', 'port is DOWN while the netdev is down',
            p.out)
 
+    # Port events reach the application's async fd when the netdev goes down and up.
+    prog = os.path.join(pair.build, 'tests', 'integration', 'verbs_check')
+    ev = pair.start(0, [prog, '-d', 'uroce0', '--port-events', '-p', '18598'])
+    if pair.wait_listen(0, 18598, ev):
+        it.sh('ip', '-n', pair.ns[0], 'link', 'set', pair.ifs[0], 'down')
+        time.sleep(2)
+        it.sh('ip', '-n', pair.ns[0], 'link', 'set', pair.ifs[0], 'up')
+        pair.wait_running()
+    ev.wait(40)
+    tap.ok(ev.rc == 0 and 'PASS port_events' in ev.out,
+           'IBV_EVENT_PORT_ERR and IBV_EVENT_PORT_ACTIVE on the async fd', ev.out)
+
     # Addresses added later: the provider refreshes the table on ibv_open_device...
     extra = pair.ip4[0].rsplit('.', 1)[0] + '.11'
     it.sh('ip', '-n', pair.ns[0], 'addr', 'add', f'{extra}/24', 'dev', pair.ifs[0])

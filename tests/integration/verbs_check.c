@@ -15,7 +15,7 @@
 #include <infiniband/verbs.h>
 
 /*
- * usage: verbs_check [-d DEV] [-g GIDX] [-p PORT] [--peer-death] [HOST]
+ * usage: verbs_check [-d DEV] [-g GIDX] [-p PORT] [--peer-death | --port-events] [HOST]
  *
  * Without HOST it serves one client; with HOST it connects and runs the
  * cases, printing "PASS name" or "FAIL name: why" for each; the exit status
@@ -966,6 +966,46 @@ static int case_ex_api(struct dev *d, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * --port-events: listen on the control port (the harness's signal that the
+ * device is open), then expect IBV_EVENT_PORT_ERR and IBV_EVENT_PORT_ACTIVE
+ * for port 1 on the async fd while the harness takes the netdev down and up.
+ */
+static int port_events(struct dev *d, const char *port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	enum ibv_event_type want[2] = { IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE };
+	uint64_t end = now_ms() + 30000;
+	struct addrinfo *res;
+	int lfd, one = 1, got = 0;
+
+	if (getaddrinfo(NULL, port, &hints, &res))
+		die("getaddrinfo");
+	lfd = socket(res->ai_family, SOCK_STREAM, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, res->ai_addr, res->ai_addrlen) || listen(lfd, 1))
+		die("listen");
+	freeaddrinfo(res);
+	while (got < 2 && now_ms() < end) {
+		struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+		struct ibv_async_event ev;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (ibv_get_async_event(d->ctx, &ev))
+			die("ibv_get_async_event");
+		printf("event %s port %d\n", ibv_event_type_str(ev.event_type), ev.element.port_num);
+		if (ev.event_type == want[got] && ev.element.port_num == 1)
+			got++;
+		ibv_ack_async_event(&ev);
+	}
+	close(lfd);
+	printf("%s port_events: %s\n", got == 2 ? "PASS" : "FAIL",
+	       got == 2 ? "PORT_ERR then PORT_ACTIVE" : "missing port events");
+	return got == 2 ? 0 : 1;
+}
+
 /* ---- Main ---- */
 
 static int tcp_connect(const char *host, const char *port, bool server)
@@ -1024,7 +1064,7 @@ int main(int argc, char **argv)
 		{ "post_send_api_and_extended_cq", case_ex_api },
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
-	bool peer_death = false;
+	bool peer_death = false, events = false;
 	struct dev d = { 0 };
 	int gid_index = 0;
 	struct msg m;
@@ -1038,11 +1078,13 @@ int main(int argc, char **argv)
 			port = argv[++i];
 		else if (!strcmp(argv[i], "--peer-death"))
 			peer_death = true;
+		else if (!strcmp(argv[i], "--port-events"))
+			events = true;
 		else if (argv[i][0] != '-' && !host)
 			host = argv[i];
 		else {
 			fprintf(stderr, "usage: verbs_check [-d DEV] [-g GIDX] [-p PORT] "
-				"[--peer-death] [HOST]\n");
+				"[--peer-death | --port-events] [HOST]\n");
 			return 100;
 		}
 	}
@@ -1050,6 +1092,8 @@ int main(int argc, char **argv)
 	/* A hang is a failure too. */
 	alarm(300);
 	dev_open(&d, devname, gid_index);
+	if (events)
+		return port_events(&d, port);
 	d.sock = tcp_connect(host, port, !host);
 	if (!host) {
 		serve(&d);
