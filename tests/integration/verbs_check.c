@@ -45,6 +45,7 @@ enum cmd {
 	CMD_RECV_CHECK,		/* take one receive, compare with pattern(seed), len, imm */
 	CMD_DESTROY,		/* drop the QP */
 	CMD_DIE,		/* kill -9 ourselves */
+	CMD_SEND,		/* send @len messages of 64 bytes of pattern(seed) to the client */
 	CMD_QUIT,
 };
 
@@ -72,6 +73,7 @@ struct dev {
 	uint8_t			*rw, *ro, *local;
 	int			gid_index;
 	union ibv_gid		gid;
+	struct ibv_srq		*srq;		/* the next client QP receives through it */
 	enum ibv_mtu		mtu;
 	int			sock;
 };
@@ -223,6 +225,7 @@ static void conn_create(struct dev *d, struct conn *c, int send_cqe, uint32_t ma
 		die("ibv_create_cq");
 	init.send_cq = c->scq;
 	init.recv_cq = c->rcq;
+	init.srq = d->srq;
 	if (ex_ops) {
 		struct ibv_qp_init_attr_ex ix = {
 			.send_cq = c->scq, .recv_cq = c->rcq, .cap = init.cap,
@@ -383,6 +386,23 @@ static void serve(struct dev *d)
 		case CMD_DESTROY:
 			if (c.qp)
 				conn_destroy(&c);
+			break;
+		case CMD_SEND:
+			for (uint64_t i = 0; i < m.len && !m.status; i++) {
+				struct ibv_sge sge = { .addr = (uintptr_t)d->rw, .length = 64,
+						       .lkey = d->mr_rw->lkey };
+				struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+							  .opcode = IBV_WR_SEND,
+							  .send_flags = IBV_SEND_SIGNALED }, *bad;
+				struct ibv_wc wc;
+
+				pattern(d->rw, 64, m.seed + i);
+				if (!c.qp || ibv_post_send(c.qp, &wr, &bad) ||
+				    wait_wc(c.scq, &wc, WAIT_MS) != 1 || wc.status != IBV_WC_SUCCESS) {
+					m.status = 1;
+					snprintf(m.why, sizeof(m.why), "send %" PRIu64 " failed", i);
+				}
+			}
 			break;
 		case CMD_DIE:
 			kill(getpid(), SIGKILL);
@@ -779,6 +799,65 @@ static int case_cq_overflow(struct dev *d, char *why, size_t whylen)
 	return 0;
 }
 
+/* An SRQ armed with a limit raises IBV_EVENT_SRQ_LIMIT_REACHED once fewer receives remain. */
+static int case_srq_limit(struct dev *d, char *why, size_t whylen)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 32, .max_sge = 1 } };
+	struct ibv_srq_attr lim = { .srq_limit = 10 };
+	struct ibv_async_event ev;
+	struct conn c;
+	struct peer p;
+	struct msg m;
+	bool got = false;
+	uint64_t end;
+	struct ibv_wc wc;
+	struct ibv_srq *srq = ibv_create_srq(d->pd, &sattr);
+	int ret;
+
+	CHECK(srq, "ibv_create_srq: %s", strerror(errno));
+	for (int i = 0; i < 16; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)d->local + (uint64_t)i * 4096,
+				       .length = 4096, .lkey = d->mr_local->lkey };
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 },
+				   *bad;
+
+		CHECK(!ibv_post_srq_recv(srq, &wr, &bad), "ibv_post_srq_recv %d failed", i);
+	}
+	ret = ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT);
+	CHECK(ret == 0, "arming the SRQ limit: %s", strerror(ret));
+	d->srq = srq;
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	d->srq = NULL;
+
+	/* 16 - 5 = 11 receives left: above the limit, no event yet. */
+	m = (struct msg){ .cmd = CMD_SEND, .len = 5, .seed = 500 };
+	call(d, &m);
+	CHECK(!m.status, "peer: %s", m.why);
+	m = (struct msg){ .cmd = CMD_SEND, .len = 3, .seed = 505 };
+	call(d, &m);
+	CHECK(!m.status, "peer: %s", m.why);
+	for (int i = 0; i < 8; i++) {
+		CHECK(wait_wc(c.rcq, &wc, WAIT_MS) == 1 && wc.status == IBV_WC_SUCCESS &&
+		      wc.byte_len == 64, "receive %d through the SRQ", i);
+		CHECK(pattern_mismatch(d->local + wc.wr_id * 4096, 64, 500 + (uint64_t)i) < 0,
+		      "receive %d through the SRQ holds the wrong data", i);
+	}
+	end = now_ms() + WAIT_MS;
+	while (!got && now_ms() < end) {
+		struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		CHECK(!ibv_get_async_event(d->ctx, &ev), "ibv_get_async_event: %s", strerror(errno));
+		got = ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq;
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(got, "no IBV_EVENT_SRQ_LIMIT_REACHED with 8 of 16 receives left, limit 10");
+	close_case(d, &c);
+	CHECK(!ibv_destroy_srq(srq), "ibv_destroy_srq failed");
+	return 0;
+}
+
 /* Stream writes, have the peer die, and time the requester's retry exhaustion. */
 static int case_peer_death(struct dev *d, char *why, size_t whylen)
 {
@@ -1062,6 +1141,7 @@ int main(int argc, char **argv)
 		{ "post_in_wrong_state_einval", case_wrong_state },
 		{ "cq_overflow_async_cq_err", case_cq_overflow },
 		{ "post_send_api_and_extended_cq", case_ex_api },
+		{ "srq_limit_async_event", case_srq_limit },
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
 	bool peer_death = false, events = false;
