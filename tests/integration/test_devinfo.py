@@ -66,6 +66,24 @@ def body(tap, pair):
     tap.ok(not missing, 'GID table: default GID, IPv4-mapped and IPv6 entries, v1 and v2',
            '\n'.join(missing) + '\n' + out)
 
+    # What `uroce exec` sets up: the environment, and a seccomp filter that
+    # refuses RDMA netlink with EPROTONOSUPPORT and nothing else.
+    probe = ('import os, socket\n'
+             'print(open("/proc/self/status").read().split("Seccomp:")[1].split()[0])\n'
+             'for k in ("SYSFS_PATH", "RDMAV_DRIVERS", "LD_PRELOAD"): print(k, os.environ.get(k))\n'
+             'socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close(); print("route ok")\n'
+             'try:\n'
+             '    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 20)\n'
+             'except OSError as e:\n'
+             '    print("rdma", e.errno)\n')
+    p = pair.start(0, ['/usr/bin/python3', '-c', probe])
+    p.wait(30)
+    sysfs = os.path.join(pair.run_dirs[0], 'sysfs')
+    tap.ok(p.rc == 0 and p.out.splitlines()[0] == '2' and f'SYSFS_PATH {sysfs}' in p.out and
+           'liburoce-compchan.so' in p.out and 'provider/liburoce' in p.out and
+           'route ok' in p.out and 'rdma 93' in p.out,
+           'uroce exec: SYSFS_PATH, provider, interposer, seccomp hiding only RDMA netlink', p.out)
+
     # The documented alternative for polling programs: only SYSFS_PATH (plus the
     # provider's path, since the build tree is not installed).
     env = pair.env(0)
