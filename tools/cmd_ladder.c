@@ -20,6 +20,7 @@
 struct ladder_opts {
 	const char	*svg;		/* NULL: text on stdout */
 	uint64_t	first, last;	/* frames, from 1 */
+	bool		ranged;		/* -n given */
 	uint64_t	max;		/* packets drawn at most; 0: all */
 	unsigned	width;
 	unsigned	flags;		/* enum wire_ladder_flag */
@@ -229,6 +230,7 @@ static int run(struct source *srcs, int n_src, const char *file, const struct la
 	struct timeval start = { 0, 0 };
 	uint64_t frames = 0, drawn = 0, shown_last = 0;
 	char title[1200], note[400];
+	bool broken;
 	size_t len;
 	int i;
 
@@ -261,9 +263,9 @@ static int run(struct source *srcs, int n_src, const char *file, const struct la
 			shown_last = frames;
 		}
 	}
-	if (i == -2)
-		return 1;
-	if (o->first > frames) {
+	/* A capture cut short: draw what came before the error, then fail. */
+	broken = i == -2;
+	if (o->ranged && o->first > frames && !broken) {
 		fprintf(stderr, "uroce ladder: %s has %" PRIu64 " frame%s; -n starts at frame %"
 			PRIu64 "\n", file, frames, frames == 1 ? "" : "s", o->first);
 		return 1;
@@ -275,7 +277,10 @@ static int run(struct source *srcs, int n_src, const char *file, const struct la
 
 	snprintf(title, sizeof(title), "uroce ladder %s", file);
 	note[0] = '\0';
-	if (o->first > 1 || shown_last < frames)
+	if (broken)
+		snprintf(note, sizeof(note), "The capture ends with an error after frame %" PRIu64
+			 ": only the frames before it are drawn.", frames);
+	else if (o->first > 1 || shown_last < frames)
 		snprintf(note, sizeof(note), "Trimmed: frames %" PRIu64 "-%" PRIu64 " of %" PRIu64
 			 "%s; -n FIRST-LAST and --max N (0: all) choose others.", o->first,
 			 shown_last, frames, o->max && drawn >= o->max && shown_last < o->last ?
@@ -285,7 +290,19 @@ static int run(struct source *srcs, int n_src, const char *file, const struct la
 		snprintf(note + len, sizeof(note) - len, "%s--all draws the frames not drawn.",
 			 len ? " " : "");
 	}
-	return write_output(l, o, title, note[0] ? note : NULL);
+	if (write_output(l, o, title, note[0] ? note : NULL))
+		return 1;
+	return broken ? 1 : 0;
+}
+
+static const char *option_name(int opt)
+{
+	switch (opt) {
+	case 'n':	return "-n";
+	case 'm':	return "--max";
+	case 'w':	return "--width";
+	default:	return "--svg";
+	}
 }
 
 int cmd_ladder(int argc, char **argv)
@@ -298,7 +315,7 @@ int cmd_ladder(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ladder_opts o = { NULL, 1, UINT64_MAX, DEFAULT_MAX, DEFAULT_WIDTH, 0 };
+	struct ladder_opts o = { NULL, 1, UINT64_MAX, false, DEFAULT_MAX, DEFAULT_WIDTH, 0 };
 	struct source srcs[2];
 	struct fixture fx;
 	struct wire_ladder l;
@@ -320,6 +337,7 @@ int cmd_ladder(int argc, char **argv)
 					"got '%s'\n", optarg);
 				return 2;
 			}
+			o.ranged = true;
 			break;
 		case 'm':
 			if (!parse_count(optarg, &o.max)) {
@@ -343,10 +361,12 @@ int cmd_ladder(int argc, char **argv)
 			ladder_usage(stdout);
 			return 0;
 		default:
-			if (optopt)
-				fprintf(stderr, "uroce ladder: %s -%c (uroce ladder -h shows the options)\n",
-					strchr("nmw", optopt) ? "missing the value after" :
-					"unknown option", optopt);
+			if (optopt && strchr("nmws", optopt))
+				fprintf(stderr, "uroce ladder: missing the value after %s (uroce ladder -h "
+					"shows the options)\n", option_name(optopt));
+			else if (optopt)
+				fprintf(stderr, "uroce ladder: unknown option -%c (uroce ladder -h shows "
+					"the options)\n", optopt);
 			else
 				fprintf(stderr, "uroce ladder: unknown or incomplete option %s (uroce "
 					"ladder -h shows the options)\n", argv[optind - 1]);
