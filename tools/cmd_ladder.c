@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pcap/pcap.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,112 @@ static int load_fixture(const char *path, struct fixture *fx, struct wire_ladder
 	return 0;
 }
 
+static const char *wr_opcode_name(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:			return "SEND";
+	case IBV_WR_SEND_WITH_IMM:		return "SEND_WITH_IMM";
+	case IBV_WR_SEND_WITH_INV:		return "SEND_WITH_INV";
+	case IBV_WR_RDMA_WRITE:			return "RDMA_WRITE";
+	case IBV_WR_RDMA_WRITE_WITH_IMM:	return "RDMA_WRITE_WITH_IMM";
+	case IBV_WR_RDMA_READ:			return "RDMA_READ";
+	case IBV_WR_ATOMIC_CMP_AND_SWP:		return "ATOMIC_CMP_AND_SWP";
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:	return "ATOMIC_FETCH_AND_ADD";
+	default:				return "?";
+	}
+}
+
+__attribute__((format(printf, 3, 4)))
+static void note_add(char *buf, size_t cap, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, cap - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * What the fixture has uroce do and what it must report: the work
+ * requests posted (the verbs calls), the completions expected in order,
+ * and a QP's final state and events when it leaves RTS.
+ */
+static void fixture_note(char *buf, size_t cap, const struct fixture *fx)
+{
+	const char *sep = "uroce's work requests: ";
+
+	for (unsigned i = 0; i < fx->n_actions; i++) {
+		const struct fx_action *a = &fx->actions[i];
+		uint64_t bytes = 0;
+
+		if (a->kind != FX_POST_SEND && a->kind != FX_POST_RECV)
+			continue;
+		for (unsigned s = 0; s < a->nsge; s++)
+			bytes += a->sge[s].len;
+		note_add(buf, cap, "%sibv_post_%s(%s) wr_id %" PRIu64 " %s%s%" PRIu64 "B", sep,
+			 a->kind == FX_POST_SEND ? "send" : "recv", fx->qps[a->qp].name, a->wr_id,
+			 a->kind == FX_POST_SEND ? wr_opcode_name(a->opcode) : "",
+			 a->kind == FX_POST_SEND ? " " : "", bytes);
+		if (a->timed)
+			note_add(buf, cap, " at %.6fs", (double)a->t_ns / 1e9);
+		sep = "; ";
+	}
+	if (strcmp(sep, "; "))
+		note_add(buf, cap, "uroce's work requests: none (the peer's packets drive it)");
+	sep = "\nCompletions uroce must give: ";
+	for (unsigned i = 0; i < fx->n_cqes; i++) {
+		const struct fx_cqe *c = &fx->cqes[i];
+
+		note_add(buf, cap, "%s%s wr_id %" PRIu64 " %s", sep, c->recv ? "recv" : "send",
+			 c->wr_id, fx_wc_status_name(c->status));
+		if (c->has_opcode)
+			note_add(buf, cap, " %s", fx_wc_opcode_name(c->opcode));
+		if (c->has_byte_len)
+			note_add(buf, cap, " byte_len %" PRIu32, c->byte_len);
+		if (c->flags & IBV_WC_WITH_IMM)
+			note_add(buf, cap, " imm 0x%" PRIx32, c->imm);
+		if (c->flags & IBV_WC_WITH_INV)
+			note_add(buf, cap, " invalidated rkey 0x%" PRIx32, c->invalidated_rkey);
+		if (c->flags & IBV_WC_GRH)
+			note_add(buf, cap, " src_qp 0x%" PRIx32, c->src_qp);
+		sep = "; ";
+	}
+	if (!fx->n_cqes)
+		note_add(buf, cap, "\nCompletions uroce must give: none");
+	for (unsigned q = 0; q < fx->n_qps; q++) {
+		if (fx->qps[q].expect_state == IBV_QPS_RTS)
+			continue;
+		note_add(buf, cap, "\nQP %s ends in %s", fx->qps[q].name,
+			 fx->qps[q].expect_state == IBV_QPS_ERR ? "ERR" :
+			 fx->qps[q].expect_state == IBV_QPS_SQE ? "SQE" : "another state");
+		sep = ", event ";
+		for (unsigned e = 0; e < fx->n_events; e++)
+			if (fx->events[e].qp == q) {
+				note_add(buf, cap, "%s%s", sep, fx_event_name(fx->events[e].type));
+				sep = ", ";
+			}
+	}
+}
+
+/* The fixture's own summary and spec lines, for the title. */
+static void fixture_title(char *buf, size_t cap, const char *path)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "summary ", 8) || !strncmp(line, "spec ", 5))
+			note_add(buf, cap, "\n%s", line + (line[1] == 'u' ? 8 : 0));
+	}
+	fclose(f);
+}
+
 static int write_output(const struct wire_ladder *l, const struct ladder_opts *o,
 			const char *title, const char *note)
 {
@@ -224,12 +331,12 @@ static int write_output(const struct wire_ladder *l, const struct ladder_opts *o
 }
 
 /* Read, draw, say what was left out. */
-static int run(struct source *srcs, int n_src, const char *file, const struct ladder_opts *o,
-	       struct wire_ladder *l)
+static int run(struct source *srcs, int n_src, const char *file, const struct fixture *fx,
+	       const struct ladder_opts *o, struct wire_ladder *l)
 {
 	struct timeval start = { 0, 0 };
 	uint64_t frames = 0, drawn = 0, shown_last = 0;
-	char title[1200], note[400];
+	char title[3000], note[4000];
 	bool broken;
 	size_t len;
 	int i;
@@ -277,19 +384,27 @@ static int run(struct source *srcs, int n_src, const char *file, const struct la
 
 	snprintf(title, sizeof(title), "uroce ladder %s", file);
 	note[0] = '\0';
+	if (fx) {
+		fixture_title(title, sizeof(title), file);
+		fixture_note(note, sizeof(note), fx);
+		note_add(note, sizeof(note), "\n");
+	}
 	if (broken)
-		snprintf(note, sizeof(note), "The capture ends with an error after frame %" PRIu64
+		note_add(note, sizeof(note), "The capture ends with an error after frame %" PRIu64
 			 ": only the frames before it are drawn.", frames);
 	else if (o->first > 1 || shown_last < frames)
-		snprintf(note, sizeof(note), "Trimmed: frames %" PRIu64 "-%" PRIu64 " of %" PRIu64
+		note_add(note, sizeof(note), "Trimmed: frames %" PRIu64 "-%" PRIu64 " of %" PRIu64
 			 "%s; -n FIRST-LAST and --max N (0: all) choose others.", o->first,
 			 shown_last, frames, o->max && drawn >= o->max && shown_last < o->last ?
 			 " (--max reached)" : "");
 	if (l->not_drawn) {
 		len = strlen(note);
-		snprintf(note + len, sizeof(note) - len, "%s--all draws the frames not drawn.",
-			 len ? " " : "");
+		note_add(note, sizeof(note), "%s--all draws the frames not drawn.",
+			 len && note[len - 1] != '\n' ? " " : "");
 	}
+	len = strlen(note);
+	if (len && note[len - 1] == '\n')
+		note[len - 1] = '\0';
 	if (write_output(l, o, title, note[0] ? note : NULL))
 		return 1;
 	return broken ? 1 : 0;
@@ -399,7 +514,7 @@ int cmd_ladder(int argc, char **argv)
 	for (int i = 0; i < n_src; i++)
 		if (open_source(&srcs[i], paths[i]))
 			goto out;
-	rc = run(srcs, n_src, file, &o, &l);
+	rc = run(srcs, n_src, file, have_fx ? &fx : NULL, &o, &l);
 out:
 	for (int i = 0; i < n_src; i++)
 		if (srcs[i].pc)

@@ -50,7 +50,7 @@ struct text_layout {
 	int		*pos;		/* lifeline of each column, in the canvas */
 };
 
-/* Words of @text on lines of at most @width characters. */
+/* Words of @text on lines of at most @width characters; '\n' starts a new line. */
 static void print_wrapped(FILE *out, const char *text, unsigned width)
 {
 	const char *p = text;
@@ -58,17 +58,20 @@ static void print_wrapped(FILE *out, const char *text, unsigned width)
 	while (*p) {
 		const char *end = p, *brk = NULL;
 
-		while (*end && (unsigned)(end - p) < width) {
+		while (*end && *end != '\n' && (unsigned)(end - p) < width) {
 			if (*end == ' ')
 				brk = end;
 			end++;
 		}
-		if (*end && brk && *end != ' ')
+		if (*end && *end != '\n' && brk && *end != ' ')
 			end = brk;
 		fprintf(out, "%.*s\n", (int)(end - p), p);
 		p = end;
-		while (*p == ' ')
+		if (*p == '\n')
 			p++;
+		else
+			while (*p == ' ')
+				p++;
 	}
 }
 
@@ -315,7 +318,7 @@ out_free:
 #define SVG_CHAR_W	7.2	/* monospace 12px */
 #define SVG_ROW_H	20
 #define SVG_GUTTER	150
-#define SVG_TOP		112
+#define SVG_LINE_H	18
 #define SVG_MARGIN	40
 
 static void xml_text(FILE *out, const char *s)
@@ -362,7 +365,52 @@ struct svg_layout {
 	double	span;
 	double	*x;		/* lifeline of each column */
 	double	width, height;
+	double	box_y;		/* top of the host boxes */
+	double	rows_y;		/* first row */
+	double	life_end;	/* where the lifelines stop */
+	size_t	wrap;		/* characters per line of the title and notes */
 };
+
+/*
+ * Lines of @text (split at '\n', words wrapped at @s->wrap characters) as
+ * <text> elements from @y down, SVG_LINE_H apart; @out NULL only counts.
+ * Return: the number of lines.
+ */
+static unsigned svg_lines(FILE *out, const struct svg_layout *s, const char *cls, double y,
+			  const char *text)
+{
+	const char *p = text;
+	unsigned n = 0;
+
+	while (p && *p) {
+		const char *end = p, *brk = NULL;
+
+		while (*end && *end != '\n' && (size_t)(end - p) < s->wrap) {
+			if (*end == ' ')
+				brk = end;
+			end++;
+		}
+		if (*end && *end != '\n' && brk && *end != ' ')
+			end = brk;
+		if (out) {
+			char *line = strndup(p, (size_t)(end - p));
+
+			fprintf(out, "<text class=\"%s\" x=\"%d\" y=\"%.0f\">", cls, SVG_MARGIN / 2,
+				y + SVG_LINE_H * n);
+			xml_text(out, line ? line : "");
+			fprintf(out, "</text>\n");
+			free(line);
+		}
+		n++;
+		p = end;
+		if (*p == '\n')
+			p++;
+		else
+			while (*p == ' ')
+				p++;
+	}
+	return n;
+}
 
 /* The box with a host's name: the bold 13px text, at most the space between two lifelines. */
 static double host_box_width(const char *name, const struct svg_layout *s)
@@ -388,10 +436,14 @@ static double svg_box_width(const struct wire_ladder *l, const struct svg_layout
 	return widest;
 }
 
+static const char svg_explain[] = "time: seconds from the first frame; RC unless named UC "
+	"or UD; response: read response or atomic ACK; hover over an arrow to see its frame decoded";
+
 static void svg_head(FILE *out, const struct wire_ladder *l, const struct svg_layout *s,
 		     const char *title)
 {
 	char name[128];
+	double y = 24;
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
@@ -399,16 +451,19 @@ static void svg_head(FILE *out, const struct wire_ladder *l, const struct svg_la
 		"<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
 		s->width, s->height, s->width, s->height, svg_style, s->width, s->height);
 	if (title) {
-		fprintf(out, "<text class=\"title\" x=\"%d\" y=\"24\">", SVG_MARGIN / 2);
-		xml_text(out, title);
-		fprintf(out, "</text>\n");
+		const char *nl = strchr(title, '\n');
+		char *first = strndup(title, nl ? (size_t)(nl - title) : strlen(title));
+
+		svg_lines(out, s, "title", y, first ? first : "");
+		y += SVG_LINE_H;
+		free(first);
+		if (nl)
+			y += SVG_LINE_H * svg_lines(out, s, "note", y, nl + 1);
 	}
-	fprintf(out, "<text class=\"note\" x=\"%d\" y=\"44\">time: seconds from the first "
-		"frame; RC unless named UC/UD; hover an arrow for its decoded frame</text>\n",
-		SVG_MARGIN / 2);
-	fprintf(out, "<text class=\"t\" x=\"60\" y=\"%d\">frame</text>"
-		"<text class=\"t\" x=\"%d\" y=\"%d\">time</text>\n", SVG_TOP - 20,
-		SVG_GUTTER - 20, SVG_TOP - 20);
+	svg_lines(out, s, "note", y, svg_explain);
+	fprintf(out, "<text class=\"t\" x=\"60\" y=\"%.0f\">frame</text>"
+		"<text class=\"t\" x=\"%d\" y=\"%.0f\">time</text>\n", s->rows_y - 20,
+		SVG_GUTTER - 20, s->rows_y - 20);
 	for (unsigned h = 0; h < l->n_hosts; h++) {
 		const struct wire_ladder_host *host = &l->hosts[h];
 		double x, w;
@@ -418,13 +473,15 @@ static void svg_head(FILE *out, const struct wire_ladder *l, const struct svg_la
 		x = s->x[host->column];
 		wire_ladder_host_name(name, sizeof(name), host);
 		w = host_box_width(name, s);
-		fprintf(out, "<rect class=\"box\" x=\"%.1f\" y=\"56\" width=\"%.1f\" height=\"38\" "
-			"rx=\"4\"/>\n<text class=\"host\" x=\"%.1f\" y=\"72\">", x - w / 2, w, x);
+		fprintf(out, "<rect class=\"box\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"38\" "
+			"rx=\"4\"/>\n<text class=\"host\" x=\"%.1f\" y=\"%.0f\">", x - w / 2,
+			s->box_y, w, x, s->box_y + 16);
 		xml_text(out, name);
 		qp_list(name, sizeof(name), host);
-		fprintf(out, "</text>\n<text class=\"qps\" x=\"%.1f\" y=\"88\">%s</text>\n", x, name);
-		fprintf(out, "<line class=\"life\" x1=\"%.1f\" y1=\"94\" x2=\"%.1f\" y2=\"%.0f\"/>\n",
-			x, x, s->height - 70);
+		fprintf(out, "</text>\n<text class=\"qps\" x=\"%.1f\" y=\"%.0f\">%s</text>\n", x,
+			s->box_y + 32, name);
+		fprintf(out, "<line class=\"life\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>\n",
+			x, s->box_y + 38, x, s->life_end);
 	}
 }
 
@@ -502,13 +559,14 @@ void wire_ladder_print_svg(FILE *out, const struct wire_ladder *l, const char *t
 {
 	static const char *const legend[][2] = {
 		{ "request", "request" }, { "request resent", "resent" },
-		{ "response", "read response / atomic ACK" }, { "ack", "ACK" },
+		{ "response", "response" }, { "ack", "ACK" },
 		{ "nak", "NAK" }, { "rnr", "RNR NAK" }, { "lost", "lost" },
 		{ "setup", "perftest TCP" },
 	};
 	struct svg_layout s;
 	char label[LABEL_MAX], totals[512];
 	size_t shown = 0, longest = 0;
+	unsigned head_lines;
 	double y, lx;
 
 	memset(&s, 0, sizeof(s));
@@ -536,32 +594,39 @@ void wire_ladder_print_svg(FILE *out, const struct wire_ladder *l, const char *t
 		  svg_box_width(l, &s) / 2 + SVG_MARGIN / 2;
 	if (s.width < 760)
 		s.width = 760;
-	s.height = SVG_TOP + SVG_ROW_H * (double)shown + 110;
+	s.wrap = (size_t)((s.width - SVG_MARGIN) / SVG_CHAR_W);
+
+	/* Top down: title and its lines, the explanation, host boxes, rows, notes, legend. */
+	wire_ladder_totals(totals, sizeof(totals), l);
+	head_lines = svg_lines(NULL, &s, "note", 0, svg_explain);
+	if (title) {
+		const char *nl = strchr(title, '\n');
+
+		head_lines += 1 + (nl ? svg_lines(NULL, &s, "note", 0, nl + 1) : 0);
+	}
+	s.box_y = 24 + SVG_LINE_H * (head_lines - 1) + 12;
+	s.rows_y = s.box_y + 38 + 26;
+	s.life_end = s.rows_y + SVG_ROW_H * (double)shown;
+	s.height = s.life_end + 24 + SVG_LINE_H * (svg_lines(NULL, &s, "note", 0, totals) +
+		   svg_lines(NULL, &s, "note", 0, note) + 1) + 20;
 
 	svg_head(out, l, &s, title);
-	y = SVG_TOP;
+	y = s.rows_y;
 	for (size_t i = 0; i < l->n_rows; i++) {
 		if (!l->rows[i].shown)
 			continue;
 		svg_row(out, l, &s, &l->rows[i], y);
 		y += SVG_ROW_H;
 	}
-	y = s.height - 50;
-	wire_ladder_totals(totals, sizeof(totals), l);
-	fprintf(out, "<text class=\"note\" x=\"%d\" y=\"%.0f\">", SVG_MARGIN / 2, y);
-	xml_text(out, totals);
-	fprintf(out, "</text>\n");
-	if (note) {
-		fprintf(out, "<text class=\"note\" x=\"%d\" y=\"%.0f\">", SVG_MARGIN / 2, y + 18);
-		xml_text(out, note);
-		fprintf(out, "</text>\n");
-	}
+	y = s.life_end + 24;
+	y += SVG_LINE_H * svg_lines(out, &s, "note", y, totals);
+	y += SVG_LINE_H * svg_lines(out, &s, "note", y, note);
 	lx = SVG_MARGIN / 2;
 	fprintf(out, "<g class=\"legend\">");
 	for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]); i++) {
 		fprintf(out, "<g class=\"%s\"><line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>"
 			"<text x=\"%.0f\" y=\"%.0f\" style=\"text-anchor:start\">%s</text></g>",
-			legend[i][0], lx, y + 36, lx + 24, y + 36, lx + 30, y + 40, legend[i][1]);
+			legend[i][0], lx, y + 2, lx + 24, y + 2, lx + 30, y + 6, legend[i][1]);
 		lx += 44 + strlen(legend[i][1]) * SVG_CHAR_W;
 	}
 	fprintf(out, "</g>\n</svg>\n");

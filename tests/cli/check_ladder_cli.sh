@@ -171,6 +171,16 @@ printf '%s\n' "SEND ONLY psn 2097152 ackreq 16B" "RNR NAK psn 2097152 wait 1.28m
 	"SEND ONLY psn 2097152 ackreq 16B (resent: RNR)" "ACK psn 2097152 msn 1" >"$tmp/want"
 diff -u "$tmp/want" "$tmp/labels" >"$tmp/diff" || fail "fixture-rnr: arrows differ: $(cat "$tmp/diff")"
 
+# A fixture's work requests, expected completions and final QP state are printed under the diagram.
+expect_exit 0 fixture-retry -- "$uroce" ladder "$spec/req_retry_exhausted.fixture"
+has_line fixture-retry '^uroce.s work requests: ibv_post_send\(q\) wr_id 22 SEND 16B; ibv_post_send\(q\) wr_id 23 SEND 16B$'
+has_line fixture-retry '^Completions uroce must give: send wr_id 22 RETRY_EXC_ERR; send wr_id 23 WR_FLUSH_ERR$'
+has_line fixture-retry '^QP q ends in ERR$'
+has_line fixture-retry '^Requester: no answer at all; retry_cnt=2 resends, then RETRY_EXC_ERR'
+expect_exit 0 fixture-rnr-recv -- "$uroce" ladder "$spec/rc_rnr_nak_and_retry.fixture"
+has_line fixture-rnr-recv '^uroce.s work requests: ibv_post_recv\(q\) wr_id 11 64B at 0\.001500s$'
+has_line fixture-rnr-recv '^Completions uroce must give: recv wr_id 11 SUCCESS RECV byte_len 48$'
+
 expect_exit 0 fixture-timeout -- "$uroce" ladder "$spec/req_go_back_n_timeout.fixture"
 has_line fixture-timeout '^    5 0\.004194  \|== WRITE MIDDLE psn 2097153 1024B \(resent: no NAK\) =+>\|$'
 
