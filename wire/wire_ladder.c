@@ -545,6 +545,10 @@ static int follow_response(struct streams *ss, struct wire_ladder_row *r)
 	return 0;
 }
 
+/*
+ * A column for every host of a shown row, in the order hosts first
+ * appear in the capture (shown or not), so that -n does not reorder them.
+ */
 static void place_columns(struct wire_ladder *l)
 {
 	unsigned col = 0;
@@ -555,16 +559,24 @@ static void place_columns(struct wire_ladder *l)
 	}
 	for (size_t i = 0; i < l->n_rows; i++) {
 		struct wire_ladder_row *r = &l->rows[i];
-		uint16_t ends[2] = { r->src, r->dst };
 
 		if (r->kind <= WIRE_LADDER_CNP && r->dst != WIRE_LADDER_NO_HOST)
 			host_add_qp(&l->hosts[r->dst], r->dest_qp);
 		if (r->kind == WIRE_LADDER_REQUEST && (r->hdrs & WIRE_HDR_DETH))
 			host_add_qp(&l->hosts[r->src], r->src_qp);
-		if (!r->shown)
-			continue;
+		/* Column -2: drawn, place not yet known. */
+		if (r->shown) {
+			l->hosts[r->src].column = -2;
+			if (r->dst != WIRE_LADDER_NO_HOST)
+				l->hosts[r->dst].column = -2;
+		}
+	}
+	for (size_t i = 0; i < l->n_rows; i++) {
+		const struct wire_ladder_row *r = &l->rows[i];
+		uint16_t ends[2] = { r->src, r->dst };
+
 		for (int e = 0; e < 2; e++)
-			if (ends[e] != WIRE_LADDER_NO_HOST && l->hosts[ends[e]].column < 0)
+			if (ends[e] != WIRE_LADDER_NO_HOST && l->hosts[ends[e]].column == -2)
 				l->hosts[ends[e]].column = (int)col++;
 	}
 	l->n_columns = col;

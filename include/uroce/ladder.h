@@ -141,9 +141,10 @@ int wire_ladder_name_host(struct wire_ladder *l, const uint8_t addr[16], const c
  * Marks resent requests (a PSN at or below one the same QP pair sent
  * before), repeated responses and ACKs, and inserts a LOST row before a
  * request whose PSN skips ahead of the sender's next one (a packet lost
- * before the capture point; the responder NAKs the gap).  Columns follow
- * the order in which hosts first appear in a shown row, so the requester
- * of a perftest run or a fixture is on the left.
+ * before the capture point; the responder NAKs the gap).  Every host of a
+ * shown row gets a column, in the order hosts first appear in the capture
+ * (shown rows or not, so a range does not reorder them): the host that
+ * starts a perftest run or a fixture's exchange is on the left.
  * Return: 0, or -ENOMEM.
  */
 int wire_ladder_finish(struct wire_ladder *l);
