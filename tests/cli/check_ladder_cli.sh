@@ -114,12 +114,12 @@ EOF
 expect_exit 0 range -- "$uroce" ladder -n 112-115 "$loss"
 has_line range '^  112 1\.080847  \|== WRITE MIDDLE psn 10418386 1024B \(resent: NAK\) =+>\|$'
 [ "$(grep -Ec '^ +[0-9]+ [0-9.]+  \|' "$tmp/out")" -eq 4 ] || fail "range: not 4 arrows"
+has_line range '^Trimmed: frames 112-115 of 208; -n FIRST-LAST and --max N \(0: all\) choose others\.'
 # A range starting with the server's ACK keeps the client (first in the capture) on the left.
 expect_exit 0 range-columns -- "$uroce" ladder -n 104-106 "$loss"
 head -n 5 "$tmp/out" | grep -Eq '^frame +time  192\.168\.77\.3 \(perftest client\) ' ||
 	fail "range-columns: the client is not the left column"
 has_line range-columns '^  104 1\.078910  \|<- ACK psn 10418371 msn 5 -+\|$'
-has_line range '^Trimmed: frames 112-115 of 208; -n FIRST-LAST and --max N \(0: all\) choose others\.'
 
 # --max: at most N arrows, and the trim said.
 expect_exit 0 max -- "$uroce" ladder --max 10 "$loss"
