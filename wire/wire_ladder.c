@@ -176,14 +176,18 @@ static void copy_roce(struct wire_ladder_row *r, const struct wire_frame *fr)
 	const struct wire_pkt *p = &fr->pkt;
 	const uint8_t *h;
 
-	r->opcode = p->opcode;
 	r->drop = (uint8_t)fr->drop;
+	/* As uroce decode: the BTH's fields once parsing got past it, even with an unknown opcode. */
+	r->bth_read = p->op || (p->bth_off && fr->drop != WIRE_DROP_TRUNCATED_BTH);
+	if (!r->bth_read)
+		return;
+	r->opcode = p->opcode;
+	r->psn = p->psn;
+	r->dest_qp = p->dest_qp;
 	if (!p->op)
 		return;
 	r->ackreq = p->ackreq;
 	r->se = p->se;
-	r->psn = p->psn;
-	r->dest_qp = p->dest_qp;
 	if (fr->drop == WIRE_DROP_TRUNCATED_EXT)
 		return;
 	r->payload_len = p->payload_len;
@@ -807,6 +811,13 @@ size_t wire_ladder_label(char *buf, size_t cap, const struct wire_ladder *l,
 	case WIRE_LADDER_RNR:
 		sb_add(&b, "RNR NAK");
 		break;
+	case WIRE_LADDER_BAD:
+		if (!r->bth_read) {
+			sb_add(&b, "RoCE v2 DROP %s", wire_drop_name(r->drop));
+			return b.len;
+		}
+		sb_opname(&b, r->opcode);
+		break;
 	default:
 		sb_opname(&b, r->opcode);
 		break;
@@ -815,11 +826,11 @@ size_t wire_ladder_label(char *buf, size_t cap, const struct wire_ladder *l,
 		sb_add(&b, " qp 0x%" PRIx32, r->dest_qp);
 	if (r->kind == WIRE_LADDER_CNP)
 		return b.len;
+	sb_add(&b, " psn %" PRIu32, r->psn);
 	if (r->kind == WIRE_LADDER_BAD && !op->name) {
 		sb_add(&b, " DROP %s", wire_drop_name(r->drop));
 		return b.len;
 	}
-	sb_add(&b, " psn %" PRIu32, r->psn);
 	if (r->ackreq)
 		sb_add(&b, " ackreq");
 	if (r->se)

@@ -7,7 +7,7 @@
 #include "uroce/ladder.h"
 
 #define LABEL_MAX	512
-#define QP_LIST_MAX	64
+#define TEXT_MIN_SPAN	16	/* fewer characters between lifelines: list the packets instead */
 
 static void time_text(char *buf, size_t cap, const struct wire_decode_ts *ts)
 {
@@ -244,6 +244,41 @@ static void text_row(FILE *out, const struct wire_ladder *l, const struct text_l
 	print_canvas_line(out, gutter, c, t->canvas);
 }
 
+/* Too many hosts for the width: one line per packet, "SRC > DST: LABEL", after the gutter. */
+static void text_list(FILE *out, const struct wire_ladder *l, const struct text_layout *t,
+		      char *gutter)
+{
+	char label[LABEL_MAX], src[WIRE_LADDER_NAME_MAX + 64], dst[WIRE_LADDER_NAME_MAX + 64];
+	char tm[32], line[3 * LABEL_MAX];
+
+	snprintf(line, sizeof(line), "%u hosts do not fit side by side in %u columns: each packet "
+		 "is listed as SOURCE > DESTINATION (--width, or -n for fewer hosts)",
+		 l->n_columns, t->width);
+	print_wrapped(out, line, t->width);
+	fprintf(out, "\n");
+	for (size_t i = 0; i < l->n_rows; i++) {
+		const struct wire_ladder_row *r = &l->rows[i];
+
+		if (!r->shown)
+			continue;
+		wire_ladder_label(label, sizeof(label), l, r);
+		wire_ladder_host_name(src, sizeof(src), &l->hosts[r->src]);
+		if (r->dst == WIRE_LADDER_NO_HOST)
+			snprintf(dst, sizeof(dst), "*");
+		else
+			wire_ladder_host_name(dst, sizeof(dst), &l->hosts[r->dst]);
+		if (r->kind == WIRE_LADDER_LOST) {
+			snprintf(gutter, t->gutter + 1, "%*s %*s  ", t->fw, "", t->tw, "");
+		} else {
+			time_text(tm, sizeof(tm), &r->ts);
+			snprintf(gutter, t->gutter + 1, "%*" PRIu64 " %*s  ", t->fw, r->number, t->tw,
+				 tm);
+		}
+		snprintf(line, sizeof(line), "%s%s > %s: %s", gutter, src, dst, label);
+		fprintf(out, "%.*s\n", (int)t->width, line);
+	}
+}
+
 void wire_ladder_print_text(FILE *out, const struct wire_ladder *l, unsigned width,
 			    const char *title, const char *note)
 {
@@ -289,6 +324,8 @@ void wire_ladder_print_text(FILE *out, const struct wire_ladder *l, unsigned wid
 	fprintf(out, "\n");
 	if (!ncols) {
 		fprintf(out, "(no frames to draw)\n");
+	} else if (ncols > 1 && (t.canvas - 1) / (unsigned)(ncols - 1) < TEXT_MIN_SPAN) {
+		text_list(out, l, &t, gutter);
 	} else {
 		text_header(out, l, &t);
 		memset(gutter, ' ', t.gutter);

@@ -65,6 +65,7 @@ struct wire_ladder_row {
 	bool		shown;
 
 	/* RoCE: BTH and extension headers in host order (SETUP: perftest's values) */
+	bool		bth_read;	/* opcode, psn, dest_qp come from a BTH (BAD may have none) */
 	uint8_t		opcode;
 	bool		ackreq, se;
 	uint32_t	psn, dest_qp;

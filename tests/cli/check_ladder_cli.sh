@@ -247,6 +247,25 @@ assert len(g) == 9, len(g)
 assert [x.get("class") for x in g][4:6] == ["pkt nak", "pkt request resent"], [x.get("class") for x in g]
 ' "$tmp/out" || fail "svg-stdout: not 9 packets with the NAK and the resend"
 
+# Broken frames (every fuzz seed and regression input in one pcap) are drawn, never a crash.
+$py -c '
+import glob, struct, sys
+with open(sys.argv[2], "wb") as o:
+    o.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for f in sorted(glob.glob(sys.argv[1] + "/corpus/*") + glob.glob(sys.argv[1] + "/regressions/*")):
+        d = open(f, "rb").read()
+        o.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
+' "$top/tests/fuzz" "$tmp/fuzz.pcap"
+expect_exit 0 fuzz-text -- "$uroce" ladder --all --max 0 "$tmp/fuzz.pcap"
+has_line fuzz-text 'DROP '
+expect_exit 0 fuzz-svg -- "$uroce" ladder --all --max 0 --svg "$tmp/fuzz.svg" "$tmp/fuzz.pcap"
+$py -c '
+import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+g = [g for g in ET.parse(sys.argv[1]).getroot().iter(ns + "g") if (g.get("class") or "").startswith("pkt ")]
+assert len(g) > 100 and any("bad" in x.get("class") for x in g), len(g)
+' "$tmp/fuzz.svg" || fail "fuzz-svg: not well-formed, or no dropped frame drawn"
+
 # --- Bad input: one line on stderr, nothing on stdout, non-zero exit ----------------------------
 expect_exit 1 missing -- "$uroce" ladder "$tmp/no-such.pcap"
 one_error_line missing "cannot read capture .*no-such.pcap: No such file or directory"

@@ -63,6 +63,30 @@ static void add_pkt(int from, int to, const struct wire_build_desc *proto, uint3
 	ck_assert_int_eq(wire_ladder_add(&lad, ++number, &ts, &fr, shown), 0);
 }
 
+/* A SEND ONLY from A to B, broken by @mangle before it is decoded. */
+static void add_broken(uint32_t psn, void (*mangle)(uint8_t *frame, uint32_t *len))
+{
+	static uint8_t frame[TEST_MAX_FRAME];
+	struct wire_decode_ts ts = { 0, 0 };
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	uint32_t len;
+
+	memset(&d, 0, sizeof(d));
+	d.opcode = WIRE_OPC_RC | WIRE_OP_SEND_ONLY;
+	d.psn = psn;
+	d.dest_qp = QP_B;
+	d.ip_version = 4;
+	gid_of(d.src_gid, HOST_A);
+	gid_of(d.dst_gid, HOST_B);
+	len = wire_build(frame, sizeof(frame), &d, frame + 2048, 8);
+	ck_assert_uint_gt(len, 0);
+	mangle(frame, &len);
+	wire_decode_frame(&fr, frame, len, len);
+	ck_assert_int_ne(fr.drop, WIRE_DROP_NONE);
+	ck_assert_int_eq(wire_ladder_add(&lad, ++number, &ts, &fr, true), 0);
+}
+
 static void request(uint8_t opcode, uint32_t psn, uint32_t payload_len)
 {
 	struct wire_build_desc d;
@@ -396,6 +420,37 @@ START_TEST(nak_labels)
 }
 END_TEST
 
+static void flip_icrc(uint8_t *frame, uint32_t *len)
+{
+	frame[*len - 1] ^= 1;
+}
+
+/* Cut inside the BTH: the UDP header says more than the frame holds. */
+static void cut_in_bth(uint8_t *frame, uint32_t *len)
+{
+	(void)frame;
+	*len = 14 + 20 + 8 + 6;
+}
+
+/* A frame a receiver drops is drawn with its reason and takes no part in the PSN bookkeeping. */
+START_TEST(bad_frames)
+{
+	request(SEND_ONLY, 5, 8);
+	add_broken(6, flip_icrc);
+	add_broken(7, cut_in_bth);
+	request(SEND_ONLY, 6, 8);
+	finish();
+
+	ck_assert_uint_eq(lad.n_rows, 4);
+	ck_assert_int_eq(row(1)->kind, WIRE_LADDER_BAD);
+	ck_assert_str_eq(label(1), "SEND ONLY psn 6 DROP BAD_ICRC");
+	ck_assert_int_eq(row(2)->kind, WIRE_LADDER_BAD);
+	ck_assert_msg(!strncmp(label(2), "RoCE v2 DROP ", 13), "%s", label(2));
+	ck_assert_int_eq(row(3)->marks, 0);		/* 6 is new: the bad copy did not count */
+	ck_assert_uint_eq(lad.count[WIRE_LADDER_BAD], 2);
+}
+END_TEST
+
 static const char *render_text(unsigned width)
 {
 	size_t size;
@@ -493,6 +548,7 @@ Suite *wire_ladder_suite(void)
 	tcase_add_test(t, hidden_rows);
 	tcase_add_loop_test(t, label_per_opcode, 0, 256);
 	tcase_add_test(t, nak_labels);
+	tcase_add_test(t, bad_frames);
 	tcase_add_test(t, text_drawing);
 	tcase_add_test(t, svg_document);
 	suite_add_tcase(s, t);
