@@ -19,6 +19,9 @@
 #include "dp_qpn.h"
 #include "dp_stats.h"
 
+/* Passes dp_device_close() gives the engine to send what is queued. */
+#define CLOSE_DRAIN_PASSES 16
+
 /*
  * Progress thread timing.  While the engine has work the thread spins;
  * when a pass finds nothing it spins a little longer (a reply is often
@@ -363,6 +366,10 @@ void dp_device_close(struct dp_device *dev)
 		return;
 	atomic_store(&dev->stop, true);
 	pthread_join(dev->thread, NULL);
+	/* What the last passes queued (an ACK of the last message) still leaves. */
+	for (int pass = 0; pass < CLOSE_DRAIN_PASSES; pass++)
+		if (!rc_engine_progress(dev->eng, 0) && pass)
+			break;
 	rc_engine_destroy(dev->eng);
 	dp_port_close(dev->port);
 	dp_qpn_close(dev->qpns);

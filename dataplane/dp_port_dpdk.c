@@ -45,6 +45,8 @@ const char *const dp_port_counter_names[] = {
  * flight send back at once; fewer made read responses overflow the ring.
  */
 #define AF_PACKET_FRAMES	4096
+/* How long a closing memif port leaves its rings to the peer. */
+#define MEMIF_CLOSE_LINGER_NS	(100 * 1000 * 1000)
 /* Largest RoCE v2 frame: Ethernet + VLAN + IPv6 + UDP + BTH + AtomicETH + 4096 + pad + ICRC. */
 #define ROCE_MAX_FRAME		(14 + 4 + 40 + 8 + 12 + 28 + 4096 + 3 + 4)
 /* AF_XDP chunk = mempool object <= one page: 64 header + 128 mbuf + 3840 data room. */
@@ -1105,6 +1107,12 @@ void dp_port_close(struct dp_port *dp)
 	if (!dp)
 		return;
 	send_staged(dp);
+	/*
+	 * memif frames sit in rings shared with the peer until it reads them;
+	 * closing at once would take our last ACK away with the rings.
+	 */
+	if (dp->cfg.pmd == UROCE_PMD_MEMIF && atomic_load(&dp->started))
+		nanosleep(&(struct timespec){ .tv_nsec = MEMIF_CLOSE_LINGER_NS }, NULL);
 	if (atomic_load(&dp->started))
 		rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
