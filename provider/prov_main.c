@@ -49,9 +49,10 @@ static void prov_async_write(struct prov_context *ctx, uint64_t element, enum ib
 static void prov_sync_gids(struct prov_dataplane *dpl);
 
 /*
- * Engine callback, engine lock held.  Affiliated events go to the context
- * that owns the object; port and device events to every context open on
- * the device in this process.
+ * Affiliated events come from the engine with its lock held and go to the
+ * context that owns the object; port events come from the dataplane's
+ * thread without it and go to every context open on the device in this
+ * process.
  */
 static void prov_engine_async_event(void *arg, enum ibv_event_type type, void *obj_user)
 {
