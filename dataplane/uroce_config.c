@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Device configuration files: /run/uroce/devices/NAME.conf, written by `uroce link add`. */
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -22,11 +25,53 @@ static const char *const pmd_names[] = {
 	[UROCE_PMD_TAP]		= "tap",
 };
 
+/*
+ * The name `ip netns` gave the network namespace this process is in: the
+ * entry of /run/netns that is a bind mount of the same namespace.
+ */
+static bool named_netns(char *name, size_t len)
+{
+	struct stat self, st;
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (stat("/proc/self/ns/net", &self) || !(d = opendir(UROCE_NETNS_DIR)))
+		return false;
+	while (!found && (e = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", UROCE_NETNS_DIR, e->d_name);
+		if (!stat(path, &st) && st.st_dev == self.st_dev && st.st_ino == self.st_ino)
+			found = (size_t)snprintf(name, len, "%s", e->d_name) < len;
+	}
+	closedir(d);
+	return found;
+}
+
+static char per_netns_dir[PATH_MAX];
+
+/* Devices are per network namespace, as netdevs are: /run/uroce/netns/NAME. */
+static void find_netns_run_dir(void)
+{
+	char name[NAME_MAX + 1];
+
+	if (named_netns(name, sizeof(name)))
+		snprintf(per_netns_dir, sizeof(per_netns_dir), "%s/netns/%s",
+			 UROCE_RUN_DIR_DEFAULT, name);
+}
+
 const char *uroce_run_dir(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	const char *dir = getenv("UROCE_RUN_DIR");
 
-	return dir && *dir ? dir : UROCE_RUN_DIR_DEFAULT;
+	if (dir && *dir)
+		return dir;
+	pthread_once(&once, find_netns_run_dir);
+	return per_netns_dir[0] ? per_netns_dir : UROCE_RUN_DIR_DEFAULT;
 }
 
 const char *uroce_pmd_name(enum uroce_pmd pmd)

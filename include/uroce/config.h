@@ -9,8 +9,14 @@
 
 /* Everything uroce keeps at run time lives here; UROCE_RUN_DIR overrides it (tests). */
 #define UROCE_RUN_DIR_DEFAULT	"/run/uroce"
+/* Where `ip netns` keeps its named network namespaces. */
+#define UROCE_NETNS_DIR		"/run/netns"
 
-/* The run directory in effect (environment UROCE_RUN_DIR, else the default). */
+/*
+ * The run directory in effect: environment UROCE_RUN_DIR; else, inside a
+ * network namespace named by `ip netns`, /run/uroce/netns/NAME (devices are
+ * per network namespace, like netdevs); else /run/uroce.
+ */
 const char *uroce_run_dir(void);
 
 enum uroce_pmd {
