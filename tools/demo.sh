@@ -206,10 +206,12 @@ for f in tools/uroce provider/liburoce-rdmav34.so provider/liburoce-compchan.so;
 done
 
 step "The provider"
-echo "  uroce exec points libibverbs at the provider of this build directory:"
-echo "  RDMAV_DRIVERS=$build/provider/liburoce, SYSFS_PATH=/run/uroce/netns/NS/sysfs (where the"
-echo "  device is listed, as the kernel has no RDMA here) and LD_PRELOAD of liburoce-compchan.so."
-echo "  Installed (ninja -C $build install) it is found the same way from /usr/local."
+echo "  Not installed: $build/tools/uroce exec points libibverbs at the provider of this build"
+echo "  directory (RDMAV_DRIVERS=$build/provider/liburoce), at the device list uroce"
+echo "  writes (SYSFS_PATH=/run/uroce/netns/NS/sysfs; this kernel has no RDMA) and preloads"
+echo "  liburoce-compchan.so for completion channels. \`ninja -C $build install\` would put the"
+echo "  provider into libibverbs' own directory (/etc/libibverbs.d/uroce.driver) and uroce into"
+echo "  /usr/local/bin, where uroce exec finds them the same way."
 
 step "Creating network namespaces ${ns[0]} and ${ns[1]}, joined by the veth pair ${veth[0]} -- ${veth[1]}"
 unset UROCE_RUN_DIR
