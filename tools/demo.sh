@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: MIT
 # The main job end to end: unmodified perftest over uroce between two network namespaces, then its packets decoded.
 #
-# usage: tools/demo.sh [--build DIR] [--prebuilt] [--prefix NAME] [-h]
+# usage: tools/demo.sh [--build DIR] [--prebuilt] [--prefix NAME] [--keep DIR] [-h]
 #
 #   --build DIR   build directory (default: $UROCE_BUILD, else build/ in the source tree);
 #                 configured with `meson setup` when it has no build.ninja yet
 #   --prebuilt    use DIR as it is: no package check, no meson, no ninja (tests use this)
 #   --prefix NAME names of what the demo creates: namespaces NAME{A,B}, veth NAME{a,b}
 #                 (default: $UROCE_DEMO_PREFIX, else urdemo; at most 12 characters)
+#   --keep DIR    keep the captures there (write.pcap, read.pcap, atomic.pcap)
 #
 # As root. Everything the demo creates (namespaces, veth, uroce devices, their run directories,
 # the processes it starts) is removed on exit, on error and on Ctrl-C.
@@ -18,9 +19,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${UROCE_BUILD:-$top/build}
 prefix=${UROCE_DEMO_PREFIX:-urdemo}
 prebuilt=0
+keep=
 
 usage() {
-	sed -n '5,13s/^# \{0,1\}//p' "$0"
+	sed -n '5,15s/^# \{0,1\}//p' "$0"
 }
 
 while [ $# -gt 0 ]; do
@@ -28,6 +30,7 @@ while [ $# -gt 0 ]; do
 	--build) build=${2:?--build wants a directory}; shift 2 ;;
 	--prebuilt) prebuilt=1; shift ;;
 	--prefix) prefix=${2:?--prefix wants a name}; shift 2 ;;
+	--keep) keep=${2:?--keep wants a directory}; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "demo.sh: unknown argument '$1' (tools/demo.sh -h shows the options)" >&2; exit 2 ;;
 	esac
@@ -270,6 +273,13 @@ decode_first read RC_RDMA_READ_REQUEST
 decode_first read RC_RDMA_READ_RESPONSE_ONLY
 decode_first atomic RC_FETCH_ADD
 decode_first atomic RC_ATOMIC_ACKNOWLEDGE
+
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	cp "$tmp"/write.pcap "$tmp"/read.pcap "$tmp"/atomic.pcap "$keep"/
+	echo
+	echo "  The captures are in $keep: try uroce ladder $keep/read.pcap, or open them in Wireshark."
+fi
 
 step "Done in $((SECONDS - started)) s"
 echo "  More: docs/usage.md (every uroce command), docs/operations.md (each operation's packets),"
