@@ -139,10 +139,10 @@ gid_index() {
 
 wait_listen() {
 	local side=$1 pid=$2 t
-	for t in $(seq 300); do
+	for t in $(seq 1500); do
 		kill -0 "$pid" 2>/dev/null || return 1
 		[ -n "$(ip netns exec "${ns[$side]}" ss -Hltn "sport = :$port")" ] && return 0
-		sleep 0.1
+		sleep 0.02
 	done
 	return 1
 }
