@@ -135,6 +135,18 @@ def test_run(tap, demo):
     want = ['RC_RDMA_WRITE_FIRST', 'RC_ACKNOWLEDGE', 'RC_RDMA_READ_REQUEST',
             'RC_RDMA_READ_RESPONSE_ONLY', 'RC_FETCH_ADD', 'RC_ATOMIC_ACKNOWLEDGE']
     tap.ok(opcodes == want, f'decoded packets, ICRC ok: {opcodes}', out)
+    # The decoded WRITE FIRST is of this run: the client's first PSN, the server's QPN, rkey, address.
+    sec = out[out.find('RDMA_Write BW Test'):]
+    local = re.search(r'local address: LID \w+ QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)', sec)
+    remote = re.search(r'remote address: LID \w+ QPN (0x[0-9a-f]+) PSN 0x[0-9a-f]+ '
+                       r'RKey (0x[0-9a-f]+) VAddr (0x[0-9a-f]+)', sec)
+    first = re.search(r'^frame \d+: .*RC_RDMA_WRITE_FIRST qp (0x[0-9a-f]+) psn (\d+) va '
+                      r'(0x[0-9a-f]+) rkey (0x[0-9a-f]+) ', out, re.M)
+    same = bool(local and remote and first) and (
+        int(first[1], 16) == int(remote[1], 16) and int(first[2]) == int(local[2], 16) and
+        int(first[3], 16) == int(remote[3], 16) and int(first[4], 16) == int(remote[2], 16))
+    tap.ok(same, 'the decoded WRITE FIRST carries the QPN, PSN, rkey and address perftest '
+           'exchanged', out)
     verdicts = out.count('verdict: accepted: every check passed, ICRC ok')
     icrc = len(re.findall(r'ICRC +0x([0-9a-f]{8}) \(computed 0x\1\) .*: ok$', out, re.M))
     tap.ok(verdicts == 6 and icrc == 6, f'every decoded packet accepted, ICRC recomputed '
