@@ -3,16 +3,17 @@
 
 usage: test_demo.py run|interrupt|refuse --build BUILD_DIR --source SOURCE_DIR
 
-run        the whole demo: exit 0, perftest result lines with non-zero figures, decoded
-           packets with ICRC ok, then no namespace, device, run directory, process or
-           capture directory of it left.
+run        the whole demo as a second run is: packages checked, nothing to rebuild; exit 0,
+           perftest result lines with non-zero figures, decoded packets of that run with
+           ICRC ok, then no namespace, device, run directory, process or capture directory
+           of it left.
 interrupt  SIGINT to the script's PID while perftest runs: it says so, cleans up the same
            way and exits 130.
 refuse     the clear errors: not root; a namespace of that name exists already (which
            the demo must then leave alone).
 
-The demo runs on the build directory as it is (--prebuilt) with its own names (prefix dm...).
-Output is TAP; needs root, else skipped.
+The demo runs on this build directory (interrupt and refuse: as it is, --prebuilt) with its
+own names (prefix dm...). Output is TAP; needs root, else skipped.
 """
 
 import os
@@ -49,11 +50,11 @@ class Tap:
 
 
 class Demo:
-    def __init__(self, source, build, tag):
+    def __init__(self, source, build, tag, prebuilt=True):
         self.prefix = f'dm{os.getpid() & 0xffff:04x}{tag}'
         self.ns = [self.prefix + 'A', self.prefix + 'B']
-        self.argv = [os.path.join(source, 'tools', 'demo.sh'), '--build', build, '--prebuilt',
-                     '--prefix', self.prefix]
+        self.argv = [os.path.join(source, 'tools', 'demo.sh'), '--build', build,
+                     '--prefix', self.prefix] + (['--prebuilt'] if prebuilt else [])
 
     def start(self):
         env = dict(os.environ)
@@ -120,6 +121,8 @@ def test_run(tap, demo):
     demo.start()
     rc, out = demo.finish()
     tap.ok(rc == 0, 'demo exits 0', out)
+    tap.ok(re.search(r'^install-deps: all \d+ packages present$', out, re.M) is not None and
+           'ninja: no work to do.' in out, 'packages checked, nothing rebuilt (a second run)', out)
     # ib_write_bw: bytes, iterations, BW peak, BW average, MsgRate.
     w = results(out, 'RDMA_Write BW Test')
     tap.ok(w is not None and len(w) == 5 and w[0] == 65536 and w[3] > 0,
@@ -213,7 +216,8 @@ def main():
         print('1..0 # SKIP needs root (network namespaces, /dev/infiniband)')
         return 77
     tap = Tap()
-    demo = Demo(source, build, {'run': 'r', 'interrupt': 'i', 'refuse': 'x'}[mode])
+    demo = Demo(source, build, {'run': 'r', 'interrupt': 'i', 'refuse': 'x'}[mode],
+                prebuilt=mode != 'run')
     {'run': test_run, 'interrupt': test_interrupt, 'refuse': test_refuse}[mode](tap, demo)
     return tap.done()
 
