@@ -96,14 +96,14 @@ class Proc:
 class Pair:
     """Two namespaces, a veth between them, uroce0 on each end."""
 
-    def __init__(self, build, tag, mtu=1500, subnet=77):
+    def __init__(self, build, tag, mtu=1500, subnet=77, prefix=NS_PREFIX):
         self.build = build
         # Unique per run, so two runs of a suite at once never share a name.
         tag = f'{tag}{os.getpid() & 0xffff:04x}'
         self.tag = tag
         self.mtu = mtu
-        self.ns = [f'{NS_PREFIX}{tag}A', f'{NS_PREFIX}{tag}B']
-        self.ifs = [f'upv{tag}a', f'upv{tag}b']
+        self.ns = [f'{prefix}{tag}A', f'{prefix}{tag}B']
+        self.ifs = [f'{prefix}v{tag}a', f'{prefix}v{tag}b']
         self.ip4 = [f'10.{subnet}.0.1', f'10.{subnet}.0.2']
         self.ip6 = [f'fd00:{subnet}::1', f'fd00:{subnet}::2']
         self.tmp = tempfile.mkdtemp(prefix=f'uroce-it-{tag}-')
