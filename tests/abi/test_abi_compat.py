@@ -108,7 +108,7 @@ def main():
     releases = os.environ.get('UROCE_ABI_RELEASES', '34 35 56').split()
     tap = it.Tap()
     built = [(rel, build_release(tap, git, work, rel)) for rel in releases]
-    pair = it.Pair(build, 'abi', subnet=79, prefix=os.environ.get('UROCE_NS_PREFIX', 'up'))
+    pair = it.Pair(build, 'abi', subnet=79)
 
     def on_term(signum, frame):
         pair.teardown()
