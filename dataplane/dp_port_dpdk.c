@@ -88,6 +88,7 @@ struct dp_port {
 
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
+	int			neigh_tap_fd;	/* af_xdp: copies of ARP/ND the kernel receives */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
 	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
@@ -499,9 +500,15 @@ static int dpp_resolve(struct port *p, const uint8_t gid[16], uint8_t mac[6])
 {
 	struct dp_port *dp = to_dp(p);
 
+	uint64_t now = mono_ns();
+
 	if (unlikely(atomic_load_explicit(&dp->addrs_pending, memory_order_relaxed)))
 		apply_addrs(dp);
-	return dp_neigh_resolve(dp->neigh, gid, mac, mono_ns());
+	/* Asked only while a path has no MAC yet: the answers to our requests are waiting here. */
+	if (dp->neigh_tap_fd >= 0)
+		dp->cnt.rx_neigh += dp_netdev_neigh_tap_drain(dp->neigh_tap_fd, dp->neigh,
+							      dp->base.mac, now);
+	return dp_neigh_resolve(dp->neigh, gid, mac, now);
 }
 
 static void dpp_destroy(struct port *p)
@@ -1015,6 +1022,7 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	dp->memif_client = cfg->pmd == UROCE_PMD_MEMIF && strstr(cfg->pmd_args, "role=client");
 	dp->qpns = qpns;
 	dp->xdp_prog_fd = -1;
+	dp->neigh_tap_fd = -1;
 	dp->ifindex = link.ifindex;
 	dp->speed_mbps = link.speed_mbps;
 	pthread_mutex_init(&dp->addr_lock, NULL);
@@ -1064,8 +1072,21 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	read_addrs(dp, ncfg.addrs, &ncfg.n_addrs);
 	memcpy(dp->addrs, ncfg.addrs, sizeof(dp->addrs));
 	dp->n_addrs = ncfg.n_addrs;
-	/* With af_packet the kernel sees every frame and answers for itself. */
-	ncfg.answer_requests = cfg->pmd != UROCE_PMD_AF_PACKET;
+	/*
+	 * With af_packet the kernel sees every frame, with af_xdp every frame
+	 * but RoCE v2 (uroce's XDP program passes the rest): it answers for
+	 * itself.  The af_xdp port reads copies of ARP/ND from a packet socket.
+	 */
+	ncfg.answer_requests = !dp->uses_netdev;
+	if (cfg->pmd == UROCE_PMD_AF_XDP) {
+		dp->neigh_tap_fd = dp_netdev_neigh_tap_open(dp->ifindex);
+		if (dp->neigh_tap_fd < 0) {
+			ret = dp->neigh_tap_fd;
+			snprintf(err, errlen, "%s: cannot open a packet socket on %s for ARP/ND: %s",
+				 cfg->name, cfg->netdev, strerror(-ret));
+			goto err_close;
+		}
+	}
 	ncfg.xmit = neigh_xmit;
 	ncfg.xmit_arg = dp;
 	dp->neigh = dp_neigh_create(&ncfg);
@@ -1084,6 +1105,8 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	return 0;
 
 err_close:
+	if (dp->neigh_tap_fd >= 0)
+		close(dp->neigh_tap_fd);
 	dp_neigh_destroy(dp->neigh);
 	rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
@@ -1119,6 +1142,8 @@ void dp_port_close(struct dp_port *dp)
 	if (dp->is_vdev)
 		rte_vdev_uninit(dp->vdev_name);
 	rte_mempool_free(dp->pool);
+	if (dp->neigh_tap_fd >= 0)
+		close(dp->neigh_tap_fd);
 	dp_neigh_destroy(dp->neigh);
 	dp_pcap_put(dp->pcap);
 	pthread_mutex_destroy(&dp->addr_lock);

@@ -97,8 +97,9 @@ class Proc:
 class Pair:
     """Two namespaces, a veth between them, uroce0 on each end."""
 
-    def __init__(self, build, tag, mtu=1500, subnet=77):
+    def __init__(self, build, tag, mtu=1500, subnet=77, link_args=()):
         self.build = build
+        self.link_args = list(link_args)
         # Unique per run, so two runs of a suite at once never share a name.
         tag = f'{tag}{os.getpid() & 0xffff:04x}'
         self.tag = tag
@@ -138,7 +139,7 @@ class Pair:
         self.wait_running()
         for i in range(2):
             os.makedirs(self.run_dirs[i])
-            self.uroce_cmd(i, 'link', 'add', 'uroce0', 'netdev', self.ifs[i])
+            self.uroce_cmd(i, 'link', 'add', 'uroce0', 'netdev', self.ifs[i], *self.link_args)
             self.devices[i] = True
 
     def wait_running(self, timeout=10):
@@ -247,13 +248,13 @@ def both_ok(tap, name, srv, cli):
     return tap.ok(srv.rc == 0 and cli.rc == 0, name, detail)
 
 
-def run_suite(build, tag, body, mtus=(1500,)):
+def run_suite(build, tag, body, mtus=(1500,), link_args=()):
     tap = Tap()
     if os.geteuid() != 0:
         print('1..0 # SKIP needs root (network namespaces, /dev/infiniband)')
         return 77
     for k, mtu in enumerate(mtus):
-        pair = Pair(build, f'{tag}{k}', mtu=mtu, subnet=70 + k)
+        pair = Pair(build, f'{tag}{k}', mtu=mtu, subnet=70 + k, link_args=link_args)
 
         def on_term(signum, frame):
             pair.teardown()
