@@ -203,7 +203,18 @@ static const char *ndev_of(const struct uroce_link_cfg *cfg)
 	return if_nametoindex(cfg->netdev) ? cfg->netdev : NULL;
 }
 
-/* True when another configured device runs af_packet on @netdev (it keeps the kernel filter). */
+/*
+ * The PMDs that leave the netdev to the kernel: with af_packet it sees RoCE
+ * frames too, with af_xdp those uroce's XDP program cannot hand to a socket
+ * (no process has the device open).  The tc ingress filter keeps it from
+ * answering them with ICMP port unreachable.
+ */
+static bool kernel_filtered(enum uroce_pmd pmd)
+{
+	return pmd == UROCE_PMD_AF_PACKET || pmd == UROCE_PMD_AF_XDP;
+}
+
+/* True when another configured device on @netdev needs the kernel filter too. */
 static bool netdev_shared(const char *name, const char *netdev)
 {
 	char **names, err[256];
@@ -214,7 +225,7 @@ static bool netdev_shared(const char *name, const char *netdev)
 		struct uroce_link_cfg other;
 
 		if (strcmp(names[i], name) && !uroce_link_cfg_load(names[i], &other, err, sizeof(err)) &&
-		    other.pmd == UROCE_PMD_AF_PACKET && !strcmp(other.netdev, netdev))
+		    kernel_filtered(other.pmd) && !strcmp(other.netdev, netdev))
 			shared = true;
 		free(names[i]);
 	}
@@ -322,8 +333,7 @@ static int link_add(int argc, char **argv)
 		fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg.uverbs, strerror(-ret));
 		goto err_remove_sysfs;
 	}
-	/* With af_packet the kernel sees RoCE frames too: keep it from answering with ICMP. */
-	if (cfg.pmd == UROCE_PMD_AF_PACKET) {
+	if (kernel_filtered(cfg.pmd)) {
 		ret = dp_kernel_filter_install(cfg.netdev, err, sizeof(err));
 		if (ret) {
 			fail("add", "%s", err);
@@ -372,7 +382,7 @@ static int link_del(int argc, char **argv)
 		return fail("del", "cannot remove the configuration of %s: %s", cfg.name,
 			    strerror(-ret));
 	/* A netdev that is gone took its filter with it. */
-	if (cfg.pmd == UROCE_PMD_AF_PACKET && if_nametoindex(cfg.netdev) &&
+	if (kernel_filtered(cfg.pmd) && if_nametoindex(cfg.netdev) &&
 	    !netdev_shared(cfg.name, cfg.netdev) &&
 	    dp_kernel_filter_remove(cfg.netdev, err, sizeof(err)))
 		return fail("del", "%s", err);

@@ -68,6 +68,10 @@ def kernel_traffic(tap, pair, label):
 
 
 def body(tap, pair):
+    for i in range(2):
+        out = it.sh('tc', '-n', pair.ns[i], 'filter', 'show', 'dev', pair.ifs[i], 'ingress').stdout
+        tap.ok('handle 0x4791' in out,
+               f'`uroce link add --pmd af_xdp` put the tc ICMP suppressor on {pair.ifs[i]}', out)
     r = perf.Runner(pair)
     r.run(tap, 'ib_write_bw', ['--report_gbits', '-n', '2000'], label=' (af_xdp)')
     r.run(tap, 'ib_read_lat', ['-n', '1000'], label=' (af_xdp)')
