@@ -424,6 +424,7 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 
 /* Completion queues. */
 void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited);
+void rc_cq_clean(struct rc_cq *cq, uint32_t qpn);
 void rc_cq_free_all(struct rc_engine *eng);
 
 /* Receive queues. */

@@ -205,7 +205,7 @@ err_unlock:
 int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_t len, int access)
 {
 	struct rc_engine *eng = mr->eng;
-	int ret = 0;
+	int ret;
 
 	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
 		      IBV_REREG_MR_CHANGE_ACCESS))
@@ -223,8 +223,19 @@ int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_
 	if ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->eng != eng))
 		return -EINVAL;
 
+	/*
+	 * The keys stay (as rxe and mlx5 keep them): peers that were given the
+	 * rkey reach the region with its new attributes at once.  A region
+	 * invalidated meanwhile gets fresh keys (its old values may be reused).
+	 */
 	pthread_mutex_lock(&eng->lock);
-	revoke_keys(eng, mr);
+	if (!mr->keys_live) {
+		ret = issue_keys(eng, mr);
+		if (ret) {
+			pthread_mutex_unlock(&eng->lock);
+			return ret;
+		}
+	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		mr->addr = addr;
 		mr->len = len;
@@ -237,9 +248,8 @@ int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_
 		mr->pd = pd;
 		pd->refs++;
 	}
-	ret = issue_keys(eng, mr);
 	pthread_mutex_unlock(&eng->lock);
-	return ret;
+	return 0;
 }
 
 int rc_mr_dereg(struct rc_mr *mr)
@@ -329,29 +339,39 @@ void rc_sge_seek(const struct ibv_sge *sge, uint32_t num, uint32_t offset,
 	cur->off = i < num ? offset : 0;
 }
 
+/*
+ * The next piece of the SGE list at @cur, at most @len bytes, mapped with
+ * @access through its lkey.  Return: 0 with *@p and *@n set, -ENOSPC when
+ * the list is exhausted, -EFAULT for a bad lkey or range.
+ */
+static int sge_next(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+		    uint32_t num, struct rc_sge_cursor *cur, uint32_t len, int access,
+		    uint8_t **p, uint32_t *n)
+{
+	while (cur->idx < num && cur->off >= sge[cur->idx].length) {
+		cur->idx++;
+		cur->off = 0;
+	}
+	if (cur->idx >= num)
+		return -ENOSPC;
+	*n = sge[cur->idx].length - cur->off;
+	if (*n > len)
+		*n = len;
+	*p = rc_mr_local(eng, pd, sge[cur->idx].lkey, sge[cur->idx].addr + cur->off, *n, access);
+	return *p ? 0 : -EFAULT;
+}
+
 int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len,
 		  uint32_t *crc)
 {
 	while (len) {
-		const struct ibv_sge *s;
 		uint32_t n;
 		uint8_t *p;
+		int ret = sge_next(eng, pd, sge, num, cur, len, 0, &p, &n);
 
-		if (cur->idx >= num)
-			return -ENOSPC;
-		s = &sge[cur->idx];
-		if (cur->off >= s->length) {
-			cur->idx++;
-			cur->off = 0;
-			continue;
-		}
-		n = s->length - cur->off;
-		if (n > len)
-			n = len;
-		p = rc_mr_local(eng, pd, s->lkey, s->addr + cur->off, n, 0);
-		if (!p)
-			return -EFAULT;
+		if (ret)
+			return ret;
 		if (crc)
 			*crc = wire_crc32_copy(*crc, dst, p, n);
 		else
@@ -367,24 +387,12 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len)
 {
 	while (len) {
-		const struct ibv_sge *s;
 		uint32_t n;
 		uint8_t *p;
+		int ret = sge_next(eng, pd, sge, num, cur, len, IBV_ACCESS_LOCAL_WRITE, &p, &n);
 
-		if (cur->idx >= num)
-			return -ENOSPC;
-		s = &sge[cur->idx];
-		if (cur->off >= s->length) {
-			cur->idx++;
-			cur->off = 0;
-			continue;
-		}
-		n = s->length - cur->off;
-		if (n > len)
-			n = len;
-		p = rc_mr_local(eng, pd, s->lkey, s->addr + cur->off, n, IBV_ACCESS_LOCAL_WRITE);
-		if (!p)
-			return -EFAULT;
+		if (ret)
+			return ret;
 		memcpy(p, src, n);
 		src += n;
 		len -= n;

@@ -286,6 +286,8 @@ int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor 
 		stop_timers(qp);
 		stop_work(qp);
 		reset_queues(qp);
+		rc_cq_clean(qp->scq, qp->qpn);
+		rc_cq_clean(qp->rcq, qp->qpn);
 		break;
 	case IBV_QPS_RTS:
 		qp->req.drained_sent = false;
@@ -498,6 +500,8 @@ int rc_qp_destroy(struct rc_qp *qp)
 	rc_list_del(&qp->link);
 	rc_hash_del(&eng->qps, qp->qpn);
 	rc_engine_retire_counters(eng, &qp->cnt);
+	rc_cq_clean(qp->scq, qp->qpn);
+	rc_cq_clean(qp->rcq, qp->qpn);
 	eng->n_qp--;
 	qp->pd->refs--;
 	qp->scq->refs--;

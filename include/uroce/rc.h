@@ -161,7 +161,7 @@ int rc_pd_free(struct rc_pd *pd);			/* -EBUSY while objects use it */
 /* @access: IBV_ACCESS_* bits.  Remote write/atomic need LOCAL_WRITE (-EINVAL). */
 struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
 			int access);
-/* @flags: IBV_REREG_MR_CHANGE_*; new keys are issued. */
+/* @flags: IBV_REREG_MR_CHANGE_*; the keys stay, the new attributes apply at once. */
 int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr,
 		size_t len, int access);
 int rc_mr_dereg(struct rc_mr *mr);			/* the keys stop working at once */

@@ -68,36 +68,77 @@ START_TEST(mr_registration_checks)
 }
 END_TEST
 
-/* rereg issues new keys: the old rkey fails at once, the new one works. */
-START_TEST(rereg_new_keys)
+/*
+ * rereg keeps both keys (peers already hold the rkey) and the new
+ * translation applies at once: the same rkey now reaches the new range only.
+ */
+START_TEST(rereg_keeps_keys)
 {
 	struct h_pair p;
 	uint8_t *mem = calloc(1, 8192);
 	struct rc_mr *mr;
-	uint32_t old_rkey, old_lkey;
+	uint32_t rkey, lkey;
 	struct ibv_sge s;
 	struct ibv_wc wc;
 
 	h_pair_init(&p, NULL, NULL, NULL);
 	mr = rc_mr_reg(p.e.pd[1], mem, 4096, (uintptr_t)mem,
 		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	old_rkey = rc_mr_rkey(mr);
-	old_lkey = rc_mr_lkey(mr);
+	rkey = rc_mr_rkey(mr);
+	lkey = rc_mr_lkey(mr);
 	ck_assert_int_eq(rc_mr_rereg(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, mem + 4096, 4096,
 				     0), 0);
-	ck_assert_uint_ne(rc_mr_rkey(mr), old_rkey);
-	ck_assert_uint_ne(rc_mr_lkey(mr), old_lkey);
+	ck_assert_uint_eq(rc_mr_rkey(mr), rkey);
+	ck_assert_uint_eq(rc_mr_lkey(mr), lkey);
 	h_fill(p.buf[0], 64, 1);
 	s = h_sge(&p, 0, 0, 64);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem + 4096,
-				     rc_mr_rkey(mr), IBV_SEND_SIGNALED), 0);
+				     rkey, IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_int_eq(memcmp(mem + 4096, p.buf[0], 64), 0);
-	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)mem + 4096,
-				     old_rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)mem,
+				     rkey, IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	for (int i = 0; i < 64; i++)
+		ck_assert_uint_eq(mem[i], 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
+	h_pair_fini(&p);
+	free(mem);
+}
+END_TEST
+
+/* rereg of the access flags with the same rkey: remote write refused once it is taken away. */
+START_TEST(rereg_access_same_rkey)
+{
+	struct h_pair p;
+	uint8_t *mem = calloc(1, 4096);
+	struct rc_mr *mr;
+	uint32_t rkey;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	mr = rc_mr_reg(p.e.pd[1], mem, 4096, (uintptr_t)mem, IBV_ACCESS_LOCAL_WRITE);
+	rkey = rc_mr_rkey(mr);
+	ck_assert_int_eq(rc_mr_rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), 0);
+	ck_assert_uint_eq(rc_mr_rkey(mr), rkey);
+	h_fill(p.buf[0], 64, 3);
+	s = h_sge(&p, 0, 0, 64);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem,
+				     rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(mem, p.buf[0], 64), 0);
+	ck_assert_int_eq(rc_mr_rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				     IBV_ACCESS_LOCAL_WRITE), 0);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)mem,
+				     rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_pair_fini(&p);
 	free(mem);
 }
@@ -357,7 +398,8 @@ Suite *rc_objects_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, keys_random_and_unique);
 	tcase_add_test(tc, mr_registration_checks);
-	tcase_add_test(tc, rereg_new_keys);
+	tcase_add_test(tc, rereg_keeps_keys);
+	tcase_add_test(tc, rereg_access_same_rkey);
 	tcase_add_test(tc, cq_overflow_raises_event);
 	tcase_add_test(tc, cq_resize_keeps_entries);
 	tcase_add_test(tc, cq_notification);
