@@ -239,7 +239,7 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->sys_image_guid = o->node_guid;
 	o->max_mr_size = RC_MAX_MR_SIZE;
 	o->page_size_cap = ~0xfffull;		/* any multiple of 4 KiB */
-	o->vendor_id = 0;			/* no IEEE OUI: "unknown vendor" */
+	o->vendor_id = 0xffffff;		/* no IEEE OUI assigned (as rxe) */
 	o->vendor_part_id = 0;
 	o->hw_ver = 0;
 	o->max_qp = RC_MAX_QP;
