@@ -313,6 +313,10 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 	}
 	qp = rc_hash_get(&eng->qps, pkt.dest_qp);
 	if (unlikely(!qp)) {
+		/* Same host, another engine's QP: it is received there, not here. */
+		if (local && eng->cfg.local_forward &&
+		    eng->cfg.local_forward(eng->cfg.local_forward_arg, pkt.dest_qp, data, len) == 0)
+			return;
 		eng->cnt.rx_packets++;
 		eng->cnt.rx_bytes += len;
 		eng->cnt.unknown_qp++;

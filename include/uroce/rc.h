@@ -95,6 +95,16 @@ struct rc_engine_cfg {
 	void		*frame_tap_arg;
 
 	/*
+	 * Optional.  A frame the engine addressed to one of its own GIDs whose
+	 * destination QP it does not hold (another process on the same device
+	 * owns it) is handed here, complete with ICRC.  Return: 0 when taken;
+	 * otherwise it counts as for an unknown QP.  Engine lock held.
+	 */
+	int		(*local_forward)(void *arg, uint32_t dest_qp, const void *frame,
+					 uint32_t len);
+	void		*local_forward_arg;
+
+	/*
 	 * Optional, and called only when built with -Dtrace=true: each step of
 	 * the requester, completer and responder state machines
 	 * (@machine "req"/"comp"/"resp", @state the step's name).
