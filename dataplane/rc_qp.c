@@ -160,6 +160,10 @@ static enum ibv_wc_opcode wc_opcode_of(uint8_t wr_opcode)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -737,6 +741,9 @@ static bool opcode_allowed(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 		return t == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return t != IBV_QPT_UD;
 	default:
 		return false;
 	}
@@ -769,6 +776,8 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return -EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW && (!wr->bind_mw.mw || wr->num_sge))
+		return -EINVAL;
 
 	w = rc_sq_at(qp, qp->sq_tail);
 	memset(w, 0, sizeof(*w));
@@ -781,7 +790,7 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 	w->is_inline = inl;
 	/* Lengths beyond 2^31 fail when the WQE starts (local length error). */
 	w->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
 		w->imm = wr->invalidate_rkey;
 	else
 		w->imm = be32toh(wr->imm_data);
@@ -801,7 +810,17 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	}
 
-	if (qp->type == IBV_QPT_UD) {
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		w->u.bind.mw = rc_mw_from_ibv(wr->bind_mw.mw);
+		w->u.bind.rkey = wr->bind_mw.rkey;
+		w->u.bind.has_mr = bi->mr != NULL;
+		w->u.bind.lkey = bi->mr ? bi->mr->lkey : 0;
+		w->u.bind.addr = bi->addr;
+		w->u.bind.len = bi->length;
+		w->u.bind.access = (int)bi->mw_access_flags;
+	} else if (qp->type == IBV_QPT_UD) {
 		struct rc_ah *ah = rc_ah_from_ibv(wr->wr.ud.ah);
 
 		w->u.ud.path = ah->path;

@@ -190,6 +190,9 @@ struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 		  size_t length, int access);
 int prov_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *prov_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int prov_dealloc_mw(struct ibv_mw *mw);
+int prov_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 struct ibv_ah *prov_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int prov_destroy_ah(struct ibv_ah *ah);
 struct ibv_srq *prov_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);

@@ -127,6 +127,52 @@ int prov_destroy_ah(struct ibv_ah *ah)
 	return -rc_ah_destroy(rc_ah_from_ibv(ah));
 }
 
+/* ---- Memory windows: the engine owns the ibv_mw ---- */
+
+struct ibv_mw *prov_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct rc_mw *mw = rc_mw_alloc(to_ppd(pd)->rc, type);
+	struct ibv_mw *ib;
+
+	if (!mw)
+		return NULL;
+	ib = rc_mw_ibv(mw);
+	ib->context = pd->context;
+	ib->pd = pd;
+	ib->handle = prov_handle();
+	return ib;
+}
+
+int prov_dealloc_mw(struct ibv_mw *mw)
+{
+	return -rc_mw_dealloc(rc_mw_from_ibv(mw));
+}
+
+/*
+ * ibv_bind_mw() (type 1): a BIND_MW work request with the next rkey (the
+ * low 8 bits stepped, as every provider does), which the window carries
+ * from the moment the request is posted.
+ */
+int prov_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = { .mw = mw, .rkey = ibv_inc_rkey(mw->rkey),
+			     .bind_info = mw_bind->bind_info },
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	ret = prov_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}
+
 /* ---- Shared receive queues ---- */
 
 static struct ibv_srq *prov_srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)

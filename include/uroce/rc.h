@@ -46,6 +46,7 @@ struct rc_ah;
 #define RC_MAX_SRQ		1024
 #define RC_MAX_SRQ_WR		16384
 #define RC_MAX_AH		65536
+#define RC_MAX_MW		65536
 #define RC_MAX_MSG_SIZE		(1u << 31)
 #define RC_GID_TABLE_LEN	16
 
@@ -174,7 +175,7 @@ struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
 /* @flags: IBV_REREG_MR_CHANGE_*; the keys stay, the new attributes apply at once. */
 int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr,
 		size_t len, int access);
-int rc_mr_dereg(struct rc_mr *mr);			/* the keys stop working at once */
+int rc_mr_dereg(struct rc_mr *mr);	/* the keys stop working at once; -EBUSY while windows are bound */
 uint32_t rc_mr_lkey(const struct rc_mr *mr);
 uint32_t rc_mr_rkey(const struct rc_mr *mr);
 
@@ -202,6 +203,21 @@ int rc_srq_modify(struct rc_srq *srq, struct ibv_srq_attr *attr, int mask);
 int rc_srq_query(struct rc_srq *srq, struct ibv_srq_attr *attr);
 int rc_srq_destroy(struct rc_srq *srq);			/* -EBUSY while QPs use it */
 int rc_srq_post_recv(struct rc_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* ---- Memory windows (IBA 10.6.7) ---- */
+
+/*
+ * The engine owns the ibv_mw embedded in its MW, as for AHs: the provider
+ * fills context, pd and handle, hands rc_mw_ibv() to libibverbs, and
+ * IBV_WR_BIND_MW work requests name that ibv_mw (and the MR by its lkey).
+ * Type 1 and type 2B (bound to the QP that bound it); a bind keeps the
+ * rkey's upper 24 bits, LOCAL_INV and SEND_WITH_INV free a type 2 window.
+ * @type other than 1 or 2: NULL with errno EINVAL.
+ */
+struct rc_mw *rc_mw_alloc(struct rc_pd *pd, enum ibv_mw_type type);
+int rc_mw_dealloc(struct rc_mw *mw);
+struct ibv_mw *rc_mw_ibv(struct rc_mw *mw);
+struct rc_mw *rc_mw_from_ibv(struct ibv_mw *ibv);
 
 /* ---- Address handles (UD) ---- */
 
