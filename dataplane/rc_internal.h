@@ -159,12 +159,13 @@ struct rc_recv_wqe {
 
 /* A ring of receive WQEs: a QP's receive queue or an SRQ. */
 struct rc_rq {
-	uint8_t		*buf;
+	uint8_t		*buf;		/* calloc()ed, or given to rc_rq_init() */
 	uint32_t	stride;
 	uint32_t	size;		/* slots, power of two */
 	uint32_t	max_wr;		/* what the user may post */
 	uint32_t	max_sge;
 	uint32_t	head, tail;	/* consumer, producer (free-running) */
+	bool		owns_buf;
 };
 
 static inline struct rc_recv_wqe *rc_rq_at(const struct rc_rq *rq, uint32_t idx)
@@ -361,6 +362,8 @@ struct rc_qp {
 
 	/* send queue */
 	uint8_t			*sq_buf;
+	struct rc_ring_alloc	ring_alloc;	/* where sq_buf/rq.buf came from when custom */
+	bool			sq_custom, rq_custom;
 	uint32_t		sq_stride, sq_size;
 	uint32_t		sq_head;	/* oldest not complete */
 	uint32_t		sq_tail;	/* next free */
@@ -464,7 +467,11 @@ void rc_cq_clean(struct rc_cq *cq, uint32_t qpn);
 void rc_cq_free_all(struct rc_engine *eng);
 
 /* Receive queues. */
-int rc_rq_init(struct rc_rq *rq, uint32_t max_wr, uint32_t max_sge);
+/* The ring's bytes for @max_wr entries of @max_sge SGEs. */
+size_t rc_rq_bytes(uint32_t max_wr, uint32_t max_sge);
+/* @buf: zeroed memory of rc_rq_bytes() the caller owns, or NULL for calloc(). */
+int rc_rq_init(struct rc_rq *rq, uint32_t max_wr, uint32_t max_sge, void *buf);
+/* Frees the ring if rc_rq_init() allocated it. */
 void rc_rq_fini(struct rc_rq *rq);
 int rc_rq_post(struct rc_rq *rq, const struct ibv_recv_wr *wr);
 /* Pop one WQE into @dst (RC_MAX_SGE entries); false when empty. */

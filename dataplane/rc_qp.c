@@ -386,6 +386,39 @@ static uint32_t round_pow2(uint32_t n)
 	return p;
 }
 
+/* A ring from the QP's allocator (zeroed), or NULL with *@custom false for the default. */
+static void *ring_get(struct rc_qp *qp, enum rc_ring_kind kind, size_t size, bool *custom,
+		      int *ret)
+{
+	void *p;
+
+	*custom = false;
+	*ret = 0;
+	if (!qp->ring_alloc.alloc)
+		return NULL;
+	p = qp->ring_alloc.alloc(qp->ring_alloc.arg, kind, size, RC_RING_ALIGN);
+	if (p == RC_RING_DEFAULT)
+		return NULL;
+	if (!p) {
+		*ret = -ENOMEM;
+		return NULL;
+	}
+	memset(p, 0, size);
+	*custom = true;
+	return p;
+}
+
+static void rings_put(struct rc_qp *qp)
+{
+	if (qp->rq_custom && qp->rq.buf)
+		qp->ring_alloc.free(qp->ring_alloc.arg, RC_RING_RQ, qp->rq.buf);
+	rc_rq_fini(&qp->rq);
+	if (qp->sq_custom)
+		qp->ring_alloc.free(qp->ring_alloc.arg, RC_RING_SQ, qp->sq_buf);
+	else
+		free(qp->sq_buf);
+}
+
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 {
 	struct ibv_qp_cap *c = &init->cap;
@@ -408,6 +441,11 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	qp->srq = init->srq;
 	qp->user = init->user;
 	qp->sq_sig_all = init->sq_sig_all;
+	qp->ring_alloc = init->ring_alloc;
+	if (qp->ring_alloc.alloc && !qp->ring_alloc.free) {
+		ret = -EINVAL;
+		goto err_free_qp;
+	}
 
 	if (!c->max_send_sge)
 		c->max_send_sge = 1;
@@ -422,20 +460,27 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	qp->sq_stride = (uint32_t)((sizeof(struct rc_send_wqe) +
 				    c->max_send_sge * sizeof(struct ibv_sge) +
 				    c->max_inline_data + 7) & ~(size_t)7);
-	qp->sq_buf = calloc(qp->sq_size, qp->sq_stride);
+	qp->sq_buf = ring_get(qp, RC_RING_SQ, (size_t)qp->sq_size * qp->sq_stride, &qp->sq_custom,
+			      &ret);
+	if (!qp->sq_buf && !ret)
+		qp->sq_buf = calloc(qp->sq_size, qp->sq_stride);
 	if (!qp->sq_buf) {
 		ret = -ENOMEM;
 		goto err_free_qp;
 	}
 	if (!init->srq) {
-		ret = rc_rq_init(&qp->rq, c->max_recv_wr, c->max_recv_sge);
+		void *rq_buf = ring_get(qp, RC_RING_RQ, rc_rq_bytes(c->max_recv_wr, c->max_recv_sge),
+					&qp->rq_custom, &ret);
+
+		if (!ret)
+			ret = rc_rq_init(&qp->rq, c->max_recv_wr, c->max_recv_sge, rq_buf);
 		if (ret)
-			goto err_free_sq;
+			goto err_free_rings;
 	}
 	qp->resp.wqe = malloc(sizeof(struct rc_recv_wqe) + RC_MAX_SGE * sizeof(struct ibv_sge));
 	if (!qp->resp.wqe) {
 		ret = -ENOMEM;
-		goto err_fini_rq;
+		goto err_free_rings;
 	}
 
 	qp->state = IBV_QPS_RESET;
@@ -475,10 +520,8 @@ err_free_qpn:
 err_unlock:
 	pthread_mutex_unlock(&eng->lock);
 	free(qp->resp.wqe);
-err_fini_rq:
-	rc_rq_fini(&qp->rq);
-err_free_sq:
-	free(qp->sq_buf);
+err_free_rings:
+	rings_put(qp);
 err_free_qp:
 	free(qp);
 err:
@@ -489,8 +532,7 @@ err:
 static void qp_free(struct rc_qp *qp)
 {
 	free(qp->resp.wqe);
-	rc_rq_fini(&qp->rq);
-	free(qp->sq_buf);
+	rings_put(qp);
 	free(qp);
 }
 

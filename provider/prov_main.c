@@ -391,6 +391,7 @@ static void prov_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops prov_ops = {
 	.alloc_mw = prov_alloc_mw,
+	.alloc_parent_domain = prov_alloc_parent_domain,
 	.alloc_pd = prov_alloc_pd,
 	.async_event = prov_async_event,
 	.bind_mw = prov_bind_mw,

@@ -232,6 +232,22 @@ struct rc_ah *rc_ah_from_ibv(struct ibv_ah *ibv);
 
 /* ---- Queue pairs ---- */
 
+/*
+ * Where a QP's rings come from: the allocators of a parent domain
+ * (ibv_alloc_parent_domain(3)).  @alloc NULL, or returning RC_RING_DEFAULT,
+ * means the engine's own; NULL from @alloc fails the creation (ENOMEM).
+ * The engine zeroes what it gets and gives it back through @free.
+ */
+enum rc_ring_kind { RC_RING_SQ = 1, RC_RING_RQ };
+#define RC_RING_DEFAULT	((void *)-1)
+#define RC_RING_ALIGN	4096
+
+struct rc_ring_alloc {
+	void	*(*alloc)(void *arg, enum rc_ring_kind kind, size_t size, size_t align);
+	void	(*free)(void *arg, enum rc_ring_kind kind, void *ptr);
+	void	*arg;
+};
+
 struct rc_qp_init {
 	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC or _UD */
 	struct rc_pd		*pd;
@@ -241,6 +257,7 @@ struct rc_qp_init {
 	struct ibv_qp_cap	cap;		/* in: requested; out: granted */
 	bool			sq_sig_all;
 	void			*user;		/* comes back in async events */
+	struct rc_ring_alloc	ring_alloc;	/* optional */
 };
 
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init);

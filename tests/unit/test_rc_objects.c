@@ -312,6 +312,97 @@ START_TEST(mw_bind_errors)
 }
 END_TEST
 
+struct ring_log {
+	unsigned	allocs[3], frees[3];
+	void		*given[3];
+	size_t		align;
+	int		mode;		/* 0: memory, 1: RC_RING_DEFAULT, 2: NULL */
+};
+
+static void *ring_alloc(void *arg, enum rc_ring_kind kind, size_t size, size_t align)
+{
+	struct ring_log *l = arg;
+	void *p;
+
+	l->allocs[kind]++;
+	l->align = align;
+	if (l->mode)
+		return l->mode == 1 ? RC_RING_DEFAULT : NULL;
+	if (posix_memalign(&p, align, size))
+		return NULL;
+	memset(p, 0xa5, size);		/* the engine must clear it */
+	l->given[kind] = p;
+	return p;
+}
+
+static void ring_free(void *arg, enum rc_ring_kind kind, void *ptr)
+{
+	struct ring_log *l = arg;
+
+	ck_assert_ptr_eq(ptr, l->given[kind]);
+	l->frees[kind]++;
+	free(ptr);
+}
+
+/*
+ * A parent domain's allocators give a QP its send and receive rings (zeroed by
+ * the engine, given back at destroy); RC_RING_DEFAULT falls back to the
+ * engine's own, NULL fails the creation; traffic runs over such rings.
+ */
+START_TEST(qp_rings_from_allocator)
+{
+	struct h_env e;
+	struct ring_log log = { 0 };
+	struct rc_qp_init init = { 0 };
+	struct h_qp_opts qo = { .type = IBV_QPT_RC };
+	struct rc_qp *a, *b;
+	static uint8_t mem[4096];
+	struct rc_mr *mr;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[2];
+
+	h_env_init(&e, NULL);
+	init.qp_type = IBV_QPT_RC;
+	init.pd = e.pd[0];
+	init.send_cq = init.recv_cq = e.cq[0];
+	init.cap = (struct ibv_qp_cap){ .max_send_wr = 16, .max_recv_wr = 16,
+					.max_send_sge = 1, .max_recv_sge = 1 };
+	init.ring_alloc = (struct rc_ring_alloc){ ring_alloc, ring_free, &log };
+	a = rc_qp_create(e.eng[0], &init);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(log.allocs[RC_RING_SQ], 1);
+	ck_assert_uint_eq(log.allocs[RC_RING_RQ], 1);
+	ck_assert_uint_eq(log.align, RC_RING_ALIGN);
+
+	b = h_qp(&e, 0, &qo);
+	h_connect(&e, a, 0, b, 0, NULL);
+	mr = rc_mr_reg(e.pd[0], mem, sizeof(mem), (uintptr_t)mem, IBV_ACCESS_LOCAL_WRITE);
+	memcpy(mem, "parent domain", 13);
+	r = (struct ibv_sge){ (uintptr_t)mem + 100, 100, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_recv(a, 2, &r, 1), 0);
+	s = (struct ibv_sge){ (uintptr_t)mem, 13, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_send(b, IBV_WR_SEND, 1, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 2, RUN_NS), 2);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc[1].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(mem + 100, "parent domain", 13), 0);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_uint_eq(log.frees[RC_RING_SQ], 1);
+	ck_assert_uint_eq(log.frees[RC_RING_RQ], 1);
+
+	log.mode = 1;
+	a = rc_qp_create(e.eng[0], &init);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_uint_eq(log.frees[RC_RING_SQ], 1);
+	log.mode = 2;
+	ck_assert_ptr_null(rc_qp_create(e.eng[0], &init));
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
+	h_env_fini(&e);
+}
+END_TEST
+
 START_TEST(cq_overflow_raises_event)
 {
 	struct h_pair p;
@@ -571,6 +662,7 @@ Suite *rc_objects_suite(void)
 	tcase_add_test(tc, mw_type2_bind_access_invalidate);
 	tcase_add_test(tc, mw_range_and_rights);
 	tcase_add_test(tc, mw_bind_errors);
+	tcase_add_test(tc, qp_rings_from_allocator);
 	tcase_add_test(tc, cq_overflow_raises_event);
 	tcase_add_test(tc, cq_resize_keeps_entries);
 	tcase_add_test(tc, cq_notification);
