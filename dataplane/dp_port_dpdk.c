@@ -23,6 +23,7 @@
 #include "uroce/wire.h"
 #include "dp_bpf.h"
 #include "dp_eal.h"
+#include "dp_loop.h"
 #include "dp_netdev.h"
 #include "dp_pcap.h"
 #include "dp_port.h"
@@ -72,6 +73,7 @@ struct dp_port {
 	int			ifindex;
 	uint32_t		speed_mbps;
 	const struct dp_qpn_map	*qpns;
+	struct dp_loop		*loop;		/* same-host delivery, NULL: none */
 	struct dp_neigh		*neigh;
 	struct dp_pcap		*pcap;
 	atomic_bool		link_up;
@@ -431,6 +433,37 @@ static void memif_watch(struct dp_port *dp)
 		atomic_store(&dp->started, false);
 }
 
+/*
+ * Frames other processes of this host sent us (dp_loop.h), into fresh
+ * mbufs: they never crossed a wire, so the classifier has nothing to say
+ * about them; the engine checks them (ICRC included) like any other.
+ */
+static unsigned loop_rx(struct dp_port *dp, struct port_frame *f, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+		uint32_t len;
+
+		if (unlikely(!m))
+			break;
+		len = dp_loop_recv(dp->loop, rte_pktmbuf_mtod(m, void *), rte_pktmbuf_tailroom(m));
+		if (!len) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
+		f[n].data = rte_pktmbuf_mtod(m, uint8_t *);
+		f[n].len = len;
+		f[n].handle = m;
+		n++;
+	}
+	dp->cnt.rx_loop += n;
+	return n;
+}
+
 static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 {
 	struct dp_port *dp = to_dp(p);
@@ -446,13 +479,12 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 		max = DP_BURST;
 	dp->cnt.rx_polls++;
 	n = rte_eth_rx_burst(dp->port_id, 0, m, (uint16_t)max);
-	if (n == 0) {
-		if (unlikely(dp->memif_client))
-			memif_watch(dp);
-		return 0;
+	if (n) {
+		(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
+		dp->cnt.rx_frames += n;
+	} else if (unlikely(dp->memif_client)) {
+		memif_watch(dp);
 	}
-	(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
-	dp->cnt.rx_frames += n;
 	for (unsigned i = 0; i < n; i++) {
 		dp->cnt.rx_bytes += m[i]->pkt_len;
 		if (classify(dp, m[i], &now) == RX_ROCE) {
@@ -466,8 +498,12 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 	}
 	if (n_drop)
 		rte_pktmbuf_free_bulk(drop, n_drop);
+	if (dp->loop && out < max && dp_loop_ready(dp->loop))
+		out += loop_rx(dp, f + out, max - out);
+	if (!out)
+		return 0;
 	dp->cnt.rx_roce += out;
-	if (dp->pcap && out) {
+	if (dp->pcap) {
 		const void *frames[DP_BURST];
 		uint32_t lens[DP_BURST];
 
@@ -1200,6 +1236,30 @@ void dp_port_capture(void *arg, const void *frame, uint32_t len)
 
 	if (dp->pcap)
 		dp_pcap_write(dp->pcap, &frame, &len, 1);
+}
+
+void dp_port_set_loop(struct dp_port *dp, struct dp_loop *loop)
+{
+	dp->loop = loop;
+}
+
+int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len)
+{
+	struct dp_port *dp = arg;
+	uint32_t start;
+	int32_t owner;
+
+	if (!dp->loop || !dp->qpns)
+		return -ENOENT;
+	owner = dp_qpn_owner(dp->qpns, dest_qp, &start);
+	if (!owner || owner == (int32_t)getpid())
+		return -ENOENT;
+	/* A full ring or a peer gone loses the frame, as a wire would: the requester retries. */
+	if (dp_loop_send(dp->loop, owner, start, frame, len))
+		dp->cnt.tx_loop_dropped++;
+	else
+		dp->cnt.tx_loop++;
+	return 0;
 }
 
 bool dp_port_tx_held(struct dp_port *dp)

@@ -194,9 +194,13 @@ struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	struct ibv_cq_ex *ex;
 	struct prov_cq *cq;
 
-	/* No parent domains, timestamps, VLAN, flow tags or overrun-ignoring CQs. */
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	/* No timestamps, VLAN, flow tags or overrun-ignoring CQs; the ring is the engine's. */
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
 		return prov_null_errno(-EOPNOTSUPP);
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ctx ||
+	     !to_ppd(attr->parent_domain)->base))
+		return prov_null_errno(-EINVAL);
 	if (attr->wc_flags & ~(uint64_t)PROV_CQ_WC_FLAGS)
 		return prov_null_errno(-EOPNOTSUPP);
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&

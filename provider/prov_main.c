@@ -232,13 +232,14 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->sys_image_guid = o->node_guid;
 	o->max_mr_size = RC_MAX_MR_SIZE;
 	o->page_size_cap = ~0xfffull;		/* any multiple of 4 KiB */
-	o->vendor_id = 0;			/* no IEEE OUI: "unknown vendor" */
+	o->vendor_id = 0xffffff;		/* no IEEE OUI assigned (as rxe) */
 	o->vendor_part_id = 0;
 	o->hw_ver = 0;
 	o->max_qp = RC_MAX_QP;
 	o->max_qp_wr = RC_MAX_QP_WR;
 	o->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	o->max_sge = RC_MAX_SGE;
 	o->max_sge_rd = RC_MAX_SGE;
 	o->max_cq = RC_MAX_CQ;
@@ -251,6 +252,7 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	/* Atomics are atomic among the requests this device executes, not against the CPU. */
 	o->atomic_cap = IBV_ATOMIC_HCA;
 	o->max_ah = RC_MAX_AH;
+	o->max_mw = RC_MAX_MW;
 	o->max_srq = RC_MAX_SRQ;
 	o->max_srq_wr = RC_MAX_SRQ_WR;
 	o->max_srq_sge = RC_MAX_SGE;
@@ -387,8 +389,11 @@ static void prov_free_context(struct ibv_context *ibctx);
 
 /* In the newest layout; prov_register() lays it out for the running libibverbs. */
 static const struct verbs_context_ops prov_ops = {
+	.alloc_mw = prov_alloc_mw,
+	.alloc_parent_domain = prov_alloc_parent_domain,
 	.alloc_pd = prov_alloc_pd,
 	.async_event = prov_async_event,
+	.bind_mw = prov_bind_mw,
 	.cq_event = prov_cq_event,
 	.create_ah = prov_create_ah,
 	.create_cq = prov_create_cq,
@@ -397,6 +402,7 @@ static const struct verbs_context_ops prov_ops = {
 	.create_qp_ex = prov_create_qp_ex,
 	.create_srq = prov_create_srq,
 	.create_srq_ex = prov_create_srq_ex,
+	.dealloc_mw = prov_dealloc_mw,
 	.dealloc_pd = prov_dealloc_pd,
 	.dereg_mr = prov_dereg_mr,
 	.destroy_ah = prov_destroy_ah,
