@@ -32,19 +32,28 @@ PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 # ---- tool outputs ----
 
 def perftest_value(path, column):
-    """The first result row's value under the header column starting with COLUMN."""
+    """The first result row's value under the header column starting with COLUMN.
+
+    Header columns are separated by one space or more ("#bytes #iterations  t_min[usec]") and
+    a few names hold a space themselves ("BW average[Gb/sec]", "99% percentile[usec]").
+    """
     with open(path, errors='replace') as f:
         lines = f.read().splitlines()
+
+    def words(text):
+        return re.sub(r'(BW|%) (\w)', r'\1_\2', text).split()
+
+    want = words(column)[0]
     for i, line in enumerate(lines):
         if '#bytes' not in line:
             continue
-        cols = re.split(r'\s{2,}|\t+', line.strip())
-        k = next((j for j, c in enumerate(cols) if c.startswith(column)), None)
+        cols = words(line)
+        k = next((j for j, c in enumerate(cols) if c.startswith(want)), None)
         if k is None:
             continue
         for row in lines[i + 1:]:
             f = row.split()
-            if len(f) > k and re.fullmatch(r'\d+', f[0]):
+            if len(f) == len(cols) and re.fullmatch(r'\d+', f[0]):
                 return f[k]
     return ''
 
