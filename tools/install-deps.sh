@@ -9,8 +9,8 @@ packages=(
 	libdpdk-dev libibverbs-dev libpcap-dev libseccomp-dev libbpf-dev zlib1g-dev check
 	# run and test: real verbs programs, oracles, namespaces
 	ibverbs-utils perftest python3-pyverbs tshark python3-scapy iproute2 iputils-ping
-	# baselines and plots for the benchmarks
-	iperf3 sockperf qperf gnuplot-nox
+	# baselines, plots and profiles for the benchmarks (tests/bench/run-suite.sh)
+	iperf3 sockperf qperf gnuplot-nox linux-perf
 	# interop with the kernel's Soft-RoCE in a qemu guest (tests/interop)
 	qemu-system-x86 debootstrap zstd cpio kmod tcpdump openssh-client
 )

@@ -4,6 +4,7 @@
 #
 #   tests/bench/run-suite.sh [--quick] [--repeats N] [--seconds S] [--iters N] [--build DIR]
 #                            [--out DIR] [--update-docs]
+#   tests/bench/run-suite.sh --profile [--seconds S] [--iters N] [--build DIR] [--out DIR]
 #
 # Between two network namespaces joined by a veth pair (names bn*), for every repeat:
 #   af_packet (MTU 9000, path MTU 4096): ib_{write,read,send}_bw at 64 B..1 MiB, ib_{write,read,
@@ -16,6 +17,8 @@
 # Output in --out (default BUILD/bench-results/DATE): results.csv (one row per figure), table.md
 # (medians, spread, ratios against the baselines), latency.png, bandwidth.png, loss.png, machine.txt
 # and logs/. --update-docs also puts the table and plots into docs/performance.md and docs/img/.
+# --profile runs only ib_write_bw (64 KiB) and ib_write_lat (64 B) over af_packet, each side under
+# `perf record`, and writes the top functions of each side to profile-TOOL-SIDE.txt.
 # A benchmark, not a test: it fails only when a measurement produced no figure.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +33,8 @@ ITERS=
 BUILD=$SRC/build
 OUT=
 UPDATE_DOCS=0
-usage() { sed -n '5,6p' "$0" | sed 's/^# *//' >&2; exit 2; }
+PROFILE=0
+usage() { sed -n '5,7p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1;;
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--build) BUILD=$2; shift;;
 	--out) OUT=$2; shift;;
 	--update-docs) UPDATE_DOCS=1;;
+	--profile) PROFILE=1;;
 	*) usage;;
 	esac
 	shift
@@ -51,7 +56,7 @@ if [ $QUICK = 1 ]; then
 	BW_SIZES="65536"; LAT_SIZES="64"; LOSS_RATES="1"
 	XDP_BW_SIZES="65536"; XDP_LAT_SIZES="64"; MEMIF_BW_SIZES="65536"
 else
-	SECS=${SECS:-3}; ITERS=${ITERS:-3000}
+	SECS=${SECS:-3}; ITERS=${ITERS:-1000}
 	BW_SIZES="64 4096 65536 1048576"; LAT_SIZES="2 64 4096"; LOSS_RATES="0.1 1 5"
 	XDP_BW_SIZES="64 4096 65536 1048576"; XDP_LAT_SIZES="2 64"; MEMIF_BW_SIZES="64 4096 65536 1048576"
 fi
@@ -161,12 +166,13 @@ perftest() {
 	# before then gives up ("Port number 1 state is Down"): run the pair again.
 	for attempt in 1 2 3 4 5; do
 		PORT=$((PORT + 1))
-		bg $slog env UROCE_RUN_DIR=$S_RUN ip netns exec $S_NS timeout 90 \
-			$UROCE exec -- $tool -d $S_DEV -x $S_GID -F -p $PORT "$@"
+		bg $slog env UROCE_RUN_DIR=$S_RUN ip netns exec $S_NS timeout 150 \
+			${PERF_S[@]+"${PERF_S[@]}"} $UROCE exec -- $tool -d $S_DEV -x $S_GID -F -p $PORT "$@"
 		spid=$LASTPID
 		if wait_tcp $S_NS $PORT $spid; then
-			UROCE_RUN_DIR=$C_RUN ip netns exec $C_NS timeout 90 \
-				$UROCE exec -- $tool -d $C_DEV -x $C_GID -F -p $PORT "$@" $PEER >$clog 2>&1
+			UROCE_RUN_DIR=$C_RUN ip netns exec $C_NS timeout 150 \
+				${PERF_C[@]+"${PERF_C[@]}"} $UROCE exec -- $tool -d $C_DEV -x $C_GID -F -p $PORT \
+				"$@" $PEER >$clog 2>&1
 			rc=$?
 			for _ in $(seq 100); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
 		else
@@ -318,56 +324,89 @@ machine() {
 	echo "mode: $([ $QUICK = 1 ] && echo quick || echo full), repeats $REPEATS, ${SECS} s per bandwidth run, $ITERS latency iterations"
 }
 
+# profile NAME TOOL ARGS...: a perftest pair with each side under `perf record` (sampling every
+# thread of the process: application, progress thread), then its top functions per side.
+profile() {
+	local name=$1; shift
+	PERF_S=(perf record -q -F 1999 -o $OUT/$name-server.perf.data --)
+	PERF_C=(perf record -q -F 1999 -o $OUT/$name-client.perf.data --)
+	perftest $name "$@" || echo "    $name failed: see $OUT/logs/$name.log"
+	PERF_S=() PERF_C=()
+	for side in server client; do
+		perf report -q -i $OUT/$name-$side.perf.data --stdio --no-children --sort comm,dso,sym \
+			--percent-limit 0.8 2>/dev/null | sed 's/[[:space:]]*$//' | grep -v '^$' \
+			>$OUT/profile-$name-$side.txt
+		echo "== $name, $side side: top functions (self time, all threads of the process)"
+		head -n 25 $OUT/profile-$name-$side.txt
+	done
+}
+
+run_profile() {
+	command -v perf >/dev/null || { echo "run-suite: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
+	machine | tee $OUT/machine.txt
+	setup
+	veth_link af_packet 9000 || exit 1
+	REP=1
+	profile ib_write_bw ib_write_bw -s 65536 -D $SECS --report_gbits
+	profile ib_write_lat ib_write_lat -s 64 -n $((ITERS * 3))
+	echo "profiles: $OUT/profile-*.txt (perf report -i $OUT/NAME-SIDE.perf.data for more)"
+}
+
+run_suite() {
+	echo "uroce benchmark suite -> $OUT"
+	echo "NOTE: this machine is noisy (shared cores, other work running): every figure is repeated"
+	echo "      $REPEATS time(s); the table reports the median and the spread (min..max) of the repeats."
+	machine | tee $OUT/machine.txt
+	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $OUT/machine.txt
+	setup
+
+	for REP in $(seq 1 $REPEATS); do
+		log "repeat $REP/$REPEATS: af_packet, veth MTU 9000"
+		veth_link af_packet 9000 || { echo "run-suite: uroce link add failed" >&2; exit 1; }
+		for tool in ib_write_bw ib_read_bw ib_send_bw; do
+			for s in $BW_SIZES; do bw af_packet $tool $s 0; done
+		done
+		for tool in ib_write_lat ib_read_lat ib_send_lat; do
+			for s in $LAT_SIZES; do lat af_packet $tool $s; done
+		done
+		lat af_packet ib_atomic_lat 8 -A FETCH_AND_ADD
+		msgrate af_packet
+		for s in $LAT_SIZES; do sockperf_lat af_packet $s; plain_dpdk af_packet $s; done
+		iperf af_packet
+		for rate in $LOSS_RATES; do
+			loss_on_both $rate% || { echo "run-suite: uroce loss failed" >&2; exit 1; }
+			bw af_packet ib_write_bw $LOSS_SIZE $rate
+			loss_on_both off
+		done
+
+		log "repeat $REP/$REPEATS: af_xdp, veth MTU 3500"
+		veth_link af_xdp 3500 || { echo "run-suite: uroce link add --pmd af_xdp failed" >&2; exit 1; }
+		for s in $XDP_BW_SIZES; do bw af_xdp ib_write_bw $s 0; done
+		for s in $XDP_LAT_SIZES; do lat af_xdp ib_write_lat $s; plain_dpdk af_xdp $s; done
+		iperf af_xdp
+
+		log "repeat $REP/$REPEATS: memif"
+		set_sides_memif
+		for s in $MEMIF_BW_SIZES; do bw memif ib_write_bw $s 0; memcpy_bw $s; done
+		lat memif ib_write_lat 64
+	done
+
+	echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $OUT/machine.txt
+	echo "duration: $(( $(date +%s) - START )) s" | tee -a $OUT/machine.txt
+	doc_args=()
+	[ $UPDATE_DOCS = 1 ] && doc_args=(--doc "$SRC/docs/performance.md" --img "$SRC/docs/img")
+	$PY $SUITE_PY report "$OUT" "${doc_args[@]}" || exit 1
+	echo
+	cat $OUT/table.md
+	echo
+	echo "NOTE: noisy machine: medians of $REPEATS repeat(s) with their spread; re-run to compare."
+	echo "results: $OUT (results.csv, table.md, latency.png, bandwidth.png, loss.png, logs/)"
+	if [ $MISSING != 0 ]; then
+		echo "run-suite: $MISSING measurement(s) produced no figure (see NO FIGURE above)" >&2
+		exit 1
+	fi
+}
+
+# All of the run is in functions, read before it starts: editing this file during a run is safe.
 START=$(date +%s)
-echo "uroce benchmark suite -> $OUT"
-echo "NOTE: this machine is noisy (shared cores, other work running): every figure is repeated"
-echo "      $REPEATS time(s); the table reports the median and the spread (min..max) of the repeats."
-machine | tee $OUT/machine.txt
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $OUT/machine.txt
-setup
-
-for REP in $(seq 1 $REPEATS); do
-	log "repeat $REP/$REPEATS: af_packet, veth MTU 9000"
-	veth_link af_packet 9000 || { echo "run-suite: uroce link add failed" >&2; exit 1; }
-	for tool in ib_write_bw ib_read_bw ib_send_bw; do
-		for s in $BW_SIZES; do bw af_packet $tool $s 0; done
-	done
-	for tool in ib_write_lat ib_read_lat ib_send_lat; do
-		for s in $LAT_SIZES; do lat af_packet $tool $s; done
-	done
-	lat af_packet ib_atomic_lat 8 -A FETCH_AND_ADD
-	msgrate af_packet
-	for s in $LAT_SIZES; do sockperf_lat af_packet $s; plain_dpdk af_packet $s; done
-	iperf af_packet
-	for rate in $LOSS_RATES; do
-		loss_on_both $rate% || { echo "run-suite: uroce loss failed" >&2; exit 1; }
-		bw af_packet ib_write_bw $LOSS_SIZE $rate
-		loss_on_both off
-	done
-
-	log "repeat $REP/$REPEATS: af_xdp, veth MTU 3500"
-	veth_link af_xdp 3500 || { echo "run-suite: uroce link add --pmd af_xdp failed" >&2; exit 1; }
-	for s in $XDP_BW_SIZES; do bw af_xdp ib_write_bw $s 0; done
-	for s in $XDP_LAT_SIZES; do lat af_xdp ib_write_lat $s; plain_dpdk af_xdp $s; done
-	iperf af_xdp
-
-	log "repeat $REP/$REPEATS: memif"
-	set_sides_memif
-	for s in $MEMIF_BW_SIZES; do bw memif ib_write_bw $s 0; memcpy_bw $s; done
-	lat memif ib_write_lat 64
-done
-
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $OUT/machine.txt
-echo "duration: $(( $(date +%s) - START )) s" | tee -a $OUT/machine.txt
-doc_args=()
-[ $UPDATE_DOCS = 1 ] && doc_args=(--doc "$SRC/docs/performance.md" --img "$SRC/docs/img")
-$PY $SUITE_PY report "$OUT" "${doc_args[@]}" || exit 1
-echo
-cat $OUT/table.md
-echo
-echo "NOTE: noisy machine: medians of $REPEATS repeat(s) with their spread; re-run to compare."
-echo "results: $OUT (results.csv, table.md, latency.png, bandwidth.png, loss.png, logs/)"
-if [ $MISSING != 0 ]; then
-	echo "run-suite: $MISSING measurement(s) produced no figure (see NO FIGURE above)" >&2
-	exit 1
-fi
+if [ $PROFILE = 1 ]; then run_profile; else run_suite; fi; exit $?

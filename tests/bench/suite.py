@@ -169,7 +169,7 @@ def table(res, machine):
         w(f'| {label} | {fmt(a.median)} | {bname} {fmt(b.median)} | {r:.2f} | {want}: {met} |')
 
     for pmd in ('af_packet', 'af_xdp'):
-        for s in (64, 4096, 2):
+        for s in (64, 4096):
             wl = res.get('ib_write_lat', 'write', s, pmd)
             if not wl:
                 continue
@@ -263,8 +263,8 @@ def plots(res, d):
     data = os.path.join(d, 'plotdata')
     os.makedirs(data, exist_ok=True)
     scripts = []
-    common = ('set terminal pngcairo size 900,560 font "sans,10" noenhanced\n'
-              'set grid\nset key outside right top\n')
+    common = ('set terminal pngcairo size 900,640 font "sans,10" noenhanced\n'
+              'set grid\nset key above maxrows 3 width 2\n')
 
     lines = []
     for tool, op, pmd, title in (
@@ -286,6 +286,7 @@ def plots(res, d):
                    'set title "Latency vs message size (medians, bars: min..max of repeats)"\n'
                    'set xlabel "message size (bytes)"\nset ylabel "latency (µs; ½ RTT unless marked RTT)"\n'
                    'set logscale xy\nset xrange [1:8192]\n'
+                   'set xtics ("2 B" 2, "8 B" 8, "64 B" 64, "512 B" 512, "4 KiB" 4096)\n'
                    'plot ' + ', \\\n  '.join(lines) + '\n')
 
     lines = []
@@ -309,6 +310,7 @@ def plots(res, d):
                    'set title "Bandwidth vs message size (medians, bars: min..max of repeats)"\n'
                    'set xlabel "message size (bytes)"\nset ylabel "goodput (Gbit/s)"\n'
                    'set logscale xy\nset xrange [32:2097152]\n'
+                   'set xtics ("64 B" 64, "1 KiB" 1024, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)\n'
                    'plot ' + ', \\\n  '.join(lines) + '\n')
 
     base = res.get('ib_write_bw', 'write', 65536, 'af_packet')
