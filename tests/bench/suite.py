@@ -95,11 +95,10 @@ class Stat:
         self.hi = max(values)
 
     def cell(self):
-        """median [min..max] (spread %)."""
+        """median [lowest..highest repeat]."""
         if len(self.values) == 1:
-            return f'{fmt(self.median)}'
-        spread = 100 * (self.hi - self.lo) / self.median if self.median else 0
-        return f'{fmt(self.median)} [{fmt(self.lo)}..{fmt(self.hi)}] ±{spread / 2:.0f}%'
+            return fmt(self.median)
+        return f'{fmt(self.median)} [{fmt(self.lo)}..{fmt(self.hi)}]'
 
 
 def fmt(v):
@@ -146,9 +145,9 @@ def ratio(a, b):
 def table(res, machine):
     out = []
     w = out.append
-    w(f'Medians of {res.repeats} repeat(s); in brackets the lowest and highest repeat and ± half '
-      'their distance relative to the median. The machine is noisy (2 shared cores, other work '
-      'running): compare medians, and re-run before trusting a small difference.')
+    w(f'Medians of {res.repeats} repeat(s), in brackets the lowest and the highest repeat. '
+      'The machine is noisy (2 shared cores, other work running): compare medians, and re-run '
+      'before trusting a difference smaller than the spread.')
     w('')
     w('```')
     w(machine.strip())
