@@ -321,7 +321,10 @@ machine() {
 	echo "kernel: $(uname -r)"
 	echo "os: $(. /etc/os-release && echo "$PRETTY_NAME")"
 	echo "perftest: $(dpkg-query -W -f='${Version}' perftest 2>/dev/null), dpdk: $(pkg-config --modversion libdpdk 2>/dev/null)"
-	echo "mode: $([ $QUICK = 1 ] && echo quick || echo full), repeats $REPEATS, ${SECS} s per bandwidth run, $ITERS latency iterations"
+	local mode=full
+	[ $QUICK = 1 ] && mode=quick
+	[ $PROFILE = 1 ] && mode="profile (repeats ignored)"
+	echo "mode: $mode, repeats $REPEATS, ${SECS} s per bandwidth run, $ITERS latency iterations"
 }
 
 # profile NAME TOOL ARGS...: a perftest pair with each side under `perf record` (sampling every
