@@ -164,7 +164,7 @@ perftest() {
 	local slog=$OUT/logs/$name.srv.log clog=$OUT/logs/$name.log spid rc=1
 	# A memif port is down until its peer process has connected; a perftest that queries the port
 	# before then gives up ("Port number 1 state is Down"): run the pair again.
-	for attempt in 1 2 3 4 5; do
+	for attempt in $(seq 10); do
 		PORT=$((PORT + 1))
 		bg $slog env UROCE_RUN_DIR=$S_RUN ip netns exec $S_NS timeout 150 \
 			${PERF_S[@]+"${PERF_S[@]}"} $UROCE exec -- $tool -d $S_DEV -x $S_GID -F -p $PORT "$@"
