@@ -20,8 +20,8 @@ else
 	packages+=(
 	# test: oracles, pyverbs
 	python3-pyverbs tshark python3-scapy iputils-ping
-	# baselines and plots for the benchmarks
-	iperf3 sockperf qperf gnuplot-nox
+	# baselines, plots and profiles for the benchmarks (tests/bench/run-suite.sh)
+	iperf3 sockperf qperf gnuplot-nox linux-perf
 	# interop with the kernel's Soft-RoCE in a qemu guest (tests/interop)
 	qemu-system-x86 debootstrap zstd cpio kmod tcpdump openssh-client
 	)
