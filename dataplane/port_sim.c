@@ -11,6 +11,7 @@
 #define DEFAULT_MTU	4200
 #define DEFAULT_SLOTS	4096
 #define L2_MAX		(sizeof(struct wire_eth_hdr) + sizeof(struct wire_vlan_hdr))
+#define TX_CACHE	32	/* free slots an end takes under one lock */
 
 struct flight {
 	uint64_t	at;
@@ -32,6 +33,9 @@ struct sim_end {
 	struct port_sim	*sim;
 	int		idx;
 	int		resolve_result;
+	/* Free slots taken in bulk, used by this end's thread only. */
+	uint32_t	cache[TX_CACHE];
+	uint32_t	n_cache, cache_max;
 };
 
 struct port_sim {
@@ -191,22 +195,31 @@ static void sim_rx_release(struct port *p, struct port_frame *f, unsigned n)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Refill the end's slot cache: one lock for up to cache_max frames. */
+static int cache_refill(struct sim_end *e)
+{
+	struct port_sim *s = e->sim;
+
+	pthread_mutex_lock(&s->lock);
+	while (e->n_cache < e->cache_max && s->nfree)
+		e->cache[e->n_cache++] = s->free_stack[--s->nfree];
+	if (!e->n_cache)
+		s->dir[e->idx].st.no_buffer++;
+	pthread_mutex_unlock(&s->lock);
+	return e->n_cache ? 0 : -ENOBUFS;
+}
+
 static int sim_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
 {
 	struct sim_end *e = end_of(p);
 	struct port_sim *s = e->sim;
 	uint32_t slot;
-	int ret;
 
 	if (len > s->slot_size)
 		return -EMSGSIZE;
-	pthread_mutex_lock(&s->lock);
-	ret = slot_get(s, &slot);
-	if (ret)
-		s->dir[e->idx].st.no_buffer++;
-	pthread_mutex_unlock(&s->lock);
-	if (ret)
-		return ret;
+	if (!e->n_cache && cache_refill(e))
+		return -ENOBUFS;
+	slot = e->cache[--e->n_cache];
 	f->data = slot_data(s, slot);
 	f->len = len;
 	f->handle = (void *)(uintptr_t)slot;
@@ -215,8 +228,13 @@ static int sim_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
 
 static void sim_tx_abort(struct port *p, struct port_frame *f)
 {
-	struct port_sim *s = end_of(p)->sim;
+	struct sim_end *e = end_of(p);
+	struct port_sim *s = e->sim;
 
+	if (e->n_cache < e->cache_max) {
+		e->cache[e->n_cache++] = (uint32_t)(uintptr_t)f->handle;
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	slot_put(s, (uint32_t)(uintptr_t)f->handle);
 	pthread_mutex_unlock(&s->lock);
@@ -395,6 +413,10 @@ struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 		e->port.mac[5] = (uint8_t)(i + 1);
 		e->port.mtu = s->cfg.mtu;
 		e->port.name = names[i];
+		/* A small link keeps most of its slots in the shared pool. */
+		e->cache_max = s->nslots / 16 < TX_CACHE ? s->nslots / 16 : TX_CACHE;
+		if (!e->cache_max)
+			e->cache_max = 1;
 		rng_seed(s->dir[i].rng, s->cfg.seed * 2 + (uint64_t)i + 1);
 	}
 	return s;

@@ -51,14 +51,35 @@ uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len)
 uint16_t wire_ipv4_csum(const void *hdr, uint32_t len)
 {
 	const uint8_t *b = hdr;
-	uint32_t sum = 0;
+	uint64_t sum = 0;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)b[i] << 8 | b[i + 1];
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
+	/*
+	 * RFC 1071 one's complement sum, 32 bits at a time in host order: the
+	 * folded sum is the byte-swapped big-endian one (RFC 1071 2(B)).
+	 */
+	for (; i + 4 <= len; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, b + i, 4);
+		sum += w;
+	}
+	for (; i + 1 < len; i += 2) {
+		uint16_t w;
+
+		memcpy(&w, b + i, 2);
+		sum += w;
+	}
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	sum = (uint16_t)(sum >> 8 | sum << 8);
+#endif
+	if (len & 1) {
+		sum += (uint32_t)b[len - 1] << 8;
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+	}
 	return (uint16_t)~sum;
 }
 
