@@ -146,18 +146,28 @@ static uint32_t crc_clmul(uint32_t c, const uint8_t *p, size_t len)
 }
 
 /*
- * Raw state; 16 <= @len < 64, a multiple of 16: packet headers (an ICRC's
- * masked BTH part), one fold per 16 bytes instead of a byte table walk.
+ * Raw state; 16 <= @len < 64, a multiple of 16: packet headers, one fold
+ * per 16 bytes instead of a byte table walk.  With @ormask, each byte is
+ * ORed with the mask's first (the ICRC's masked fields read as ones).
  */
 __attribute__((target("pclmul,sse4.1")))
-static uint32_t crc_clmul_short(uint32_t c, const uint8_t *p, size_t len)
+static uint32_t crc_clmul_short_or(uint32_t c, const uint8_t *p, const uint8_t *ormask,
+				   size_t len)
 {
-	__m128i x1 = _mm_loadu_si128((const __m128i *)p), x2;
+	__m128i x1 = _mm_loadu_si128((const __m128i *)p), x2, m = _mm_setzero_si128();
 	__m128i k = _mm_set_epi64x((long long)K4, (long long)K3), mask32 = _mm_set_epi32(0, 0, 0, -1);
 
-	x1 = _mm_xor_si128(x1, _mm_cvtsi32_si128((int)c));
-	for (p += 16, len -= 16; len >= 16; p += 16, len -= 16)
-		x1 = fold(x1, k, _mm_loadu_si128((const __m128i *)p));
+	if (ormask)
+		m = _mm_loadu_si128((const __m128i *)ormask);
+	x1 = _mm_xor_si128(_mm_or_si128(x1, m), _mm_cvtsi32_si128((int)c));
+	for (p += 16, len -= 16; len >= 16; p += 16, len -= 16) {
+		x2 = _mm_loadu_si128((const __m128i *)p);
+		if (ormask) {
+			ormask += 16;
+			x2 = _mm_or_si128(x2, _mm_loadu_si128((const __m128i *)ormask));
+		}
+		x1 = fold(x1, k, x2);
+	}
 
 	x2 = _mm_clmulepi64_si128(x1, k, 0x10);
 	x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
@@ -194,12 +204,29 @@ uint32_t wire_crc32_fast(uint32_t crc, const void *buf, size_t len)
 	if (len >= 16 && cpu_has_clmul()) {
 		size_t bulk = len & ~(size_t)15;
 
-		c = len >= 64 ? crc_clmul(c, p, bulk) : crc_clmul_short(c, p, bulk);
+		c = len >= 64 ? crc_clmul(c, p, bulk) : crc_clmul_short_or(c, p, NULL, bulk);
 		p += bulk;
 		len -= bulk;
 	}
 #endif
 	return ~crc_slice8(c, p, len);
+}
+
+uint32_t wire_crc32_or_mask(uint32_t crc, const void *buf, const uint8_t *ormask, size_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t c = ~crc;
+
+#ifdef HAVE_CLMUL
+	if (len >= 16 && len < 64 && !(len & 15) && cpu_has_clmul())
+		return ~crc_clmul_short_or(c, p, ormask, len);
+#endif
+	for (size_t i = 0; i < len; i++) {
+		uint8_t b = p[i] | ormask[i];
+
+		c = crc_slice8(c, &b, 1);
+	}
+	return ~c;
 }
 
 uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len)

@@ -16,4 +16,11 @@ bool wire_crc32_vec_available(void);
  */
 uint32_t wire_crc32_vec(uint32_t crc, const void *buf, size_t len, size_t *used);
 
+/*
+ * CRC-32 of @len bytes of @buf, each ORed with the same byte of @ormask: the
+ * ICRC's masked header fields without a scratch copy.  @len: a multiple of
+ * 16 below 64 takes the carry-less multiply path, any other is byte-wise.
+ */
+uint32_t wire_crc32_or_mask(uint32_t crc, const void *buf, const uint8_t *ormask, size_t len);
+
 #endif
