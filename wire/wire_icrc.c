@@ -38,10 +38,18 @@ uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 
 	if (ip[0] == 0x45 && l3_off >= LRH_PLACEHOLDER_LEN &&
 	    end >= l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN) {
+		const uint8_t *rest;
+		uint32_t crc;
+		size_t used;
+
 		covered = l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN;
-		return wire_crc32(wire_crc32_or_mask(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask,
-						     ICRC_V4_SPAN),
-				  (const uint8_t *)frame + covered, end - covered);
+		rest = (const uint8_t *)frame + covered;
+		crc = wire_crc32_vec_head(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask, ICRC_V4_SPAN,
+					  rest, end - covered, &used);
+		if (!used)
+			crc = wire_crc32_or_mask(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask,
+						 ICRC_V4_SPAN);
+		return wire_crc32(crc, rest + used, end - covered - used);
 	}
 
 	memset(buf, 0xff, LRH_PLACEHOLDER_LEN);
