@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "prov.h"
+#include "prov_abi.h"
 
 /* Handles only name objects in messages and pyverbs; unique per process is enough. */
 static atomic_uint prov_next_handle = 1;
@@ -269,7 +270,7 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
-		qp->vqp.comp_mask |= VERBS_QP_EX;
+		prov_abi_qp_set_ex(&qp->vqp);
 	return ib;
 
 err_fini_ex:

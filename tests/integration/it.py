@@ -4,7 +4,7 @@
 usage: it.py SUITE --build BUILD_DIR
 
 Each suite builds its own pair of namespaces up<tag>A / up<tag>B joined by a
-veth pair upv<tag>a / upv<tag>b, creates uroce0 on each end (each namespace
+veth pair upv<tag>a / upv<tag>b (prefix "up" unless UROCE_NS_PREFIX says otherwise), creates uroce0 on each end (each namespace
 has its own UROCE_RUN_DIR), runs programs through `uroce exec`, and removes
 everything again, also when interrupted.  Output is TAP.  Every program runs
 under a timeout; only processes started here are ever killed, by process group.
@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 
-NS_PREFIX = 'up'
+# UROCE_NS_PREFIX: for running next to other users of the same machine.
+NS_PREFIX = os.environ.get('UROCE_NS_PREFIX', 'up')
 PROG_TIMEOUT = 120
 
 
@@ -103,7 +104,7 @@ class Pair:
         self.tag = tag
         self.mtu = mtu
         self.ns = [f'{NS_PREFIX}{tag}A', f'{NS_PREFIX}{tag}B']
-        self.ifs = [f'upv{tag}a', f'upv{tag}b']
+        self.ifs = [f'{NS_PREFIX}v{tag}a', f'{NS_PREFIX}v{tag}b']
         self.ip4 = [f'10.{subnet}.0.1', f'10.{subnet}.0.2']
         self.ip6 = [f'fd00:{subnet}::1', f'fd00:{subnet}::2']
         self.tmp = tempfile.mkdtemp(prefix=f'uroce-it-{tag}-')

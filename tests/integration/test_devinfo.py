@@ -152,9 +152,9 @@ def body(tap, pair):
         ['link', 'add', 'uroce0', 'netdev', pair.ifs[0]], r'uroce0 exists')
     err('link add on a missing netdev fails', 0,
         ['link', 'add', 'uroce9', 'netdev', 'upnosuch'], r'upnosuch does not exist')
-    down = f'upd{pair.tag}'
+    down = f'{it.NS_PREFIX}d{pair.tag}'
     it.sh('ip', '-n', pair.ns[0], 'link', 'add', down, 'type', 'veth', 'peer', 'name',
-          f'upe{pair.tag}')
+          f'{it.NS_PREFIX}e{pair.tag}')
     err('link add on a netdev that is down fails', 0,
         ['link', 'add', 'uroce9', 'netdev', down], rf'{down} is down')
     it.sh('ip', '-n', pair.ns[0], 'link', 'del', down)
