@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The simulated link: a frame pool, one arrival-time heap per direction, seeded faults. */
+/* The simulated link: a frame pool, arrivals in order per direction (heap for reordered ones), seeded faults. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #define DEFAULT_MTU	4200
 #define DEFAULT_SLOTS	4096
 #define L2_MAX		(sizeof(struct wire_eth_hdr) + sizeof(struct wire_vlan_hdr))
+#define TX_CACHE	32	/* free slots an end takes under one lock */
 
 struct flight {
 	uint64_t	at;
@@ -23,6 +24,13 @@ struct sim_dir {
 	struct port_sim_stats	st;
 	uint64_t		rng[4];	/* xoshiro256** */
 	uint64_t		last_at;	/* jitter never reorders: a link is FIFO */
+	/*
+	 * Frames in arrival order: the FIFO holds those sent in order (their
+	 * arrival times never decrease), the heap reordered, duplicated and
+	 * injected ones; the next arrival is the earlier of the two heads.
+	 */
+	struct flight		*fifo;
+	uint32_t		fhead, ftail;	/* free-running, fifo has nslots entries */
 	struct flight		*heap;
 	uint32_t		n;
 };
@@ -32,6 +40,9 @@ struct sim_end {
 	struct port_sim	*sim;
 	int		idx;
 	int		resolve_result;
+	/* Free slots taken in bulk, used by this end's thread only. */
+	uint32_t	cache[TX_CACHE];
+	uint32_t	n_cache, cache_max;
 };
 
 struct port_sim {
@@ -137,6 +148,31 @@ static struct flight heap_pop(struct sim_dir *d)
 	return top;
 }
 
+static uint32_t fifo_len(const struct sim_dir *d)
+{
+	return d->ftail - d->fhead;
+}
+
+/* The next arrival without taking it; false when nothing is in flight. */
+static bool next_flight(const struct port_sim *s, const struct sim_dir *d, struct flight *out)
+{
+	const struct flight *f = fifo_len(d) ? &d->fifo[d->fhead % s->nslots] : NULL;
+
+	if (d->n && (!f || before(&d->heap[0], f)))
+		f = &d->heap[0];
+	if (!f)
+		return false;
+	*out = *f;
+	return true;
+}
+
+static struct flight pop_flight(const struct port_sim *s, struct sim_dir *d)
+{
+	if (fifo_len(d) && (!d->n || before(&d->fifo[d->fhead % s->nslots], &d->heap[0])))
+		return d->fifo[d->fhead++ % s->nslots];
+	return heap_pop(d);
+}
+
 /* ---- Slots ---- */
 
 static int slot_get(struct port_sim *s, uint32_t *slot)
@@ -165,11 +201,12 @@ static unsigned sim_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 	struct port_sim *s = e->sim;
 	struct sim_dir *d = &s->dir[!e->idx];
 	uint64_t now = s->cfg.now_ns(s->cfg.clock_arg);
+	struct flight fl;
 	unsigned n = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (n < max && d->n && d->heap[0].at <= now) {
-		struct flight fl = heap_pop(d);
+	while (n < max && next_flight(s, d, &fl) && fl.at <= now) {
+		fl = pop_flight(s, d);
 
 		f[n].data = slot_data(s, fl.slot);
 		f[n].len = s->len[fl.slot];
@@ -191,22 +228,31 @@ static void sim_rx_release(struct port *p, struct port_frame *f, unsigned n)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Refill the end's slot cache: one lock for up to cache_max frames. */
+static int cache_refill(struct sim_end *e)
+{
+	struct port_sim *s = e->sim;
+
+	pthread_mutex_lock(&s->lock);
+	while (e->n_cache < e->cache_max && s->nfree)
+		e->cache[e->n_cache++] = s->free_stack[--s->nfree];
+	if (!e->n_cache)
+		s->dir[e->idx].st.no_buffer++;
+	pthread_mutex_unlock(&s->lock);
+	return e->n_cache ? 0 : -ENOBUFS;
+}
+
 static int sim_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
 {
 	struct sim_end *e = end_of(p);
 	struct port_sim *s = e->sim;
 	uint32_t slot;
-	int ret;
 
 	if (len > s->slot_size)
 		return -EMSGSIZE;
-	pthread_mutex_lock(&s->lock);
-	ret = slot_get(s, &slot);
-	if (ret)
-		s->dir[e->idx].st.no_buffer++;
-	pthread_mutex_unlock(&s->lock);
-	if (ret)
-		return ret;
+	if (!e->n_cache && cache_refill(e))
+		return -ENOBUFS;
+	slot = e->cache[--e->n_cache];
 	f->data = slot_data(s, slot);
 	f->len = len;
 	f->handle = (void *)(uintptr_t)slot;
@@ -215,8 +261,13 @@ static int sim_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
 
 static void sim_tx_abort(struct port *p, struct port_frame *f)
 {
-	struct port_sim *s = end_of(p)->sim;
+	struct sim_end *e = end_of(p);
+	struct port_sim *s = e->sim;
 
+	if (e->n_cache < e->cache_max) {
+		e->cache[e->n_cache++] = (uint32_t)(uintptr_t)f->handle;
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	slot_put(s, (uint32_t)(uintptr_t)f->handle);
 	pthread_mutex_unlock(&s->lock);
@@ -272,6 +323,7 @@ static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, 
 	uint8_t *data = slot_data(s, slot);
 	uint64_t at = now + d->f.delay_ns;
 	uint32_t dup_slot;
+	bool in_order = true;
 
 	d->st.sent++;
 	s->len[slot] = len;
@@ -293,6 +345,7 @@ static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, 
 	if (chance(d, d->f.reorder)) {
 		d->st.reordered++;
 		at += d->f.reorder_ns;
+		in_order = false;
 	}
 	if (chance(d, d->f.dup) && !slot_get(s, &dup_slot)) {
 		d->st.duplicated++;
@@ -308,7 +361,10 @@ static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, 
 		d->st.ce_marked++;
 		mark_ce(data, len);
 	}
-	heap_push(d, (struct flight){ at, s->seq++, slot });
+	if (in_order)
+		d->fifo[d->ftail++ % s->nslots] = (struct flight){ at, s->seq++, slot };
+	else
+		heap_push(d, (struct flight){ at, s->seq++, slot });
 }
 
 static void sim_tx_burst(struct port *p, struct port_frame *f, unsigned n)
@@ -376,7 +432,10 @@ struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 	s->free_stack = malloc(s->nslots * sizeof(*s->free_stack));
 	s->dir[0].heap = malloc(s->nslots * sizeof(struct flight));
 	s->dir[1].heap = malloc(s->nslots * sizeof(struct flight));
-	if (!s->buf || !s->len || !s->free_stack || !s->dir[0].heap || !s->dir[1].heap) {
+	s->dir[0].fifo = malloc(s->nslots * sizeof(struct flight));
+	s->dir[1].fifo = malloc(s->nslots * sizeof(struct flight));
+	if (!s->buf || !s->len || !s->free_stack || !s->dir[0].heap || !s->dir[1].heap ||
+	    !s->dir[0].fifo || !s->dir[1].fifo) {
 		port_sim_destroy(s);
 		return NULL;
 	}
@@ -395,6 +454,10 @@ struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 		e->port.mac[5] = (uint8_t)(i + 1);
 		e->port.mtu = s->cfg.mtu;
 		e->port.name = names[i];
+		/* A small link keeps most of its slots in the shared pool. */
+		e->cache_max = s->nslots / 16 < TX_CACHE ? s->nslots / 16 : TX_CACHE;
+		if (!e->cache_max)
+			e->cache_max = 1;
 		rng_seed(s->dir[i].rng, s->cfg.seed * 2 + (uint64_t)i + 1);
 	}
 	return s;
@@ -408,6 +471,8 @@ void port_sim_destroy(struct port_sim *s)
 		pthread_mutex_destroy(&s->lock);
 	free(s->dir[0].heap);
 	free(s->dir[1].heap);
+	free(s->dir[0].fifo);
+	free(s->dir[1].fifo);
 	free(s->free_stack);
 	free(s->len);
 	free(s->buf);
@@ -463,7 +528,7 @@ unsigned port_sim_in_flight(struct port_sim *s)
 	unsigned n;
 
 	pthread_mutex_lock(&s->lock);
-	n = s->dir[0].n + s->dir[1].n;
+	n = s->dir[0].n + s->dir[1].n + fifo_len(&s->dir[0]) + fifo_len(&s->dir[1]);
 	pthread_mutex_unlock(&s->lock);
 	return n;
 }
@@ -471,11 +536,13 @@ unsigned port_sim_in_flight(struct port_sim *s)
 uint64_t port_sim_next_arrival(struct port_sim *s)
 {
 	uint64_t t = UINT64_MAX;
+	struct flight f;
 
 	pthread_mutex_lock(&s->lock);
+
 	for (int i = 0; i < 2; i++)
-		if (s->dir[i].n && s->dir[i].heap[0].at < t)
-			t = s->dir[i].heap[0].at;
+		if (next_flight(s, &s->dir[i], &f) && f.at < t)
+			t = f.at;
 	pthread_mutex_unlock(&s->lock);
 	return t;
 }

@@ -51,14 +51,35 @@ uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len)
 uint16_t wire_ipv4_csum(const void *hdr, uint32_t len)
 {
 	const uint8_t *b = hdr;
-	uint32_t sum = 0;
+	uint64_t sum = 0;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)b[i] << 8 | b[i + 1];
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
+	/*
+	 * RFC 1071 one's complement sum, 32 bits at a time in host order: the
+	 * folded sum is the byte-swapped big-endian one (RFC 1071 2(B)).
+	 */
+	for (; i + 4 <= len; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, b + i, 4);
+		sum += w;
+	}
+	for (; i + 1 < len; i += 2) {
+		uint16_t w;
+
+		memcpy(&w, b + i, 2);
+		sum += w;
+	}
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	sum = (uint16_t)(sum >> 8 | sum << 8);
+#endif
+	if (len & 1) {
+		sum += (uint32_t)b[len - 1] << 8;
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+	}
 	return (uint16_t)~sum;
 }
 
@@ -68,6 +89,23 @@ uint16_t wire_udp_sport(uint32_t src_qp, uint32_t dest_qp)
 	uint64_t h = ((uint64_t)src_qp << 24 | dest_qp) * 0x9e3779b97f4a7c15ull;
 
 	return (uint16_t)(WIRE_UDP_SPORT_MIN | (h >> 50));
+}
+
+/*
+ * The IPv4 header checksum from the values written, not from the header
+ * just stored: reading those narrow stores back as words stalls the load.
+ */
+static uint16_t ipv4_csum_of(const struct wire_build_desc *d, uint8_t ttl, uint16_t total_len)
+{
+	const uint8_t *s = d->src_gid + 12, *t = d->dst_gid + 12;
+	uint32_t sum = (0x45u << 8 | d->tclass) + total_len + d->ip_id + WIRE_IPV4_DF +
+		       ((uint32_t)ttl << 8 | WIRE_IPPROTO_UDP) +
+		       (uint32_t)(s[0] << 8 | s[1]) + (uint32_t)(s[2] << 8 | s[3]) +
+		       (uint32_t)(t[0] << 8 | t[1]) + (uint32_t)(t[2] << 8 | t[3]);
+
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
 }
 
 static void build_ext(uint8_t *bth, const struct wire_opcode_info *op,
@@ -161,10 +199,9 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 		wire_set16(&ip->frag_off, WIRE_IPV4_DF);
 		ip->ttl = d->hop_limit ? d->hop_limit : DEFAULT_HOP_LIMIT;
 		ip->protocol = WIRE_IPPROTO_UDP;
-		memset(&ip->checksum, 0, sizeof(ip->checksum));
 		memcpy(ip->src, d->src_gid + 12, 4);
 		memcpy(ip->dst, d->dst_gid + 12, 4);
-		wire_set16(&ip->checksum, wire_ipv4_csum(ip, sizeof(*ip)));
+		wire_set16(&ip->checksum, ipv4_csum_of(d, ip->ttl, (uint16_t)(sizeof(*ip) + udp_len)));
 		off += sizeof(*ip);
 	} else {
 		struct wire_ipv6_hdr *ip = (void *)(f + off);

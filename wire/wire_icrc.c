@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "uroce/wire.h"
+#include "wire_crc32_vec.h"
 
 #define LRH_PLACEHOLDER_LEN 8
 
@@ -14,11 +15,42 @@
  */
 #define ICRC_SCRATCH 128
 
+/*
+ * IPv4 without options: the 8 placeholder bytes (whatever precedes the IP
+ * header in the frame, read as ones), IPv4, UDP and BTH are 48 bytes that
+ * the CRC reads straight from the frame, the masked fields ORed to ones.
+ */
+#define ICRC_V4_SPAN	48
+static const uint8_t icrc_v4_mask[ICRC_V4_SPAN] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,		/* LRH placeholder */
+	[8 + 1] = 0xff,						/* IPv4 TOS */
+	[8 + 8] = 0xff,						/* TTL */
+	[8 + 10] = 0xff, [8 + 11] = 0xff,			/* header checksum */
+	[8 + 20 + 6] = 0xff, [8 + 20 + 7] = 0xff,		/* UDP checksum */
+	[8 + 20 + 8 + 4] = 0xff,				/* BTH resv8a */
+};
+
 uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 {
 	const uint8_t *ip = (const uint8_t *)frame + l3_off;
 	uint8_t buf[ICRC_SCRATCH];
 	uint32_t ip_len, udp_at, covered, extra, n;
+
+	if (ip[0] == 0x45 && l3_off >= LRH_PLACEHOLDER_LEN &&
+	    end >= l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN) {
+		const uint8_t *rest;
+		uint32_t crc;
+		size_t used;
+
+		covered = l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN;
+		rest = (const uint8_t *)frame + covered;
+		crc = wire_crc32_vec_head(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask, ICRC_V4_SPAN,
+					  rest, end - covered, &used);
+		if (!used)
+			crc = wire_crc32_or_mask(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask,
+						 ICRC_V4_SPAN);
+		return wire_crc32(crc, rest + used, end - covered - used);
+	}
 
 	memset(buf, 0xff, LRH_PLACEHOLDER_LEN);
 	if (ip[0] >> 4 == 4) {
