@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
+#include <linux/if_xdp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <pthread.h>
@@ -88,6 +89,7 @@ struct dp_port {
 
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
+	int			rx_fd;		/* readable while frames wait (af_packet, af_xdp) */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
 	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
@@ -942,6 +944,25 @@ static int find_new_packet_socket(const uint8_t *before, int max)
 	return -1;
 }
 
+/* The AF_XDP socket the PMD bound to queue 0 of @ifindex (one per netdev queue), or -1. */
+static int find_xsk_socket(int ifindex)
+{
+	for (int fd = 0; fd < FD_SCAN_MAX; fd++) {
+		struct sockaddr_xdp sx;
+		socklen_t len = sizeof(int);
+		int domain;
+
+		if (fcntl(fd, F_GETFD) < 0 ||
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) || domain != AF_XDP)
+			continue;
+		len = sizeof(sx);
+		if (!getsockname(fd, (struct sockaddr *)&sx, &len) &&
+		    (int)sx.sxdp_ifindex == ifindex && sx.sxdp_queue_id == 0)
+			return fd;
+	}
+	return -1;
+}
+
 static void read_ring_drops(struct dp_port *dp)
 {
 	uint64_t drops = 0;
@@ -1050,6 +1071,8 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 		/* Ours now: a later open can tell a dead owner's program from a live one's. */
 		dp_bpf_xdp_set_owner(cfg->netdev, (uint32_t)getpid(), xdp_ppm);
 	}
+	/* The socket the PMD receives on: the progress thread sleeps in poll() on it. */
+	dp->rx_fd = cfg->pmd == UROCE_PMD_AF_XDP ? find_xsk_socket(dp->ifindex) : dp->packet_fd;
 	dp->max_frame = plan.max_frame;
 	if (mtu + ETH_OVERHEAD > dp->max_frame)
 		mtu = dp->max_frame - ETH_OVERHEAD;
@@ -1175,6 +1198,11 @@ void dp_port_capture(void *arg, const void *frame, uint32_t len)
 
 	if (dp->pcap)
 		dp_pcap_write(dp->pcap, &frame, &len, 1);
+}
+
+int dp_port_rx_fd(struct dp_port *dp)
+{
+	return dp->rx_fd;
 }
 
 bool dp_port_tx_held(struct dp_port *dp)

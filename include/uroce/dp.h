@@ -50,6 +50,13 @@ int dp_device_link(struct dp_device *dev, struct dp_link_info *info);
  * and the background thread learns that the application is polling.
  */
 unsigned dp_device_poll(struct dp_device *dev);
+/*
+ * Progress from post_send: one engine pass, so the work leaves from the
+ * caller's thread at once, without telling the background thread that the
+ * application polls (it may not call again; the background thread stays
+ * ready to receive).
+ */
+unsigned dp_device_kick(struct dp_device *dev);
 
 /*
  * Per-QP counters for `uroce stat`: the provider adds a QP after
