@@ -27,14 +27,18 @@
 /*
  * Progress thread timing (docs/dataplane.md, "Progress").  While an
  * application thread polls (it did within DP_APP_ACTIVE_NS) it drives the
- * engine and the thread only checks back every DP_APP_ACTIVE_NS.  Otherwise
+ * engine and the thread only checks back after DP_APP_WAIT_MIN_NS, doubling
+ * to DP_APP_WAIT_MAX_NS while it keeps finding nothing to do when the
+ * application has stopped (back to the minimum when it did).  Otherwise
  * the thread runs passes while they find work, spins DP_SPIN_NS more, then
  * sleeps in poll() on the port's receive socket until a frame arrives, the
  * next engine timer or housekeeping is due.  Ports without such a socket
  * spin DP_SPIN_POLLED_NS, then sleep DP_IDLE_SLEEP_MIN_NS doubling to
  * DP_IDLE_SLEEP_MAX_NS instead.
  */
-#define DP_APP_ACTIVE_NS	100000ull
+#define DP_APP_ACTIVE_NS	50000ull
+#define DP_APP_WAIT_MIN_NS	50000ull
+#define DP_APP_WAIT_MAX_NS	1000000ull
 #define DP_SPIN_NS		20000ull
 #define DP_SPIN_POLLED_NS	200000ull	/* ports without a receive socket */
 #define DP_LINGER_NS		10000ull
@@ -250,27 +254,35 @@ static void housekeeping(struct dp_device *dev, uint64_t now, uint64_t *last_lin
 		dp_port_flush_capture(dev->port);
 }
 
+struct progress_state {
+	uint64_t	last_work;	/* the thread's last pass that found work */
+	uint64_t	sleep;		/* ports without a receive socket: next sleep */
+	uint64_t	app_wait;	/* while the application polls: next look after */
+};
+
 /* Nothing to do for now: sleep until a frame, a timer or housekeeping, or the application stops. */
-static void progress_idle(struct dp_device *dev, uint64_t now, uint64_t next_house,
-			  uint64_t *sleep)
+static void progress_idle(struct dp_device *dev, struct progress_state *st, uint64_t now,
+			  uint64_t next_house)
 {
 	uint64_t app = atomic_load_explicit(&dev->app_poll_ns, memory_order_relaxed);
 	uint64_t until = next_house, deadline;
 
 	if (now - app < DP_APP_ACTIVE_NS) {
 		/* The application polls: it receives and runs the timers; check back when it may have stopped. */
-		wait_until(dev, -1, app + DP_APP_ACTIVE_NS, false);
-		*sleep = DP_IDLE_SLEEP_MIN_NS;
+		wait_until(dev, -1, app + st->app_wait, false);
+		if (st->app_wait < DP_APP_WAIT_MAX_NS)
+			st->app_wait *= 2;
+		st->sleep = DP_IDLE_SLEEP_MIN_NS;
 		return;
 	}
 	deadline = rc_engine_next_deadline(dev->eng);
 	if (deadline < until)
 		until = deadline;
 	if (dev->rx_fd < 0) {
-		if (now + *sleep < until)
-			until = now + *sleep;
-		if (*sleep < DP_IDLE_SLEEP_MAX_NS)
-			*sleep *= 2;
+		if (now + st->sleep < until)
+			until = now + st->sleep;
+		if (st->sleep < DP_IDLE_SLEEP_MAX_NS)
+			st->sleep *= 2;
 	}
 	wait_until(dev, dev->rx_fd, until, true);
 }
@@ -278,7 +290,8 @@ static void progress_idle(struct dp_device *dev, uint64_t now, uint64_t next_hou
 static void *progress_main(void *arg)
 {
 	struct dp_device *dev = arg;
-	uint64_t last_house = 0, last_link = 0, last_work = 0, sleep = DP_IDLE_SLEEP_MIN_NS;
+	struct progress_state st = { .sleep = DP_IDLE_SLEEP_MIN_NS, .app_wait = DP_APP_WAIT_MIN_NS };
+	uint64_t last_house = 0, last_link = 0;
 	bool registered;
 	sigset_t all;
 
@@ -300,14 +313,15 @@ static void *progress_main(void *arg)
 		    DP_APP_ACTIVE_NS) {
 			if (rc_engine_progress(dev->eng, 0) || dp_port_tx_held(dev->port)) {
 				/* Held ACKs leave with the next pass. */
-				last_work = now;
-				sleep = DP_IDLE_SLEEP_MIN_NS;
+				st.last_work = now;
+				st.sleep = DP_IDLE_SLEEP_MIN_NS;
+				st.app_wait = DP_APP_WAIT_MIN_NS;
 				continue;
 			}
-			if (now - last_work < (dev->rx_fd >= 0 ? DP_SPIN_NS : DP_SPIN_POLLED_NS))
+			if (now - st.last_work < (dev->rx_fd >= 0 ? DP_SPIN_NS : DP_SPIN_POLLED_NS))
 				continue;
 		}
-		progress_idle(dev, now, last_house + DP_HOUSEKEEPING_NS, &sleep);
+		progress_idle(dev, &st, now, last_house + DP_HOUSEKEEPING_NS);
 	}
 	if (registered)
 		dp_eal_thread_unregister();
@@ -328,7 +342,7 @@ static inline void check_sleeper(struct dp_device *dev)
  * An application that sees its last send complete often stops polling and
  * waits in memory for the peer's reply (ib_write_lat): when that ACK came
  * alone, the request sent right behind it is taken here, microseconds later,
- * rather than by the background thread after DP_APP_ACTIVE_NS.
+ * rather than by the background thread when it next looks.
  */
 unsigned dp_device_poll(struct dp_device *dev)
 {
