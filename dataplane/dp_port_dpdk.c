@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
-#include <linux/if_xdp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <pthread.h>
@@ -930,7 +929,8 @@ static void fd_snapshot(uint8_t *seen, int max)
 			seen[fd] = 1;
 }
 
-static int find_new_packet_socket(const uint8_t *before, int max)
+/* A socket of @family opened since the snapshot @before, or -1. */
+static int find_new_socket(const uint8_t *before, int max, int family)
 {
 	for (int fd = 0; fd < max; fd++) {
 		int domain;
@@ -938,26 +938,7 @@ static int find_new_packet_socket(const uint8_t *before, int max)
 
 		if (before[fd] || fcntl(fd, F_GETFD) < 0)
 			continue;
-		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) && domain == AF_PACKET)
-			return fd;
-	}
-	return -1;
-}
-
-/* The AF_XDP socket the PMD bound to queue 0 of @ifindex (one per netdev queue), or -1. */
-static int find_xsk_socket(int ifindex)
-{
-	for (int fd = 0; fd < FD_SCAN_MAX; fd++) {
-		struct sockaddr_xdp sx;
-		socklen_t len = sizeof(int);
-		int domain;
-
-		if (fcntl(fd, F_GETFD) < 0 ||
-		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) || domain != AF_XDP)
-			continue;
-		len = sizeof(sx);
-		if (!getsockname(fd, (struct sockaddr *)&sx, &len) &&
-		    (int)sx.sxdp_ifindex == ifindex && sx.sxdp_queue_id == 0)
+		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) && domain == family)
 			return fd;
 	}
 	return -1;
@@ -1053,16 +1034,25 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 			goto err_free;
 		}
 	}
-	/* One probe at a time in the process, so "the new socket" is ours. */
+	/*
+	 * One port opening at a time in the process, so "the new socket" is
+	 * ours: af_packet's appears at probe, af_xdp's (an XSK cannot tell its
+	 * netdev) when the queues are set up.
+	 */
 	pthread_mutex_lock(&probe_lock);
 	fd_snapshot(fds_before, FD_SCAN_MAX);
 	ret = probe(dp, &plan, err, errlen);
-	dp->packet_fd = !ret && cfg->pmd == UROCE_PMD_AF_PACKET ?
-			find_new_packet_socket(fds_before, FD_SCAN_MAX) : -1;
-	pthread_mutex_unlock(&probe_lock);
-	if (ret)
+	if (ret) {
+		pthread_mutex_unlock(&probe_lock);
 		goto err_free;
+	}
+	dp->packet_fd = cfg->pmd == UROCE_PMD_AF_PACKET ?
+			find_new_socket(fds_before, FD_SCAN_MAX, AF_PACKET) : -1;
 	ret = start_ethdev(dp, &plan, mtu, err, errlen);
+	/* The socket the PMD receives on: the progress thread sleeps in poll() on it. */
+	dp->rx_fd = cfg->pmd == UROCE_PMD_AF_XDP && !ret ?
+		    find_new_socket(fds_before, FD_SCAN_MAX, AF_XDP) : dp->packet_fd;
+	pthread_mutex_unlock(&probe_lock);
 	if (ret)
 		goto err_close;
 	if (dp->xdp_prog_fd >= 0) {
@@ -1071,8 +1061,6 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 		/* Ours now: a later open can tell a dead owner's program from a live one's. */
 		dp_bpf_xdp_set_owner(cfg->netdev, (uint32_t)getpid(), xdp_ppm);
 	}
-	/* The socket the PMD receives on: the progress thread sleeps in poll() on it. */
-	dp->rx_fd = cfg->pmd == UROCE_PMD_AF_XDP ? find_xsk_socket(dp->ifindex) : dp->packet_fd;
 	dp->max_frame = plan.max_frame;
 	if (mtu + ETH_OVERHEAD > dp->max_frame)
 		mtu = dp->max_frame - ETH_OVERHEAD;
