@@ -64,6 +64,7 @@ struct dp_device {
 	int			rx_fd;		/* the port's receive socket, or -1 */
 	int			wake_fd;	/* eventfd: wakes the sleeping thread */
 	_Atomic uint64_t	wake_ns;	/* the thread sleeps until then; 0: awake */
+	atomic_bool		waiting_app;	/* that sleep defers to a polling application */
 
 	pthread_mutex_t		qp_lock;
 	struct rc_qp		*qps[DP_STATS_QP_SLOTS];
@@ -88,7 +89,8 @@ static uint64_t engine_clock(void *arg)
  * Sleep until @until (ns) or until @fd (if >= 0) polls readable or the
  * wake eventfd is written.  With @timers, @until is the engine's next timer
  * at most, and dp_device_poll() wakes the thread when an application pass
- * arms an earlier one.
+ * arms an earlier one; without, the thread defers to a polling application
+ * and dp_device_app_waits() wakes it.
  */
 static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timers)
 {
@@ -100,8 +102,12 @@ static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timer
 	uint64_t v;
 
 	atomic_store(&dev->wake_ns, until);
-	/* A timer armed by the application after the thread's last look. */
-	if ((!timers || rc_engine_deadline_hint(dev->eng) >= until) &&
+	/*
+	 * Published before this last look, so that dp_device_poll() sees the
+	 * wake-up time or we see its earlier timer (and dp_device_app_waits()
+	 * the wake-up time or we its application leaving).
+	 */
+	if ((timers ? rc_engine_deadline_hint(dev->eng) >= until : atomic_load(&dev->app_poll_ns)) &&
 	    ppoll(pfd, fd >= 0 ? 2 : 1, &ts, NULL) > 0 && (pfd[0].revents & POLLIN))
 		(void)!read(dev->wake_fd, &v, sizeof(v));
 	atomic_store(&dev->wake_ns, 0);
@@ -269,7 +275,9 @@ static void progress_idle(struct dp_device *dev, struct progress_state *st, uint
 
 	if (now - app < DP_APP_ACTIVE_NS) {
 		/* The application polls: it receives and runs the timers; check back when it may have stopped. */
+		atomic_store(&dev->waiting_app, true);
 		wait_until(dev, -1, app + st->app_wait, false);
+		atomic_store(&dev->waiting_app, false);
 		if (st->app_wait < DP_APP_WAIT_MAX_NS)
 			st->app_wait *= 2;
 		st->sleep = DP_IDLE_SLEEP_MIN_NS;
@@ -359,6 +367,17 @@ unsigned dp_device_poll(struct dp_device *dev)
 			}
 	check_sleeper(dev);
 	return n;
+}
+
+void dp_device_app_waits(struct dp_device *dev)
+{
+	uint64_t wake = atomic_load(&dev->wake_ns);
+
+	atomic_store(&dev->app_poll_ns, 0);
+	/* Asleep because the application polled (no receive socket in that sleep): wake it. */
+	if (wake && atomic_load(&dev->waiting_app) &&
+	    atomic_compare_exchange_strong(&dev->wake_ns, &wake, 0))
+		wake_thread(dev);
 }
 
 unsigned dp_device_kick(struct dp_device *dev)

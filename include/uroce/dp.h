@@ -57,6 +57,11 @@ unsigned dp_device_poll(struct dp_device *dev);
  * ready to receive).
  */
 unsigned dp_device_kick(struct dp_device *dev);
+/*
+ * The application is about to block (it armed a CQ for an event): the
+ * background thread stops deferring to its polls and takes over at once.
+ */
+void dp_device_app_waits(struct dp_device *dev);
 
 /*
  * Per-QP counters for `uroce stat`: the provider adds a QP after
