@@ -46,8 +46,10 @@ struct rc_engine *dp_device_engine(struct dp_device *dev);
 int dp_device_link(struct dp_device *dev, struct dp_link_info *info);
 
 /*
- * Progress from an application thread (poll_cq, post_send): one engine pass,
- * and the background thread learns that the application is polling.
+ * Progress from an application thread that polls (poll_cq): one engine
+ * pass, and the background thread learns that the application is polling.
+ * After a pass whose ACK completed the last send, it looks again for up to
+ * 10 µs for the peer's request behind that ACK.
  */
 unsigned dp_device_poll(struct dp_device *dev);
 /*
