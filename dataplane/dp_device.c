@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,6 +87,22 @@ static uint64_t engine_clock(void *arg)
 }
 
 /*
+ * A packet socket whose netdev went down polls POLLERR (ENETDOWN) until the
+ * error is read, which the PMD never does: read it here, or every later
+ * sleep would return at once.  A socket that cannot be waited on any more
+ * is given up: the thread then sleeps by the clock like other ports.
+ */
+static void rx_fd_error(struct dp_device *dev, int fd, short revents)
+{
+	socklen_t len = sizeof(int);
+	int e;
+
+	if ((revents & (POLLHUP | POLLNVAL)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) || !e)
+		dev->rx_fd = -1;
+}
+
+/*
  * Sleep until @until (ns) or until @fd (if >= 0) polls readable or the
  * wake eventfd is written.  With @timers, @until is the engine's next timer
  * at most, and dp_device_poll() wakes the thread when an application pass
@@ -108,8 +125,12 @@ static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timer
 	 * the wake-up time or we its application leaving).
 	 */
 	if ((timers ? rc_engine_deadline_hint(dev->eng) >= until : atomic_load(&dev->app_poll_ns)) &&
-	    ppoll(pfd, fd >= 0 ? 2 : 1, &ts, NULL) > 0 && (pfd[0].revents & POLLIN))
-		(void)!read(dev->wake_fd, &v, sizeof(v));
+	    ppoll(pfd, fd >= 0 ? 2 : 1, &ts, NULL) > 0) {
+		if (pfd[0].revents & POLLIN)
+			(void)!read(dev->wake_fd, &v, sizeof(v));
+		if (fd >= 0 && (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
+			rx_fd_error(dev, fd, pfd[1].revents);
+	}
 	atomic_store(&dev->wake_ns, 0);
 }
 
