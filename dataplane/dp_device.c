@@ -40,7 +40,7 @@
 #define DP_APP_ACTIVE_NS	50000ull
 #define DP_APP_WAIT_MIN_NS	50000ull
 #define DP_APP_WAIT_MAX_NS	1000000ull
-#define DP_SPIN_NS		50000ull
+#define DP_SPIN_NS		200000ull
 #define DP_SPIN_POLLED_NS	200000ull	/* ports without a receive socket */
 #define DP_LINGER_NS		10000ull
 #define DP_IDLE_SLEEP_MIN_NS	2000ull
