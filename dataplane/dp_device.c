@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -347,8 +348,14 @@ static void *progress_main(void *arg)
 				st.app_wait = DP_APP_WAIT_MIN_NS;
 				continue;
 			}
-			if (now - st.last_work < (dev->rx_fd >= 0 ? DP_SPIN_NS : DP_SPIN_POLLED_NS))
+			/*
+			 * Spin politely: a thread runnable on this CPU (the
+			 * peer process whose reply we wait for) runs first.
+			 */
+			if (now - st.last_work < (dev->rx_fd >= 0 ? DP_SPIN_NS : DP_SPIN_POLLED_NS)) {
+				sched_yield();
 				continue;
+			}
 		}
 		progress_idle(dev, &st, now, last_house + DP_HOUSEKEEPING_NS);
 	}
