@@ -2,6 +2,7 @@
 /* A device: configuration + EAL + DPDK port + GID table + engine + a progress thread that backs off. */
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -9,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,17 +28,26 @@
 #define CLOSE_DRAIN_PASSES 16
 
 /*
- * Progress thread timing.  While the engine has work the thread spins;
- * when a pass finds nothing it spins a little longer (a reply is often
- * microseconds away), then yields, then sleeps with a doubling interval
- * capped at DP_IDLE_SLEEP_MAX_NS or the next engine timer.  An application
- * thread that polled within DP_APP_POLL_HOLD_NS has the engine to itself.
+ * Progress thread timing (docs/dataplane.md, "Progress").  While an
+ * application thread polls (it did within DP_APP_ACTIVE_NS) it drives the
+ * engine and the thread only checks back after DP_APP_WAIT_MIN_NS, doubling
+ * to DP_APP_WAIT_MAX_NS while it keeps finding nothing to do when the
+ * application has stopped (back to the minimum when it did).  Otherwise
+ * the thread runs passes while they find work, spins DP_SPIN_NS more, then
+ * sleeps in poll() on the port's receive socket until a frame arrives, the
+ * next engine timer or housekeeping is due.  Ports without such a socket
+ * spin DP_SPIN_POLLED_NS, then sleep DP_IDLE_SLEEP_MIN_NS doubling to
+ * DP_IDLE_SLEEP_MAX_NS instead.
  */
-#define DP_SPIN_PASSES		2000
-#define DP_YIELD_PASSES		200
+#define DP_APP_ACTIVE_NS	50000ull
+#define DP_APP_WAIT_MIN_NS	50000ull
+#define DP_APP_WAIT_MAX_NS	1000000ull
+#define DP_SPIN_NS		200000ull
+#define DP_SPIN_POLLED_NS	200000ull	/* ports without a receive socket */
+#define DP_LINGER_NS		10000ull
 #define DP_IDLE_SLEEP_MIN_NS	2000ull
 #define DP_IDLE_SLEEP_MAX_NS	1000000ull
-#define DP_APP_POLL_HOLD_NS	2000000ull
+#define DP_TIMER_SLACK_NS	1000ul
 #define DP_HOUSEKEEPING_NS	100000000ull	/* counters, netlink events */
 #define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
 
@@ -52,6 +65,10 @@ struct dp_device {
 	pthread_t		thread;
 	atomic_bool		stop;
 	_Atomic uint64_t	app_poll_ns;
+	int			rx_fd;		/* the port's receive socket, or -1 */
+	int			wake_fd;	/* eventfd: wakes the sleeping thread */
+	_Atomic uint64_t	wake_ns;	/* the thread sleeps until then; 0: awake */
+	atomic_bool		waiting_app;	/* that sleep defers to a polling application */
 
 	pthread_mutex_t		qp_lock;
 	struct rc_qp		*qps[DP_STATS_QP_SLOTS];
@@ -72,12 +89,59 @@ static uint64_t engine_clock(void *arg)
 	return dp_clock_ns();
 }
 
-static void sleep_ns(uint64_t ns)
+/*
+ * A packet socket whose netdev went down polls POLLERR (ENETDOWN) until the
+ * error is read, which the PMD never does: read it here, or every later
+ * sleep would return at once.  A socket that cannot be waited on any more
+ * is given up: the thread then sleeps by the clock like other ports.
+ */
+static void rx_fd_error(struct dp_device *dev, int fd, short revents)
 {
+	socklen_t len = sizeof(int);
+	int e;
+
+	if ((revents & (POLLHUP | POLLNVAL)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) || !e)
+		dev->rx_fd = -1;
+}
+
+/*
+ * Sleep until @until (ns) or until @fd (if >= 0) polls readable or the
+ * wake eventfd is written.  With @timers, @until is the engine's next timer
+ * at most, and dp_device_poll() wakes the thread when an application pass
+ * arms an earlier one; without, the thread defers to a polling application
+ * and dp_device_app_waits() wakes it.
+ */
+static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timers)
+{
+	struct pollfd pfd[2] = { { .fd = dev->wake_fd, .events = POLLIN },
+				 { .fd = fd, .events = POLLIN } };
+	uint64_t now = mono_ns(), ns = until > now ? until - now : 0;
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
 			       .tv_nsec = (long)(ns % 1000000000ull) };
+	uint64_t v;
 
-	nanosleep(&ts, NULL);
+	atomic_store(&dev->wake_ns, until);
+	/*
+	 * Published before this last look, so that dp_device_poll() sees the
+	 * wake-up time or we see its earlier timer (and dp_device_app_waits()
+	 * the wake-up time or we its application leaving).
+	 */
+	if ((timers ? rc_engine_deadline_hint(dev->eng) >= until : atomic_load(&dev->app_poll_ns)) &&
+	    ppoll(pfd, fd >= 0 ? 2 : 1, &ts, NULL) > 0) {
+		if (pfd[0].revents & POLLIN)
+			(void)!read(dev->wake_fd, &v, sizeof(v));
+		if (fd >= 0 && (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
+			rx_fd_error(dev, fd, pfd[1].revents);
+	}
+	atomic_store(&dev->wake_ns, 0);
+}
+
+static void wake_thread(struct dp_device *dev)
+{
+	uint64_t one = 1;
+
+	(void)!write(dev->wake_fd, &one, sizeof(one));
 }
 
 /* The engine's GID table from the link's addresses (all entries rewritten). */
@@ -206,70 +270,152 @@ static void follow_link(struct dp_device *dev)
 
 /* ---- Progress ---- */
 
+static void housekeeping(struct dp_device *dev, uint64_t now, uint64_t *last_link)
+{
+	bool event = dev->watch_fd >= 0 &&
+		     dp_netdev_watch_poll(dev->watch_fd, dp_port_ifindex(dev->port));
+
+	if (event || now - *last_link >= DP_LINK_RECHECK_NS) {
+		follow_link(dev);
+		*last_link = now;
+	}
+	publish_counters(dev);
+	if (now - *last_link < DP_HOUSEKEEPING_NS)
+		dp_port_flush_capture(dev->port);
+}
+
+struct progress_state {
+	uint64_t	last_work;	/* the thread's last pass that found work */
+	uint64_t	sleep;		/* ports without a receive socket: next sleep */
+	uint64_t	app_wait;	/* while the application polls: next look after */
+};
+
+/* Nothing to do for now: sleep until a frame, a timer or housekeeping, or the application stops. */
+static void progress_idle(struct dp_device *dev, struct progress_state *st, uint64_t now,
+			  uint64_t next_house)
+{
+	uint64_t app = atomic_load_explicit(&dev->app_poll_ns, memory_order_relaxed);
+	uint64_t until = next_house, deadline;
+
+	if (now - app < DP_APP_ACTIVE_NS) {
+		/* The application polls: it receives and runs the timers; check back when it may have stopped. */
+		atomic_store(&dev->waiting_app, true);
+		wait_until(dev, -1, app + st->app_wait, false);
+		atomic_store(&dev->waiting_app, false);
+		if (st->app_wait < DP_APP_WAIT_MAX_NS)
+			st->app_wait *= 2;
+		st->sleep = DP_IDLE_SLEEP_MIN_NS;
+		return;
+	}
+	deadline = rc_engine_next_deadline(dev->eng);
+	if (deadline < until)
+		until = deadline;
+	if (dev->rx_fd < 0) {
+		if (now + st->sleep < until)
+			until = now + st->sleep;
+		if (st->sleep < DP_IDLE_SLEEP_MAX_NS)
+			st->sleep *= 2;
+	}
+	wait_until(dev, dev->rx_fd, until, true);
+}
+
 static void *progress_main(void *arg)
 {
 	struct dp_device *dev = arg;
-	uint64_t last_house = 0, last_link = 0, sleep = DP_IDLE_SLEEP_MIN_NS;
-	unsigned idle = 0;
+	struct progress_state st = { .sleep = DP_IDLE_SLEEP_MIN_NS, .app_wait = DP_APP_WAIT_MIN_NS };
+	uint64_t last_house = 0, last_link = 0;
 	bool registered;
 	sigset_t all;
 
 	/* The application's signals go to the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* Timed sleeps here are short: the default 50 µs of slack would dominate them. */
+	prctl(PR_SET_TIMERSLACK, DP_TIMER_SLACK_NS);
 	/* An lcore id: the port's buffers then come from this thread's mempool cache. */
 	registered = dp_eal_thread_register() == 0;
 	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
-		uint64_t now = mono_ns(), deadline;
+		uint64_t now = mono_ns();
 
 		if (now - last_house >= DP_HOUSEKEEPING_NS) {
-			bool event = dev->watch_fd >= 0 &&
-				     dp_netdev_watch_poll(dev->watch_fd, dp_port_ifindex(dev->port));
-
-			if (event || now - last_link >= DP_LINK_RECHECK_NS) {
-				follow_link(dev);
-				last_link = now;
-			}
-			publish_counters(dev);
-			if (now - last_link < DP_HOUSEKEEPING_NS)
-				dp_port_flush_capture(dev->port);
+			housekeeping(dev, now, &last_link);
 			last_house = now;
 		}
-		if (now - atomic_load_explicit(&dev->app_poll_ns, memory_order_relaxed) <
-		    DP_APP_POLL_HOLD_NS && !dp_port_tx_held(dev->port)) {
-			/* An application thread is polling: it drives the engine; stay out of its way. */
-			idle = 0;
-			sleep_ns(DP_APP_POLL_HOLD_NS / 4);
-			continue;
+		if (now - atomic_load_explicit(&dev->app_poll_ns, memory_order_relaxed) >=
+		    DP_APP_ACTIVE_NS) {
+			if (rc_engine_progress(dev->eng, 0) || dp_port_tx_held(dev->port)) {
+				/* Held ACKs leave with the next pass. */
+				st.last_work = now;
+				st.sleep = DP_IDLE_SLEEP_MIN_NS;
+				st.app_wait = DP_APP_WAIT_MIN_NS;
+				continue;
+			}
+			/*
+			 * Spin politely: a thread runnable on this CPU (the
+			 * peer process whose reply we wait for) runs first.
+			 */
+			if (now - st.last_work < (dev->rx_fd >= 0 ? DP_SPIN_NS : DP_SPIN_POLLED_NS)) {
+				sched_yield();
+				continue;
+			}
 		}
-		if (rc_engine_progress(dev->eng, 0)) {
-			idle = 0;
-			sleep = DP_IDLE_SLEEP_MIN_NS;
-			continue;
-		}
-		if (++idle < DP_SPIN_PASSES)
-			continue;
-		if (idle < DP_SPIN_PASSES + DP_YIELD_PASSES) {
-			sched_yield();
-			continue;
-		}
-		deadline = rc_engine_next_deadline(dev->eng);
-		if (deadline != UINT64_MAX && deadline > now && deadline - now < sleep)
-			sleep_ns(deadline - now);
-		else if (deadline == UINT64_MAX || deadline > now)
-			sleep_ns(sleep);
-		if (sleep < DP_IDLE_SLEEP_MAX_NS)
-			sleep *= 2;
+		progress_idle(dev, &st, now, last_house + DP_HOUSEKEEPING_NS);
 	}
 	if (registered)
 		dp_eal_thread_unregister();
 	return NULL;
 }
 
+/* After an application pass: a timer now due before the sleeping thread wakes gets it up. */
+static inline void check_sleeper(struct dp_device *dev)
+{
+	uint64_t wake = atomic_load(&dev->wake_ns);
+
+	if (wake && rc_engine_deadline_hint(dev->eng) < wake &&
+	    atomic_compare_exchange_strong(&dev->wake_ns, &wake, 0))
+		wake_thread(dev);
+}
+
+/*
+ * An application that sees its last send complete often stops polling and
+ * waits in memory for the peer's reply (ib_write_lat): when that ACK came
+ * alone, the request sent right behind it is taken here, microseconds later,
+ * rather than by the background thread when it next looks.
+ */
 unsigned dp_device_poll(struct dp_device *dev)
 {
-	atomic_store_explicit(&dev->app_poll_ns, mono_ns(), memory_order_relaxed);
-	return rc_engine_progress(dev->eng, 0);
+	uint64_t now = mono_ns(), end;
+	unsigned n;
+
+	atomic_store_explicit(&dev->app_poll_ns, now, memory_order_relaxed);
+	n = rc_engine_progress(dev->eng, 0);
+	if (n && rc_engine_ack_drained(dev->eng))
+		for (end = now + DP_LINGER_NS; mono_ns() < end;)
+			if (rc_engine_progress(dev->eng, 0)) {
+				n++;
+				break;
+			}
+	check_sleeper(dev);
+	return n;
+}
+
+void dp_device_app_waits(struct dp_device *dev)
+{
+	uint64_t wake = atomic_load(&dev->wake_ns);
+
+	atomic_store(&dev->app_poll_ns, 0);
+	/* Asleep because the application polled (no receive socket in that sleep): wake it. */
+	if (wake && atomic_load(&dev->waiting_app) &&
+	    atomic_compare_exchange_strong(&dev->wake_ns, &wake, 0))
+		wake_thread(dev);
+}
+
+unsigned dp_device_kick(struct dp_device *dev)
+{
+	unsigned n = rc_engine_progress(dev->eng, 0);
+
+	check_sleeper(dev);
+	return n;
 }
 
 /* ---- Open and close ---- */
@@ -291,6 +437,13 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	if (args)
 		dev->args = *args;
 	dev->watch_fd = -1;
+	dev->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dev->wake_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot create an eventfd: %s", ibdev, strerror(errno));
+		free(dev);
+		return ret;
+	}
 	pthread_mutex_init(&dev->qp_lock, NULL);
 	ret = uroce_link_cfg_load(ibdev, &dev->cfg, err, errlen);
 	if (ret)
@@ -345,6 +498,7 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 				     dev->dev_names, rc_counter_names, stats_err,
 				     sizeof(stats_err));
 	dev->watch_fd = dp_pmd_uses_netdev(dev->cfg.pmd) ? dp_netdev_watch_open() : -1;
+	dev->rx_fd = dp_port_rx_fd(dev->port);
 	ret = pthread_create(&dev->thread, NULL, progress_main, dev);
 	if (ret) {
 		ret = -ret;
@@ -370,6 +524,7 @@ err_qpn:
 	dp_qpn_close(dev->qpns);
 err_free:
 	pthread_mutex_destroy(&dev->qp_lock);
+	close(dev->wake_fd);
 	free(dev);
 	return ret;
 }
@@ -379,6 +534,7 @@ void dp_device_close(struct dp_device *dev)
 	if (!dev)
 		return;
 	atomic_store(&dev->stop, true);
+	wake_thread(dev);
 	pthread_join(dev->thread, NULL);
 	/* What the last passes queued (an ACK of the last message) still leaves. */
 	for (int pass = 0; pass < CLOSE_DRAIN_PASSES; pass++)
@@ -392,6 +548,7 @@ void dp_device_close(struct dp_device *dev)
 		close(dev->watch_fd);
 	dp_stats_destroy(dev->stats);
 	pthread_mutex_destroy(&dev->qp_lock);
+	close(dev->wake_fd);
 	free(dev);
 }
 

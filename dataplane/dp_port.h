@@ -90,6 +90,12 @@ struct dp_loop;
  */
 void dp_port_set_loop(struct dp_port *dp, struct dp_loop *loop);
 int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len);
+/*
+ * A file descriptor that polls readable (POLLIN) while received frames wait
+ * for rx_burst: the PMD's own socket (af_packet, af_xdp), found at open.
+ * -1 for the other PMDs.  Only for poll(); never read from it.
+ */
+int dp_port_rx_fd(struct dp_port *dp);
 
 /* ACKs are waiting for the next flush (the progress thread then runs a pass soon). */
 bool dp_port_tx_held(struct dp_port *dp);

@@ -91,6 +91,7 @@ struct dp_port {
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
 	int			neigh_tap_fd;	/* af_xdp: copies of ARP/ND the kernel receives */
+	int			rx_fd;		/* readable while frames wait (af_packet, af_xdp) */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
 	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
@@ -971,7 +972,8 @@ static void fd_snapshot(uint8_t *seen, int max)
 			seen[fd] = 1;
 }
 
-static int find_new_packet_socket(const uint8_t *before, int max)
+/* A socket of @family opened since the snapshot @before, or -1. */
+static int find_new_socket(const uint8_t *before, int max, int family)
 {
 	for (int fd = 0; fd < max; fd++) {
 		int domain;
@@ -979,7 +981,7 @@ static int find_new_packet_socket(const uint8_t *before, int max)
 
 		if (before[fd] || fcntl(fd, F_GETFD) < 0)
 			continue;
-		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) && domain == AF_PACKET)
+		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) && domain == family)
 			return fd;
 	}
 	return -1;
@@ -1076,16 +1078,25 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 			goto err_free;
 		}
 	}
-	/* One probe at a time in the process, so "the new socket" is ours. */
+	/*
+	 * One port opening at a time in the process, so "the new socket" is
+	 * ours: af_packet's appears at probe, af_xdp's (an XSK cannot tell its
+	 * netdev) when the queues are set up.
+	 */
 	pthread_mutex_lock(&probe_lock);
 	fd_snapshot(fds_before, FD_SCAN_MAX);
 	ret = probe(dp, &plan, err, errlen);
-	dp->packet_fd = !ret && cfg->pmd == UROCE_PMD_AF_PACKET ?
-			find_new_packet_socket(fds_before, FD_SCAN_MAX) : -1;
-	pthread_mutex_unlock(&probe_lock);
-	if (ret)
+	if (ret) {
+		pthread_mutex_unlock(&probe_lock);
 		goto err_free;
+	}
+	dp->packet_fd = cfg->pmd == UROCE_PMD_AF_PACKET ?
+			find_new_socket(fds_before, FD_SCAN_MAX, AF_PACKET) : -1;
 	ret = start_ethdev(dp, &plan, mtu, err, errlen);
+	/* The socket the PMD receives on: the progress thread sleeps in poll() on it. */
+	dp->rx_fd = cfg->pmd == UROCE_PMD_AF_XDP && !ret ?
+		    find_new_socket(fds_before, FD_SCAN_MAX, AF_XDP) : dp->packet_fd;
+	pthread_mutex_unlock(&probe_lock);
 	if (ret)
 		goto err_close;
 	if (dp->xdp_prog_fd >= 0) {
@@ -1260,6 +1271,11 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 	else
 		dp->cnt.tx_loop++;
 	return 0;
+}
+
+int dp_port_rx_fd(struct dp_port *dp)
+{
+	return dp->rx_fd;
 }
 
 bool dp_port_tx_held(struct dp_port *dp)

@@ -71,6 +71,9 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg)
 	}
 	pthread_mutex_init(&eng->lock, NULL);
 	atomic_flag_clear(&eng->progressing);
+	atomic_init(&eng->pass_wanted, false);
+	atomic_init(&eng->deadline_hint, UINT64_MAX);
+	atomic_init(&eng->ack_drained, false);
 	eng->cfg = *cfg;
 	eng->port = cfg->port;
 	eng->port_pmtu = pmtu_for_port(cfg->port->mtu);
@@ -352,8 +355,11 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 		if (unlikely((pkt.tclass & WIRE_ECN_MASK) == WIRE_ECN_CE))
 			rc_resp_ecn(qp, &pkt);
 		rc_resp_rx(qp, &pkt);
+		eng->pass_rx_request = true;
 	} else {
 		rc_comp_rx(qp, &pkt);
+		if (pkt.opcode == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE) && qp->sq_head == qp->sq_tail)
+			eng->pass_ack_drained = true;
 	}
 }
 
@@ -490,15 +496,15 @@ static void service(struct rc_engine *eng)
 	}
 }
 
-unsigned rc_engine_progress(struct rc_engine *eng, unsigned budget)
+static unsigned engine_pass(struct rc_engine *eng, unsigned budget)
 {
 	unsigned rx, fired;
 
-	if (atomic_flag_test_and_set(&eng->progressing))
-		return 0;
 	pthread_mutex_lock(&eng->lock);
+	atomic_store_explicit(&eng->pass_wanted, false, memory_order_relaxed);
 	eng->now = eng->cfg.now_ns(eng->cfg.clock_arg);
 	eng->tx_sent = 0;
+	eng->pass_ack_drained = eng->pass_rx_request = false;
 	if (!budget)
 		budget = RC_BURST;
 	rx = eng->loop ? loop_rx(eng, budget) : 0;
@@ -508,9 +514,32 @@ unsigned rc_engine_progress(struct rc_engine *eng, unsigned budget)
 	tx_flush_batch(eng);
 	eng->port->ops->flush(eng->port);
 	rx += eng->tx_sent + fired;
+	atomic_store_explicit(&eng->deadline_hint, eng->next_deadline, memory_order_relaxed);
+	atomic_store_explicit(&eng->ack_drained, eng->pass_ack_drained && !eng->pass_rx_request,
+			      memory_order_relaxed);
 	pthread_mutex_unlock(&eng->lock);
-	atomic_flag_clear(&eng->progressing);
 	return rx;
+}
+
+/*
+ * One thread progresses at a time; the others return at once instead of
+ * queueing on the lock.  A thread that posted work while the pass was
+ * running (rc_post_send() sets pass_wanted) is not left waiting for the next
+ * caller: the running thread makes another pass.  The flag is cleared and
+ * pass_wanted read with sequential consistency, so a poster that found the
+ * engine busy and the running thread cannot both miss each other.
+ */
+unsigned rc_engine_progress(struct rc_engine *eng, unsigned budget)
+{
+	unsigned done = 0;
+
+	do {
+		if (atomic_flag_test_and_set(&eng->progressing))
+			break;
+		done += engine_pass(eng, budget);
+		atomic_flag_clear(&eng->progressing);
+	} while (atomic_load(&eng->pass_wanted));
+	return done;
 }
 
 uint64_t rc_engine_next_deadline(struct rc_engine *eng)
@@ -527,8 +556,21 @@ uint64_t rc_engine_next_deadline(struct rc_engine *eng)
 		if (qp->retx_deadline && qp->retx_deadline < next)
 			next = qp->retx_deadline;
 	}
+	/* Exact now: forget timers disarmed since they were armed. */
+	eng->next_deadline = next;
+	atomic_store_explicit(&eng->deadline_hint, next, memory_order_relaxed);
 	pthread_mutex_unlock(&eng->lock);
 	return next;
+}
+
+bool rc_engine_ack_drained(struct rc_engine *eng)
+{
+	return atomic_load_explicit(&eng->ack_drained, memory_order_relaxed);
+}
+
+uint64_t rc_engine_deadline_hint(struct rc_engine *eng)
+{
+	return atomic_load_explicit(&eng->deadline_hint, memory_order_relaxed);
 }
 
 bool rc_engine_idle(struct rc_engine *eng)

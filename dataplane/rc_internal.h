@@ -400,6 +400,13 @@ struct rc_loop_slot {
 struct rc_engine {
 	pthread_mutex_t		lock;
 	atomic_flag		progressing;
+	/* rc_post_send() queued work: a pass that is running must be followed by another. */
+	atomic_bool		pass_wanted;
+	/* next_deadline as of the end of the last pass, for lock-free readers. */
+	_Atomic uint64_t	deadline_hint;
+	/* This pass: an ACK emptied a send queue; a request was received. */
+	bool			pass_ack_drained, pass_rx_request;
+	atomic_bool		ack_drained;	/* the last pass: the first without the second */
 	struct rc_engine_cfg	cfg;
 	struct port		*port;
 	uint32_t		port_pmtu;	/* largest PMTU whose frames fit the port */

@@ -908,6 +908,8 @@ int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 			flush_send(qp);
 		else
 			rc_qp_kick(qp);
+		/* A pass already under way may have served the work list before this. */
+		atomic_store(&eng->pass_wanted, true);
 	}
 out:
 	pthread_mutex_unlock(&eng->lock);

@@ -114,9 +114,13 @@ int prov_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	return rc_cq_poll(to_pcq(ibcq)->rc, n, wc);
 }
 
+/* Arming is what an application does before it blocks for an event: the progress thread takes over. */
 int prov_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	return -rc_cq_req_notify(to_pcq(ibcq)->rc, solicited_only != 0);
+	int ret = rc_cq_req_notify(to_pcq(ibcq)->rc, solicited_only != 0);
+
+	dp_device_app_waits(prov_dp(ibcq->context));
+	return -ret;
 }
 
 /* ---- Extended polling: one completion at a time, so entries not iterated stay queued ---- */

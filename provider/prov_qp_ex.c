@@ -128,7 +128,7 @@ static int prov_wr_complete(struct ibv_qp_ex *ibqp)
 					s->wr.sg_list[j].addr += (uintptr_t)b->data;
 		}
 		ret = -rc_post_send(qp->rc, &b->slot[0].wr, &bad);
-		dp_device_poll(prov_dp(qp->vqp.qp.context));
+		dp_device_kick(prov_dp(qp->vqp.qp.context));
 	}
 	prov_wr_start(ibqp);
 	return ret;

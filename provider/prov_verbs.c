@@ -461,7 +461,7 @@ int prov_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr
 {
 	int ret = rc_post_send(to_pqp(qp)->rc, wr, bad);
 
-	dp_device_poll(prov_dp(qp->context));
+	dp_device_kick(prov_dp(qp->context));
 	return -ret;
 }
 

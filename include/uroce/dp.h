@@ -46,10 +46,24 @@ struct rc_engine *dp_device_engine(struct dp_device *dev);
 int dp_device_link(struct dp_device *dev, struct dp_link_info *info);
 
 /*
- * Progress from an application thread (poll_cq, post_send): one engine pass,
- * and the background thread learns that the application is polling.
+ * Progress from an application thread that polls (poll_cq): one engine
+ * pass, and the background thread learns that the application is polling.
+ * After a pass whose ACK completed the last send, it looks again for up to
+ * 10 µs for the peer's request behind that ACK.
  */
 unsigned dp_device_poll(struct dp_device *dev);
+/*
+ * Progress from post_send: one engine pass, so the work leaves from the
+ * caller's thread at once, without telling the background thread that the
+ * application polls (it may not call again; the background thread stays
+ * ready to receive).
+ */
+unsigned dp_device_kick(struct dp_device *dev);
+/*
+ * The application is about to block (it armed a CQ for an event): the
+ * background thread stops deferring to its polls and takes over at once.
+ */
+void dp_device_app_waits(struct dp_device *dev);
 
 /*
  * Per-QP counters for `uroce stat`: the provider adds a QP after

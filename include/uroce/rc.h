@@ -126,13 +126,28 @@ int rc_engine_get_gid(struct rc_engine *eng, unsigned index, struct rc_gid_entry
  * rc_engine_progress() - receive, run the state machines, send, fire timers.
  * @budget: at most this many received frames (0: one burst).
  *
- * Does nothing and returns 0 when another thread is progressing the engine.
+ * Does nothing and returns 0 when another thread is progressing the engine
+ * (that thread makes one more pass when rc_post_send() was called meanwhile).
  * Return: frames received + frames sent + timers fired (0 when idle).
  */
 unsigned rc_engine_progress(struct rc_engine *eng, unsigned budget);
 
 /* Time of the next timer in ns on the engine clock, UINT64_MAX if none is armed. */
 uint64_t rc_engine_next_deadline(struct rc_engine *eng);
+/*
+ * Without the lock: no timer is due before this time (ns, engine clock;
+ * UINT64_MAX if none was armed), as of the end of the last pass.  It may be
+ * earlier than the real next timer (one since disarmed), never later.
+ */
+uint64_t rc_engine_deadline_hint(struct rc_engine *eng);
+
+/*
+ * The last pass received an ACK that left a send queue empty, and no
+ * request.  In a request/response exchange the peer's next request (an
+ * ib_write_lat write) usually follows that ACK in the same burst, so a
+ * poller that just saw its last send complete may look again at once.
+ */
+bool rc_engine_ack_drained(struct rc_engine *eng);
 
 /* Set when rc_engine_progress() has nothing in flight (for back-off). */
 bool rc_engine_idle(struct rc_engine *eng);
