@@ -114,8 +114,9 @@ static void rx_fd_error(struct dp_device *dev, int fd, short revents)
  */
 static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timers)
 {
-	struct pollfd pfd[2] = { { .fd = dev->wake_fd, .events = POLLIN },
-				 { .fd = fd, .events = POLLIN } };
+	struct pollfd pfd[3] = { { .fd = dev->wake_fd, .events = POLLIN },
+				 { .fd = fd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
 	uint64_t now = mono_ns(), ns = until > now ? until - now : 0;
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
 			       .tv_nsec = (long)(ns % 1000000000ull) };
@@ -127,13 +128,22 @@ static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timer
 	 * wake-up time or we see its earlier timer (and dp_device_app_waits()
 	 * the wake-up time or we its application leaving).
 	 */
+	/* Frames from processes of this host ring the loop doorbell while we sleep. */
+	if (timers && dev->loop) {
+		if (!dp_loop_sleep_begin(dev->loop))
+			goto out;
+		pfd[2].fd = dp_loop_wake_fd(dev->loop);
+	}
 	if ((timers ? rc_engine_deadline_hint(dev->eng) >= until : atomic_load(&dev->app_poll_ns)) &&
-	    ppoll(pfd, fd >= 0 ? 2 : 1, &ts, NULL) > 0) {
+	    ppoll(pfd, 3, &ts, NULL) > 0) {
 		if (pfd[0].revents & POLLIN)
 			(void)!read(dev->wake_fd, &v, sizeof(v));
 		if (fd >= 0 && (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
 			rx_fd_error(dev, fd, pfd[1].revents);
 	}
+out:
+	if (pfd[2].fd >= 0)
+		dp_loop_sleep_end(dev->loop);
 	atomic_store(&dev->wake_ns, 0);
 }
 

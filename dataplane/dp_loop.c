@@ -19,7 +19,7 @@
 #include "dp_qpn.h"
 
 #define RING_MAGIC	0x474e49524f4f4c55ull	/* "ULOORING" */
-#define RING_VERSION	1
+#define RING_VERSION	2
 
 struct loop_slot {
 	uint32_t	len;
@@ -39,6 +39,7 @@ struct dp_loop_ring {
 	int32_t			pid;
 	uint32_t		start;		/* the owner's dp_qpn_proc_start() */
 	_Atomic uint32_t	live;		/* cleared when the owner closes */
+	_Atomic uint32_t	sleeping;	/* the owner waits on its doorbell */
 	pthread_mutex_t		lock;
 	alignas(64) _Atomic uint32_t tail;
 	alignas(64) _Atomic uint32_t head;
@@ -64,7 +65,7 @@ static void remove_stale(const char *dir)
 		char path[800], *end;
 		long pid = strtol(e->d_name, &end, 10);
 
-		if (pid <= 0 || strcmp(end, ".ring"))
+		if (pid <= 0 || (strcmp(end, ".ring") && strcmp(end, ".wake")))
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
@@ -90,6 +91,23 @@ static int create_ring(struct dp_loop *l, char *err, size_t errlen)
 	int fd, ret;
 
 	/* Built under a temporary name and renamed: a sender never sees a half-made ring. */
+	/* The doorbell first: a sender that finds the ring finds it too. */
+	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, me);
+	unlink(path);
+	if (mkfifo(path, 0666) || chmod(path, 0666)) {
+		ret = -errno;
+		fd = -1;
+		tmp[0] = '\0';
+		goto err;
+	}
+	/* Read and write: writers never find it without a reader, and it never reports EOF. */
+	l->wake_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (l->wake_fd < 0) {
+		ret = -errno;
+		fd = -1;
+		tmp[0] = '\0';
+		goto err;
+	}
 	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, me);
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -127,7 +145,12 @@ err:
 		 strerror(-ret));
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
+	if (tmp[0])
+		unlink(tmp);
+	if (l->wake_fd >= 0)
+		close(l->wake_fd);
+	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, me);
+	unlink(path);
 	return ret;
 }
 
@@ -146,6 +169,9 @@ int dp_loop_open(const char *key, struct dp_loop **out, char *err, size_t errlen
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	l->wake_fd = -1;
+	for (unsigned i = 0; i < DP_LOOP_PEERS; i++)
+		l->peers[i].wake_fd = -1;
 	if ((size_t)snprintf(base, sizeof(base), "%s/loop", uroce_run_dir()) >= sizeof(base) ||
 	    (size_t)snprintf(l->dir, sizeof(l->dir), "%s/%s", base, key) >= sizeof(l->dir)) {
 		snprintf(err, errlen, "run directory path too long: %s", uroce_run_dir());
@@ -177,6 +203,9 @@ static void drop_peer(struct dp_loop_peer *p)
 	if (!p->pid)
 		return;
 	munmap(p->ring, sizeof(*p->ring));
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	p->wake_fd = -1;
 	p->pid = 0;
 	p->used = 0;
 }
@@ -192,12 +221,15 @@ void dp_loop_close(struct dp_loop *l)
 	atomic_store(&l->ring->live, 0);
 	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, (int)getpid());
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, (int)getpid());
+	unlink(path);
+	close(l->wake_fd);
 	munmap(l->ring, sizeof(*l->ring));
 	free(l);
 }
 
 /* The live ring of process @pid started at @start, mapped on first use. */
-static struct dp_loop_ring *peer_ring(struct dp_loop *l, int32_t pid, uint32_t start)
+static struct dp_loop_peer *peer_of(struct dp_loop *l, int32_t pid, uint32_t start)
 {
 	struct dp_loop_peer *p = &l->peers[0];
 	struct dp_loop_ring *r;
@@ -212,7 +244,7 @@ static struct dp_loop_ring *peer_ring(struct dp_loop *l, int32_t pid, uint32_t s
 			if (atomic_load_explicit(&q->ring->live, memory_order_relaxed) &&
 			    (!start || q->ring->start == start)) {
 				q->used = ++l->clock;
-				return q->ring;
+				return q;
 			}
 			drop_peer(q);	/* closed, or an earlier process with this PID */
 		}
@@ -237,24 +269,32 @@ static struct dp_loop_ring *peer_ring(struct dp_loop *l, int32_t pid, uint32_t s
 		munmap(r, sizeof(*r));
 		return NULL;
 	}
+	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, pid);
+	p->wake_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (p->wake_fd < 0) {
+		munmap(r, sizeof(*r));
+		return NULL;
+	}
 	p->pid = pid;
 	p->ring = r;
 	p->used = ++l->clock;
-	return r;
+	return p;
 }
 
 int dp_loop_send(struct dp_loop *l, int32_t pid, uint32_t start, const void *frame,
 		 uint32_t len)
 {
+	struct dp_loop_peer *p;
 	struct dp_loop_ring *r;
 	uint32_t tail;
 	int ret = 0;
 
 	if (len > DP_LOOP_FRAME_MAX)
 		return -EMSGSIZE;
-	r = peer_ring(l, pid, start);
-	if (!r)
+	p = peer_of(l, pid, start);
+	if (!p)
 		return -ENOENT;
+	r = p->ring;
 	if (pthread_mutex_lock(&r->lock) == EOWNERDEAD)
 		pthread_mutex_consistent(&r->lock);
 	tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -265,10 +305,36 @@ int dp_loop_send(struct dp_loop *l, int32_t pid, uint32_t start, const void *fra
 
 		s->len = len;
 		memcpy(s->data, frame, len);
-		atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
+		atomic_store(&r->tail, tail + 1);
 	}
 	pthread_mutex_unlock(&r->lock);
+	/* Ordered after the tail (both sequentially consistent), as the owner's flag before its look. */
+	if (!ret && atomic_load(&r->sleeping)) {
+		char bell = 1;
+
+		(void)!write(p->wake_fd, &bell, 1);	/* a full FIFO already rings */
+	}
 	return ret;
+}
+
+bool dp_loop_sleep_begin(struct dp_loop *l)
+{
+	atomic_store(&l->ring->sleeping, 1);
+	return atomic_load(&l->ring->tail) == l->head;
+}
+
+void dp_loop_sleep_end(struct dp_loop *l)
+{
+	char buf[64];
+
+	atomic_store_explicit(&l->ring->sleeping, 0, memory_order_relaxed);
+	while (read(l->wake_fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
+}
+
+int dp_loop_wake_fd(const struct dp_loop *l)
+{
+	return l->wake_fd;
 }
 
 bool dp_loop_ready(const struct dp_loop *l)

@@ -14,7 +14,9 @@
  * the shared file RUN_DIR/loop/KEY/PID.ring (many senders under a robust
  * process-shared mutex, one reader without a lock), and the owner's port
  * receives it with its own frames.  Checking for frames is one load of
- * the ring's tail: no syscall on the receive path.
+ * the ring's tail: no syscall on the receive path.  An owner about to
+ * sleep says so in its ring, and a sender then also writes one byte to the
+ * owner's doorbell, the FIFO RUN_DIR/loop/KEY/PID.wake.
  */
 #define DP_LOOP_PEERS		8
 #define DP_LOOP_SLOTS		512
@@ -25,12 +27,14 @@ struct dp_loop_ring;
 struct dp_loop_peer {
 	int32_t			pid;		/* 0: free */
 	struct dp_loop_ring	*ring;		/* the peer's ring, mapped */
+	int			wake_fd;	/* the peer's doorbell, written when it sleeps */
 	uint64_t		used;		/* for replacing the least recently used */
 };
 
 struct dp_loop {
 	char			dir[384];
 	struct dp_loop_ring	*ring;		/* ours */
+	int			wake_fd;	/* our doorbell (read end) */
 	uint32_t		head;		/* next slot we read */
 	uint64_t		clock;
 	struct dp_loop_peer	peers[DP_LOOP_PEERS];
@@ -59,6 +63,16 @@ int dp_loop_send(struct dp_loop *l, int32_t pid, uint32_t start, const void *fra
 
 /* Whether a frame is waiting: one load. */
 bool dp_loop_ready(const struct dp_loop *l);
+
+/*
+ * Sleeping with the doorbell: dp_loop_sleep_begin() tells senders to ring
+ * (Return: false when a frame is already waiting: do not sleep), the caller
+ * then polls dp_loop_wake_fd() for POLLIN with its other descriptors, and
+ * dp_loop_sleep_end() stops the ringing and empties the doorbell.
+ */
+bool dp_loop_sleep_begin(struct dp_loop *l);
+void dp_loop_sleep_end(struct dp_loop *l);
+int dp_loop_wake_fd(const struct dp_loop *l);
 
 /* The next frame into @buf (at most @cap bytes).  Return: its length, or 0 when none is left. */
 uint32_t dp_loop_recv(struct dp_loop *l, void *buf, uint32_t cap);
