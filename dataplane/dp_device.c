@@ -14,6 +14,7 @@
 
 #include "uroce/dp.h"
 #include "dp_eal.h"
+#include "dp_loop.h"
 #include "dp_netdev.h"
 #include "dp_port.h"
 #include "dp_qpn.h"
@@ -42,6 +43,7 @@ struct dp_device {
 	struct dp_open_args	args;
 	struct dp_port		*port;
 	struct dp_qpn_map	*qpns;
+	struct dp_loop		*loop;
 	struct rc_engine	*eng;
 	struct dp_stats		*stats;
 	int			watch_fd;
@@ -277,6 +279,7 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 {
 	struct rc_engine_cfg ecfg;
 	struct dp_device *dev;
+	const char *key;
 	char stats_err[256];
 	int ret;
 
@@ -292,14 +295,21 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ret = uroce_link_cfg_load(ibdev, &dev->cfg, err, errlen);
 	if (ret)
 		goto err_free;
-	/* Processes on one netdev share QPNs; a link DPDK owns is its own space. */
-	ret = dp_qpn_open(dp_pmd_uses_netdev(dev->cfg.pmd) ? dev->cfg.netdev : dev->cfg.name,
-			  &dev->qpns, err, errlen);
+	/*
+	 * Processes on one netdev share QPNs, and reach each other's QPs
+	 * through dp_loop; a link DPDK owns is its own space.
+	 */
+	key = dp_pmd_uses_netdev(dev->cfg.pmd) ? dev->cfg.netdev : dev->cfg.name;
+	ret = dp_qpn_open(key, &dev->qpns, err, errlen);
 	if (ret)
 		goto err_free;
-	ret = dp_port_open(&dev->cfg, dev->qpns, &dev->port, err, errlen);
+	ret = dp_loop_open(key, &dev->loop, err, errlen);
 	if (ret)
 		goto err_qpn;
+	ret = dp_port_open(&dev->cfg, dev->qpns, &dev->port, err, errlen);
+	if (ret)
+		goto err_loop;
+	dp_port_set_loop(dev->port, dev->loop);
 	memset(&ecfg, 0, sizeof(ecfg));
 	ecfg.port = dp_port_base(dev->port);
 	ecfg.now_ns = engine_clock;
@@ -311,6 +321,8 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ecfg.event_arg = dev->args.event_arg;
 	ecfg.frame_tap = dp_port_capture;
 	ecfg.frame_tap_arg = dev->port;
+	ecfg.local_forward = dp_port_forward;
+	ecfg.local_forward_arg = dev->port;
 	dev->eng = rc_engine_create(&ecfg);
 	if (!dev->eng) {
 		ret = errno ? -errno : -ENOMEM;
@@ -352,6 +364,8 @@ err_engine:
 	rc_engine_destroy(dev->eng);
 err_port:
 	dp_port_close(dev->port);
+err_loop:
+	dp_loop_close(dev->loop);
 err_qpn:
 	dp_qpn_close(dev->qpns);
 err_free:
@@ -372,6 +386,7 @@ void dp_device_close(struct dp_device *dev)
 			break;
 	rc_engine_destroy(dev->eng);
 	dp_port_close(dev->port);
+	dp_loop_close(dev->loop);
 	dp_qpn_close(dev->qpns);
 	if (dev->watch_fd >= 0)
 		close(dev->watch_fd);

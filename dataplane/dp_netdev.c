@@ -2,9 +2,13 @@
 /* Netdev facts from the kernel (ioctl, getifaddrs, sysfs, rtnetlink) and the RoCE GID table. */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,4 +249,65 @@ bool dp_netdev_watch_poll(int fd, int ifindex)
 		}
 	}
 	return changed;
+}
+
+/*
+ * Classic BPF: untagged ARP, or IPv6 whose first next header is ICMPv6 with
+ * type 135/136 (RFC 4861 4.3/4.4; ND messages carry no extension headers).
+ */
+static const struct sock_filter neigh_tap_code[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_VLAN_TAG_PRESENT)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 8),
+	BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ARP, 7, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 0, 5),
+	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 6),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMPV6, 0, 3),
+	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 40),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 135, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 136, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, 0),
+	BPF_STMT(BPF_RET | BPF_K, 0xffff),
+};
+
+int dp_netdev_neigh_tap_open(int ifindex)
+{
+	struct sock_fprog prog = {
+		.len = sizeof(neigh_tap_code) / sizeof(neigh_tap_code[0]),
+		.filter = (struct sock_filter *)neigh_tap_code,
+	};
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+		.sll_ifindex = ifindex,
+	};
+	int one = 1, ret;
+	/* Protocol 0 receives nothing until bound: the filter is in place before the first frame. */
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
+	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+unsigned dp_netdev_neigh_tap_drain(int fd, struct dp_neigh *n, const uint8_t mac[6], uint64_t now)
+{
+	uint8_t frame[1024];
+	unsigned count = 0;
+	ssize_t len;
+
+	/* Longer ND messages are cut to the buffer: dp_neigh_input() then finds them malformed. */
+	while ((len = recv(fd, frame, sizeof(frame), 0)) > 0) {
+		count++;
+		if (len >= 14 && memcmp(frame + 6, mac, 6))
+			dp_neigh_input(n, frame, (uint32_t)len, now);
+	}
+	return count;
 }

@@ -34,4 +34,26 @@ void dp_cfg_mac(const struct uroce_link_cfg *cfg, uint8_t mac[6]);
 int dp_netdev_watch_open(void);
 bool dp_netdev_watch_poll(int fd, int ifindex);
 
+struct dp_neigh;
+
+/**
+ * dp_netdev_neigh_tap_open() - a packet socket that reads copies of the
+ * ARP and ICMPv6 neighbour solicitations/advertisements @ifindex receives.
+ *
+ * For a port whose netdev the kernel keeps owning (af_xdp with uroce's XDP
+ * program passes these frames to the kernel): the kernel answers for its
+ * addresses, and the port learns its peers' MACs from the copies.  Untagged
+ * frames only; frames the host sends are not copied.
+ * Return: a non-blocking socket, or -errno.
+ */
+int dp_netdev_neigh_tap_open(int ifindex);
+
+/**
+ * dp_netdev_neigh_tap_drain() - feed the frames waiting on @fd to @n.
+ * @mac: the netdev's MAC; frames from it are skipped.
+ * @now: monotonic time in ns.
+ * Return: how many frames were read.
+ */
+unsigned dp_netdev_neigh_tap_drain(int fd, struct dp_neigh *n, const uint8_t mac[6], uint64_t now);
+
 #endif

@@ -17,6 +17,8 @@
 /*
  * Port counters: frames by fate, and burst occupancy (rx_burst_N counts
  * non-empty receive bursts of N frames, rounded down to a power of two).
+ * rx_loop/tx_loop: frames from and to other processes of this host
+ * (dp_port_set_loop()); tx_loop_dropped: the peer's ring was full or the peer gone.
  * rx_ring_drops: frames the kernel or NIC dropped because the receive ring
  * was full (af_packet PACKET_STATISTICS, else the ethdev's imissed), read
  * by dp_port_refresh().
@@ -27,6 +29,7 @@
 	X(rx_looped)	X(rx_not_for_us)	X(rx_not_roce)			\
 	X(rx_icmp_unreach)	X(rx_other_qpn)	X(rx_neigh)	X(rx_multiseg)	\
 	X(rx_ring_drops)							\
+	X(rx_loop)	X(tx_loop)	X(tx_loop_dropped)			\
 	X(tx_dropped)	X(tx_link_down)	X(tx_no_mbuf)	X(tx_too_big)	\
 	X(rx_burst_1)	X(rx_burst_2)	X(rx_burst_4)	X(rx_burst_8)	\
 	X(rx_burst_16)	X(rx_burst_32)						\
@@ -76,6 +79,17 @@ unsigned dp_port_refresh(struct dp_port *dp);
  * to itself (same-host traffic) go to UROCE_PCAP as if they had crossed the wire.
  */
 void dp_port_capture(void *arg, const void *frame, uint32_t len);
+
+struct dp_loop;
+
+/*
+ * Same-host delivery between processes (dp_loop.h): frames from @loop are
+ * received with the port's own (rx_loop), and dp_port_forward() is the
+ * engine's rc_engine_cfg.local_forward (@arg: the dp_port), sending to the
+ * process that owns the destination QPN (tx_loop, tx_loop_dropped).
+ */
+void dp_port_set_loop(struct dp_port *dp, struct dp_loop *loop);
+int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len);
 
 /* ACKs are waiting for the next flush (the progress thread then runs a pass soon). */
 bool dp_port_tx_held(struct dp_port *dp);

@@ -23,6 +23,7 @@
 #include "uroce/wire.h"
 #include "dp_bpf.h"
 #include "dp_eal.h"
+#include "dp_loop.h"
 #include "dp_netdev.h"
 #include "dp_pcap.h"
 #include "dp_port.h"
@@ -72,6 +73,7 @@ struct dp_port {
 	int			ifindex;
 	uint32_t		speed_mbps;
 	const struct dp_qpn_map	*qpns;
+	struct dp_loop		*loop;		/* same-host delivery, NULL: none */
 	struct dp_neigh		*neigh;
 	struct dp_pcap		*pcap;
 	atomic_bool		link_up;
@@ -88,6 +90,7 @@ struct dp_port {
 
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
+	int			neigh_tap_fd;	/* af_xdp: copies of ARP/ND the kernel receives */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
 	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
@@ -430,6 +433,37 @@ static void memif_watch(struct dp_port *dp)
 		atomic_store(&dp->started, false);
 }
 
+/*
+ * Frames other processes of this host sent us (dp_loop.h), into fresh
+ * mbufs: they never crossed a wire, so the classifier has nothing to say
+ * about them; the engine checks them (ICRC included) like any other.
+ */
+static unsigned loop_rx(struct dp_port *dp, struct port_frame *f, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+		uint32_t len;
+
+		if (unlikely(!m))
+			break;
+		len = dp_loop_recv(dp->loop, rte_pktmbuf_mtod(m, void *), rte_pktmbuf_tailroom(m));
+		if (!len) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
+		f[n].data = rte_pktmbuf_mtod(m, uint8_t *);
+		f[n].len = len;
+		f[n].handle = m;
+		n++;
+	}
+	dp->cnt.rx_loop += n;
+	return n;
+}
+
 static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 {
 	struct dp_port *dp = to_dp(p);
@@ -445,13 +479,12 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 		max = DP_BURST;
 	dp->cnt.rx_polls++;
 	n = rte_eth_rx_burst(dp->port_id, 0, m, (uint16_t)max);
-	if (n == 0) {
-		if (unlikely(dp->memif_client))
-			memif_watch(dp);
-		return 0;
+	if (n) {
+		(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
+		dp->cnt.rx_frames += n;
+	} else if (unlikely(dp->memif_client)) {
+		memif_watch(dp);
 	}
-	(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
-	dp->cnt.rx_frames += n;
 	for (unsigned i = 0; i < n; i++) {
 		dp->cnt.rx_bytes += m[i]->pkt_len;
 		if (classify(dp, m[i], &now) == RX_ROCE) {
@@ -465,8 +498,12 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 	}
 	if (n_drop)
 		rte_pktmbuf_free_bulk(drop, n_drop);
+	if (dp->loop && out < max && dp_loop_ready(dp->loop))
+		out += loop_rx(dp, f + out, max - out);
+	if (!out)
+		return 0;
 	dp->cnt.rx_roce += out;
-	if (dp->pcap && out) {
+	if (dp->pcap) {
 		const void *frames[DP_BURST];
 		uint32_t lens[DP_BURST];
 
@@ -499,9 +536,15 @@ static int dpp_resolve(struct port *p, const uint8_t gid[16], uint8_t mac[6])
 {
 	struct dp_port *dp = to_dp(p);
 
+	uint64_t now = mono_ns();
+
 	if (unlikely(atomic_load_explicit(&dp->addrs_pending, memory_order_relaxed)))
 		apply_addrs(dp);
-	return dp_neigh_resolve(dp->neigh, gid, mac, mono_ns());
+	/* Asked only while a path has no MAC yet: the answers to our requests are waiting here. */
+	if (dp->neigh_tap_fd >= 0)
+		dp->cnt.rx_neigh += dp_netdev_neigh_tap_drain(dp->neigh_tap_fd, dp->neigh,
+							      dp->base.mac, now);
+	return dp_neigh_resolve(dp->neigh, gid, mac, now);
 }
 
 static void dpp_destroy(struct port *p)
@@ -1015,6 +1058,7 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	dp->memif_client = cfg->pmd == UROCE_PMD_MEMIF && strstr(cfg->pmd_args, "role=client");
 	dp->qpns = qpns;
 	dp->xdp_prog_fd = -1;
+	dp->neigh_tap_fd = -1;
 	dp->ifindex = link.ifindex;
 	dp->speed_mbps = link.speed_mbps;
 	pthread_mutex_init(&dp->addr_lock, NULL);
@@ -1064,8 +1108,21 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	read_addrs(dp, ncfg.addrs, &ncfg.n_addrs);
 	memcpy(dp->addrs, ncfg.addrs, sizeof(dp->addrs));
 	dp->n_addrs = ncfg.n_addrs;
-	/* With af_packet the kernel sees every frame and answers for itself. */
-	ncfg.answer_requests = cfg->pmd != UROCE_PMD_AF_PACKET;
+	/*
+	 * With af_packet the kernel sees every frame, with af_xdp every frame
+	 * but RoCE v2 (uroce's XDP program passes the rest): it answers for
+	 * itself.  The af_xdp port reads copies of ARP/ND from a packet socket.
+	 */
+	ncfg.answer_requests = !dp->uses_netdev;
+	if (cfg->pmd == UROCE_PMD_AF_XDP) {
+		dp->neigh_tap_fd = dp_netdev_neigh_tap_open(dp->ifindex);
+		if (dp->neigh_tap_fd < 0) {
+			ret = dp->neigh_tap_fd;
+			snprintf(err, errlen, "%s: cannot open a packet socket on %s for ARP/ND: %s",
+				 cfg->name, cfg->netdev, strerror(-ret));
+			goto err_close;
+		}
+	}
 	ncfg.xmit = neigh_xmit;
 	ncfg.xmit_arg = dp;
 	dp->neigh = dp_neigh_create(&ncfg);
@@ -1084,6 +1141,8 @@ int dp_port_open(const struct uroce_link_cfg *cfg, const struct dp_qpn_map *qpns
 	return 0;
 
 err_close:
+	if (dp->neigh_tap_fd >= 0)
+		close(dp->neigh_tap_fd);
 	dp_neigh_destroy(dp->neigh);
 	rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
@@ -1119,6 +1178,8 @@ void dp_port_close(struct dp_port *dp)
 	if (dp->is_vdev)
 		rte_vdev_uninit(dp->vdev_name);
 	rte_mempool_free(dp->pool);
+	if (dp->neigh_tap_fd >= 0)
+		close(dp->neigh_tap_fd);
 	dp_neigh_destroy(dp->neigh);
 	dp_pcap_put(dp->pcap);
 	pthread_mutex_destroy(&dp->addr_lock);
@@ -1175,6 +1236,30 @@ void dp_port_capture(void *arg, const void *frame, uint32_t len)
 
 	if (dp->pcap)
 		dp_pcap_write(dp->pcap, &frame, &len, 1);
+}
+
+void dp_port_set_loop(struct dp_port *dp, struct dp_loop *loop)
+{
+	dp->loop = loop;
+}
+
+int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len)
+{
+	struct dp_port *dp = arg;
+	uint32_t start;
+	int32_t owner;
+
+	if (!dp->loop || !dp->qpns)
+		return -ENOENT;
+	owner = dp_qpn_owner(dp->qpns, dest_qp, &start);
+	if (!owner || owner == (int32_t)getpid())
+		return -ENOENT;
+	/* A full ring or a peer gone loses the frame, as a wire would: the requester retries. */
+	if (dp_loop_send(dp->loop, owner, start, frame, len))
+		dp->cnt.tx_loop_dropped++;
+	else
+		dp->cnt.tx_loop++;
+	return 0;
 }
 
 bool dp_port_tx_held(struct dp_port *dp)

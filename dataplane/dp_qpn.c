@@ -41,8 +41,7 @@ static uint64_t boottime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Field 22 of /proc/PID/stat: start time in clock ticks after boot; 0 if unknown. */
-static uint32_t proc_start_time(int pid)
+uint32_t dp_qpn_proc_start(int pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
@@ -70,7 +69,7 @@ static bool owner_alive(const struct qpn_slot *s)
 {
 	if (kill(s->pid, 0) && errno == ESRCH)
 		return false;
-	return s->start == 0 || proc_start_time(s->pid) == s->start;
+	return s->start == 0 || dp_qpn_proc_start(s->pid) == s->start;
 }
 
 static int mkdir_sticky(const char *path)
@@ -166,7 +165,7 @@ int dp_qpn_alloc(void *arg, uint32_t *qpn)
 	int ret = -ENOSPC;
 
 	if (!my_start)
-		my_start = proc_start_time(me);
+		my_start = dp_qpn_proc_start(me);
 	flock(m->fd, LOCK_EX);
 	for (uint32_t i = 0; i < DP_QPN_SLOTS; i++) {
 		uint32_t slot = (f->cursor + i) % DP_QPN_SLOTS;
@@ -201,6 +200,18 @@ int dp_qpn_alloc(void *arg, uint32_t *qpn)
 	}
 	flock(m->fd, LOCK_UN);
 	return ret;
+}
+
+int32_t dp_qpn_owner(const struct dp_qpn_map *m, uint32_t qpn, uint32_t *start)
+{
+	const struct qpn_file *f = m->file;
+	uint32_t slot = qpn - DP_QPN_BASE;
+
+	if (slot >= DP_QPN_SLOTS)
+		return 0;
+	/* Read without the lock: a QPN changing owner meanwhile is quarantined anyway. */
+	*start = __atomic_load_n(&f->slots[slot].start, __ATOMIC_RELAXED);
+	return __atomic_load_n(&f->slots[slot].pid, __ATOMIC_RELAXED);
 }
 
 static void free_locked(struct dp_qpn_map *m, uint32_t slot, uint64_t now)

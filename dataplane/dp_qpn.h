@@ -45,6 +45,12 @@ void dp_qpn_close(struct dp_qpn_map *m);
 int dp_qpn_alloc(void *map, uint32_t *qpn);
 void dp_qpn_free(void *map, uint32_t qpn);
 
+/* The PID holding @qpn in the shared table (any process), 0 when none; its start time in @start. */
+int32_t dp_qpn_owner(const struct dp_qpn_map *m, uint32_t qpn, uint32_t *start);
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks after boot), never 0; 0 if unknown. */
+uint32_t dp_qpn_proc_start(int pid);
+
 static inline bool dp_qpn_owned(const struct dp_qpn_map *m, uint32_t qpn)
 {
 	uint32_t slot = qpn - DP_QPN_BASE;

@@ -143,6 +143,26 @@ void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited)
 	}
 }
 
+/**
+ * rc_cq_clean() - drop the completions of one QP nobody polled yet (engine lock held).
+ *
+ * For a QP moved to RESET or destroyed, as mlx4/mlx5 clean their CQs: a
+ * QP brought back to RTS must not hand its new user the flushed work of
+ * before.  The other QPs' entries keep their order.
+ */
+void rc_cq_clean(struct rc_cq *cq, uint32_t qpn)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < cq->count; i++) {
+		const struct ibv_wc *wc = &cq->ring[(cq->head + i) & (cq->cap - 1)];
+
+		if (wc->qp_num != qpn)
+			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *wc;
+	}
+	cq->count = kept;
+}
+
 int rc_cq_poll(struct rc_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct rc_engine *eng = cq->eng;

@@ -78,6 +78,7 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg)
 	eng->next_deadline = UINT64_MAX;
 	rc_list_init(&eng->pds);
 	rc_list_init(&eng->mrs);
+	rc_list_init(&eng->mws);
 	rc_list_init(&eng->cqs);
 	rc_list_init(&eng->srqs);
 	rc_list_init(&eng->ahs);
@@ -99,6 +100,7 @@ void rc_engine_destroy(struct rc_engine *eng)
 	rc_srq_free_all(eng);
 	rc_cq_free_all(eng);
 	rc_ah_free_all(eng);
+	rc_mw_free_all(eng);
 	rc_mr_free_all(eng);
 	rc_pd_free_all(eng);
 	rc_hash_free(&eng->qps);
@@ -313,6 +315,10 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 	}
 	qp = rc_hash_get(&eng->qps, pkt.dest_qp);
 	if (unlikely(!qp)) {
+		/* Same host, another engine's QP: it is received there, not here. */
+		if (local && eng->cfg.local_forward &&
+		    eng->cfg.local_forward(eng->cfg.local_forward_arg, pkt.dest_qp, data, len) == 0)
+			return;
 		eng->cnt.rx_packets++;
 		eng->cnt.rx_bytes += len;
 		eng->cnt.unknown_qp++;

@@ -106,7 +106,11 @@ struct rc_pd {
 	struct rc_list		link;
 };
 
+/* What the keys table maps a key to: the first byte of the object says which. */
+enum rc_key_kind { RC_KEY_MR = 1, RC_KEY_MW };
+
 struct rc_mr {
+	uint8_t			kind;		/* RC_KEY_MR; first, as in rc_mw */
 	struct rc_engine	*eng;
 	struct rc_pd		*pd;
 	uint8_t			*addr;
@@ -115,6 +119,22 @@ struct rc_mr {
 	int			access;
 	uint32_t		lkey, rkey;
 	bool			keys_live;	/* false once invalidated */
+	unsigned		n_mw;		/* windows bound to it */
+	struct rc_list		link;
+};
+
+struct rc_mw {
+	uint8_t			kind;		/* RC_KEY_MW */
+	struct ibv_mw		ibv;		/* what libibverbs sees */
+	struct rc_engine	*eng;
+	struct rc_pd		*pd;
+	enum ibv_mw_type	type;
+	uint32_t		rkey;		/* in the keys table */
+	bool			bound;
+	struct rc_mr		*mr;		/* bound: the region, the range within it */
+	uint64_t		addr, len;
+	int			access;
+	uint32_t		qpn;		/* type 2: the QP it is bound to */
 	struct rc_list		link;
 };
 
@@ -139,12 +159,13 @@ struct rc_recv_wqe {
 
 /* A ring of receive WQEs: a QP's receive queue or an SRQ. */
 struct rc_rq {
-	uint8_t		*buf;
+	uint8_t		*buf;		/* calloc()ed, or given to rc_rq_init() */
 	uint32_t	stride;
 	uint32_t	size;		/* slots, power of two */
 	uint32_t	max_wr;		/* what the user may post */
 	uint32_t	max_sge;
 	uint32_t	head, tail;	/* consumer, producer (free-running) */
+	bool		owns_buf;
 };
 
 static inline struct rc_recv_wqe *rc_rq_at(const struct rc_rq *rq, uint32_t idx)
@@ -231,6 +252,14 @@ struct rc_send_wqe {
 			uint32_t	remote_qpn;
 			uint32_t	remote_qkey;
 		} ud;
+		struct {			/* IBV_WR_BIND_MW */
+			struct rc_mw	*mw;
+			uint32_t	rkey;	/* the window's new rkey */
+			uint32_t	lkey;	/* the region's */
+			bool		has_mr;
+			uint64_t	addr, len;
+			int		access;
+		} bind;
 	} u;
 	struct ibv_sge	sge[];		/* then the inline data */
 };
@@ -333,6 +362,8 @@ struct rc_qp {
 
 	/* send queue */
 	uint8_t			*sq_buf;
+	struct rc_ring_alloc	ring_alloc;	/* where sq_buf/rq.buf came from when custom */
+	bool			sq_custom, rq_custom;
 	uint32_t		sq_stride, sq_size;
 	uint32_t		sq_head;	/* oldest not complete */
 	uint32_t		sq_tail;	/* next free */
@@ -378,15 +409,16 @@ struct rc_engine {
 	unsigned		n_gids;
 
 	uint64_t		sip_k0, sip_k1, key_ctr;	/* key generator */
-	struct rc_hash		keys;		/* lkey/rkey -> MR */
+	struct rc_hash		keys;		/* lkey/rkey -> MR, rkey -> MW */
+	struct rc_hash		mw_index;	/* upper 24 bits of an MW's rkey -> MW */
 	struct rc_hash		qps;		/* QPN -> QP */
 	uint32_t		next_qpn;
 
-	struct rc_list		pds, mrs, cqs, srqs, ahs, qp_list;
+	struct rc_list		pds, mrs, mws, cqs, srqs, ahs, qp_list;
 	struct rc_list		work;		/* QPs with something to send */
 	struct rc_list		timers;		/* QPs with an armed timer */
 	uint64_t		next_deadline;
-	unsigned		n_pd, n_mr, n_cq, n_srq, n_ah, n_qp;
+	unsigned		n_pd, n_mr, n_mw, n_cq, n_srq, n_ah, n_qp;
 
 	struct rc_counters	cnt;		/* not attributable to a live QP */
 
@@ -403,10 +435,17 @@ struct rc_engine {
 /* Both return the host address for [addr, addr+len) or NULL when the key, PD, access or bounds fail. */
 uint8_t *rc_mr_local(struct rc_engine *eng, struct rc_pd *pd, uint32_t lkey, uint64_t addr,
 		     uint64_t len, int access);
-uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t rkey, uint64_t va,
-		      uint64_t len, int access);
-/* SEND_WITH_INV: 0, or -EINVAL when @rkey names no live MR of @pd. */
-int rc_mr_invalidate(struct rc_engine *eng, struct rc_pd *pd, uint32_t rkey);
+/* @qpn: the QP the request came on (a type 2 window serves only the QP it is bound to). */
+uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey,
+		      uint64_t va, uint64_t len, int access);
+/*
+ * SEND_WITH_INV and LOCAL_INV on QP @qpn: 0, or -EINVAL when @rkey names
+ * neither a live MR of @pd nor a bound type 2 window of @pd bound to @qpn.
+ */
+int rc_mr_invalidate(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey);
+/* Execute a BIND_MW work request of @qp.  Return: 0, or -EINVAL (IBV_WC_MW_BIND_ERR). */
+int rc_mw_bind(struct rc_qp *qp, const struct rc_send_wqe *w);
+void rc_mw_free_all(struct rc_engine *eng);
 void rc_mr_free_all(struct rc_engine *eng);
 
 /* Copy between a contiguous buffer and an SGE list, keys checked per chunk. */
@@ -424,10 +463,15 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 
 /* Completion queues. */
 void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited);
+void rc_cq_clean(struct rc_cq *cq, uint32_t qpn);
 void rc_cq_free_all(struct rc_engine *eng);
 
 /* Receive queues. */
-int rc_rq_init(struct rc_rq *rq, uint32_t max_wr, uint32_t max_sge);
+/* The ring's bytes for @max_wr entries of @max_sge SGEs. */
+size_t rc_rq_bytes(uint32_t max_wr, uint32_t max_sge);
+/* @buf: zeroed memory of rc_rq_bytes() the caller owns, or NULL for calloc(). */
+int rc_rq_init(struct rc_rq *rq, uint32_t max_wr, uint32_t max_sge, void *buf);
+/* Frees the ring if rc_rq_init() allocated it. */
 void rc_rq_fini(struct rc_rq *rq);
 int rc_rq_post(struct rc_rq *rq, const struct ibv_recv_wr *wr);
 /* Pop one WQE into @dst (RC_MAX_SGE entries); false when empty. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Protection domains, memory regions and their keys, and the checked copies to and from SGE lists. */
+/* Protection domains, memory regions and windows and their keys, and the checked copies to and from SGE lists. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,17 +42,38 @@ static uint64_t siphash24_u64(uint64_t k0, uint64_t k1, uint64_t m)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
+/* The mw_index key of an rkey: its upper 24 bits (bit 24 set so it is never 0). */
+static inline uint32_t mw_index_of(uint32_t key)
+{
+	return key >> 8 | 1u << 24;
+}
+
 /*
- * A fresh key, unique among live keys.  Outputs of a PRF under a secret
- * key: knowing any number of keys tells nothing about the next one.
+ * A fresh key, unique among live keys, and outside every window's 256
+ * rkeys (a bind may change a window's low 8 bits).  Outputs of a PRF under
+ * a secret key: knowing any number of keys tells nothing about the next one.
  */
 static uint32_t new_key(struct rc_engine *eng)
 {
 	for (;;) {
 		uint32_t k = (uint32_t)siphash24_u64(eng->sip_k0, eng->sip_k1, eng->key_ctr++);
 
-		if (k && !rc_hash_get(&eng->keys, k))
+		if (k && !rc_hash_get(&eng->keys, k) && !rc_hash_get(&eng->mw_index, mw_index_of(k)))
 			return k;
+	}
+}
+
+/* A window's rkey: no live key shares its upper 24 bits. */
+static uint32_t new_mw_key(struct rc_engine *eng)
+{
+	for (;;) {
+		uint32_t k = new_key(eng) & ~0xffu, low;
+
+		for (low = 0; low < 256; low++)
+			if (rc_hash_get(&eng->keys, k | low))
+				break;
+		if (low == 256)
+			return k | (uint32_t)(eng->key_ctr & 0xff);
 	}
 }
 
@@ -174,6 +195,7 @@ struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
 		errno = ENOMEM;
 		return NULL;
 	}
+	mr->kind = RC_KEY_MR;
 	mr->eng = eng;
 	mr->pd = pd;
 	mr->addr = addr;
@@ -205,7 +227,7 @@ err_unlock:
 int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_t len, int access)
 {
 	struct rc_engine *eng = mr->eng;
-	int ret = 0;
+	int ret;
 
 	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
 		      IBV_REREG_MR_CHANGE_ACCESS))
@@ -223,8 +245,19 @@ int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_
 	if ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->eng != eng))
 		return -EINVAL;
 
+	/*
+	 * The keys stay (as rxe and mlx5 keep them): peers that were given the
+	 * rkey reach the region with its new attributes at once.  A region
+	 * invalidated meanwhile gets fresh keys (its old values may be reused).
+	 */
 	pthread_mutex_lock(&eng->lock);
-	revoke_keys(eng, mr);
+	if (!mr->keys_live) {
+		ret = issue_keys(eng, mr);
+		if (ret) {
+			pthread_mutex_unlock(&eng->lock);
+			return ret;
+		}
+	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		mr->addr = addr;
 		mr->len = len;
@@ -237,9 +270,8 @@ int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_
 		mr->pd = pd;
 		pd->refs++;
 	}
-	ret = issue_keys(eng, mr);
 	pthread_mutex_unlock(&eng->lock);
-	return ret;
+	return 0;
 }
 
 int rc_mr_dereg(struct rc_mr *mr)
@@ -247,6 +279,11 @@ int rc_mr_dereg(struct rc_mr *mr)
 	struct rc_engine *eng = mr->eng;
 
 	pthread_mutex_lock(&eng->lock);
+	/* IBA 10.6.7.2.5: a region with windows bound to it stays. */
+	if (mr->n_mw) {
+		pthread_mutex_unlock(&eng->lock);
+		return -EBUSY;
+	}
 	revoke_keys(eng, mr);
 	mr->pd->refs--;
 	eng->n_mr--;
@@ -283,34 +320,225 @@ static inline uint8_t *mr_map(const struct rc_mr *mr, uint64_t addr, uint64_t le
 	return mr->addr + (addr - mr->iova);
 }
 
+/* The live MR @key names (as its lkey or its rkey per @rkey), or NULL. */
+static inline struct rc_mr *mr_of_key(struct rc_engine *eng, uint32_t key, bool rkey)
+{
+	struct rc_mr *mr = rc_hash_get(&eng->keys, key);
+
+	if (unlikely(!mr || mr->kind != RC_KEY_MR || (rkey ? mr->rkey : mr->lkey) != key))
+		return NULL;
+	return mr;
+}
+
 uint8_t *rc_mr_local(struct rc_engine *eng, struct rc_pd *pd, uint32_t lkey, uint64_t addr,
 		     uint64_t len, int access)
 {
-	struct rc_mr *mr = rc_hash_get(&eng->keys, lkey);
+	struct rc_mr *mr = mr_of_key(eng, lkey, false);
 
-	if (unlikely(!mr || mr->lkey != lkey || mr->pd != pd || (mr->access & access) != access))
+	if (unlikely(!mr || mr->pd != pd || (mr->access & access) != access))
 		return NULL;
 	return mr_map(mr, addr, len);
 }
 
-uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t rkey, uint64_t va,
-		      uint64_t len, int access)
+/* Through a window (IBA 10.6.7): its own range and rights, the region's memory. */
+static uint8_t *mw_remote(const struct rc_mw *mw, struct rc_pd *pd, uint32_t qpn, uint64_t va,
+			  uint64_t len, int access)
+{
+	if (!mw->bound || mw->pd != pd || (mw->type == IBV_MW_TYPE_2 && mw->qpn != qpn) ||
+	    (mw->access & access) != access)
+		return NULL;
+	if (va < mw->addr || len > mw->len || va - mw->addr > mw->len - len)
+		return NULL;
+	return mr_map(mw->mr, va, len);
+}
+
+uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey,
+		      uint64_t va, uint64_t len, int access)
 {
 	struct rc_mr *mr = rc_hash_get(&eng->keys, rkey);
 
-	if (unlikely(!mr || mr->rkey != rkey || mr->pd != pd || (mr->access & access) != access))
+	if (unlikely(!mr))
+		return NULL;
+	if (unlikely(mr->kind == RC_KEY_MW)) {
+		const struct rc_mw *mw = (const struct rc_mw *)mr;
+
+		return mw->rkey == rkey ? mw_remote(mw, pd, qpn, va, len, access) : NULL;
+	}
+	if (unlikely(mr->rkey != rkey || mr->pd != pd || (mr->access & access) != access))
 		return NULL;
 	return mr_map(mr, va, len);
 }
 
-int rc_mr_invalidate(struct rc_engine *eng, struct rc_pd *pd, uint32_t rkey)
+static void mw_unbind(struct rc_mw *mw)
+{
+	if (mw->bound)
+		mw->mr->n_mw--;
+	mw->bound = false;
+	mw->mr = NULL;
+}
+
+int rc_mr_invalidate(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey)
 {
 	struct rc_mr *mr = rc_hash_get(&eng->keys, rkey);
 
-	if (!mr || mr->rkey != rkey || mr->pd != pd)
+	if (!mr)
+		return -EINVAL;
+	if (mr->kind == RC_KEY_MW) {
+		struct rc_mw *mw = (struct rc_mw *)mr;
+
+		/* Only a bound type 2 window, by the QP it is bound to (IBA 10.6.7.2.6). */
+		if (mw->rkey != rkey || mw->type != IBV_MW_TYPE_2 || !mw->bound || mw->pd != pd ||
+		    mw->qpn != qpn)
+			return -EINVAL;
+		mw_unbind(mw);
+		return 0;
+	}
+	if (mr->rkey != rkey || mr->pd != pd)
 		return -EINVAL;
 	/* An invalidated region is in the Free state: both keys are dead. */
 	revoke_keys(eng, mr);
+	return 0;
+}
+
+/* ---- Memory windows ---- */
+
+#define MW_BIND_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |	\
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+struct rc_mw *rc_mw_alloc(struct rc_pd *pd, enum ibv_mw_type type)
+{
+	struct rc_engine *eng = pd->eng;
+	struct rc_mw *mw;
+	int ret;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mw->kind = RC_KEY_MW;
+	mw->eng = eng;
+	mw->pd = pd;
+	mw->type = type;
+	pthread_mutex_lock(&eng->lock);
+	if (eng->n_mw >= RC_MAX_MW) {
+		ret = -ENOMEM;
+		goto err_unlock;
+	}
+	mw->rkey = new_mw_key(eng);
+	ret = rc_hash_put(&eng->keys, mw->rkey, mw);
+	if (ret)
+		goto err_unlock;
+	ret = rc_hash_put(&eng->mw_index, mw_index_of(mw->rkey), mw);
+	if (ret) {
+		rc_hash_del(&eng->keys, mw->rkey);
+		goto err_unlock;
+	}
+	mw->ibv.rkey = mw->rkey;
+	mw->ibv.type = type;
+	pd->refs++;
+	eng->n_mw++;
+	rc_list_add_tail(&eng->mws, &mw->link);
+	pthread_mutex_unlock(&eng->lock);
+	return mw;
+
+err_unlock:
+	pthread_mutex_unlock(&eng->lock);
+	free(mw);
+	errno = -ret;
+	return NULL;
+}
+
+int rc_mw_dealloc(struct rc_mw *mw)
+{
+	struct rc_engine *eng = mw->eng;
+
+	pthread_mutex_lock(&eng->lock);
+	mw_unbind(mw);
+	rc_hash_del(&eng->keys, mw->rkey);
+	rc_hash_del(&eng->mw_index, mw_index_of(mw->rkey));
+	mw->pd->refs--;
+	eng->n_mw--;
+	rc_list_del(&mw->link);
+	pthread_mutex_unlock(&eng->lock);
+	free(mw);
+	return 0;
+}
+
+void rc_mw_free_all(struct rc_engine *eng)
+{
+	struct rc_list *pos, *tmp;
+
+	rc_list_for_each_safe(pos, tmp, &eng->mws)
+		free(container_of(pos, struct rc_mw, link));
+	rc_list_init(&eng->mws);
+	rc_hash_free(&eng->mw_index);
+}
+
+struct ibv_mw *rc_mw_ibv(struct rc_mw *mw)
+{
+	return &mw->ibv;
+}
+
+struct rc_mw *rc_mw_from_ibv(struct ibv_mw *ibv)
+{
+	return container_of(ibv, struct rc_mw, ibv);
+}
+
+/*
+ * IBA 10.6.7.2 (and C10-72..C10-77): window and QP in one PD, the region
+ * live, in that PD and with MW_BIND access, the range inside it, remote
+ * write or atomic only over a region with local write, the rkey's upper 24
+ * bits kept, and a type 2 window free before it is bound.  A zero-length
+ * bind leaves the window unbound under its new rkey.
+ */
+int rc_mw_bind(struct rc_qp *qp, const struct rc_send_wqe *w)
+{
+	struct rc_engine *eng = qp->eng;
+	struct rc_mw *mw = w->u.bind.mw;
+	uint32_t rkey = w->u.bind.rkey;
+	struct rc_mr *mr = NULL;
+	int ret;
+
+	if (mw->eng != eng || mw->pd != qp->pd || (rkey ^ mw->rkey) >> 8 ||
+	    (w->u.bind.access & ~MW_BIND_ACCESS))
+		return -EINVAL;
+	if (mw->type == IBV_MW_TYPE_2 && mw->bound)
+		return -EINVAL;
+	if (w->u.bind.len) {
+		mr = w->u.bind.has_mr ? mr_of_key(eng, w->u.bind.lkey, false) : NULL;
+		if (!mr || !mr->keys_live || mr->pd != qp->pd || !(mr->access & IBV_ACCESS_MW_BIND))
+			return -EINVAL;
+		if ((w->u.bind.access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+		    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+			return -EINVAL;
+		if (w->u.bind.addr < mr->iova || w->u.bind.len > mr->len ||
+		    w->u.bind.addr - mr->iova > mr->len - w->u.bind.len)
+			return -EINVAL;
+	}
+	if (rkey != mw->rkey) {
+		rc_hash_del(&eng->keys, mw->rkey);
+		ret = rc_hash_put(&eng->keys, rkey, mw);
+		if (ret) {
+			rc_hash_put(&eng->keys, mw->rkey, mw);
+			return ret;
+		}
+		mw->rkey = rkey;
+	}
+	mw_unbind(mw);
+	if (mr) {
+		mw->mr = mr;
+		mr->n_mw++;
+		mw->bound = true;
+		mw->addr = w->u.bind.addr;
+		mw->len = w->u.bind.len;
+		mw->access = w->u.bind.access;
+		mw->qpn = qp->qpn;
+	}
 	return 0;
 }
 
@@ -329,29 +557,39 @@ void rc_sge_seek(const struct ibv_sge *sge, uint32_t num, uint32_t offset,
 	cur->off = i < num ? offset : 0;
 }
 
+/*
+ * The next piece of the SGE list at @cur, at most @len bytes, mapped with
+ * @access through its lkey.  Return: 0 with *@p and *@n set, -ENOSPC when
+ * the list is exhausted, -EFAULT for a bad lkey or range.
+ */
+static int sge_next(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+		    uint32_t num, struct rc_sge_cursor *cur, uint32_t len, int access,
+		    uint8_t **p, uint32_t *n)
+{
+	while (cur->idx < num && cur->off >= sge[cur->idx].length) {
+		cur->idx++;
+		cur->off = 0;
+	}
+	if (cur->idx >= num)
+		return -ENOSPC;
+	*n = sge[cur->idx].length - cur->off;
+	if (*n > len)
+		*n = len;
+	*p = rc_mr_local(eng, pd, sge[cur->idx].lkey, sge[cur->idx].addr + cur->off, *n, access);
+	return *p ? 0 : -EFAULT;
+}
+
 int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len,
 		  uint32_t *crc)
 {
 	while (len) {
-		const struct ibv_sge *s;
 		uint32_t n;
 		uint8_t *p;
+		int ret = sge_next(eng, pd, sge, num, cur, len, 0, &p, &n);
 
-		if (cur->idx >= num)
-			return -ENOSPC;
-		s = &sge[cur->idx];
-		if (cur->off >= s->length) {
-			cur->idx++;
-			cur->off = 0;
-			continue;
-		}
-		n = s->length - cur->off;
-		if (n > len)
-			n = len;
-		p = rc_mr_local(eng, pd, s->lkey, s->addr + cur->off, n, 0);
-		if (!p)
-			return -EFAULT;
+		if (ret)
+			return ret;
 		if (crc)
 			*crc = wire_crc32_copy(*crc, dst, p, n);
 		else
@@ -367,24 +605,12 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len)
 {
 	while (len) {
-		const struct ibv_sge *s;
 		uint32_t n;
 		uint8_t *p;
+		int ret = sge_next(eng, pd, sge, num, cur, len, IBV_ACCESS_LOCAL_WRITE, &p, &n);
 
-		if (cur->idx >= num)
-			return -ENOSPC;
-		s = &sge[cur->idx];
-		if (cur->off >= s->length) {
-			cur->idx++;
-			cur->off = 0;
-			continue;
-		}
-		n = s->length - cur->off;
-		if (n > len)
-			n = len;
-		p = rc_mr_local(eng, pd, s->lkey, s->addr + cur->off, n, IBV_ACCESS_LOCAL_WRITE);
-		if (!p)
-			return -EFAULT;
+		if (ret)
+			return ret;
 		memcpy(p, src, n);
 		src += n;
 		len -= n;

@@ -160,6 +160,10 @@ static enum ibv_wc_opcode wc_opcode_of(uint8_t wr_opcode)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -286,6 +290,8 @@ int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor 
 		stop_timers(qp);
 		stop_work(qp);
 		reset_queues(qp);
+		rc_cq_clean(qp->scq, qp->qpn);
+		rc_cq_clean(qp->rcq, qp->qpn);
 		break;
 	case IBV_QPS_RTS:
 		qp->req.drained_sent = false;
@@ -380,6 +386,39 @@ static uint32_t round_pow2(uint32_t n)
 	return p;
 }
 
+/* A ring from the QP's allocator (zeroed), or NULL with *@custom false for the default. */
+static void *ring_get(struct rc_qp *qp, enum rc_ring_kind kind, size_t size, bool *custom,
+		      int *ret)
+{
+	void *p;
+
+	*custom = false;
+	*ret = 0;
+	if (!qp->ring_alloc.alloc)
+		return NULL;
+	p = qp->ring_alloc.alloc(qp->ring_alloc.arg, kind, size, RC_RING_ALIGN);
+	if (p == RC_RING_DEFAULT)
+		return NULL;
+	if (!p) {
+		*ret = -ENOMEM;
+		return NULL;
+	}
+	memset(p, 0, size);
+	*custom = true;
+	return p;
+}
+
+static void rings_put(struct rc_qp *qp)
+{
+	if (qp->rq_custom && qp->rq.buf)
+		qp->ring_alloc.free(qp->ring_alloc.arg, RC_RING_RQ, qp->rq.buf);
+	rc_rq_fini(&qp->rq);
+	if (qp->sq_custom)
+		qp->ring_alloc.free(qp->ring_alloc.arg, RC_RING_SQ, qp->sq_buf);
+	else
+		free(qp->sq_buf);
+}
+
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 {
 	struct ibv_qp_cap *c = &init->cap;
@@ -402,6 +441,11 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	qp->srq = init->srq;
 	qp->user = init->user;
 	qp->sq_sig_all = init->sq_sig_all;
+	qp->ring_alloc = init->ring_alloc;
+	if (qp->ring_alloc.alloc && !qp->ring_alloc.free) {
+		ret = -EINVAL;
+		goto err_free_qp;
+	}
 
 	if (!c->max_send_sge)
 		c->max_send_sge = 1;
@@ -416,20 +460,27 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	qp->sq_stride = (uint32_t)((sizeof(struct rc_send_wqe) +
 				    c->max_send_sge * sizeof(struct ibv_sge) +
 				    c->max_inline_data + 7) & ~(size_t)7);
-	qp->sq_buf = calloc(qp->sq_size, qp->sq_stride);
+	qp->sq_buf = ring_get(qp, RC_RING_SQ, (size_t)qp->sq_size * qp->sq_stride, &qp->sq_custom,
+			      &ret);
+	if (!qp->sq_buf && !ret)
+		qp->sq_buf = calloc(qp->sq_size, qp->sq_stride);
 	if (!qp->sq_buf) {
 		ret = -ENOMEM;
 		goto err_free_qp;
 	}
 	if (!init->srq) {
-		ret = rc_rq_init(&qp->rq, c->max_recv_wr, c->max_recv_sge);
+		void *rq_buf = ring_get(qp, RC_RING_RQ, rc_rq_bytes(c->max_recv_wr, c->max_recv_sge),
+					&qp->rq_custom, &ret);
+
+		if (!ret)
+			ret = rc_rq_init(&qp->rq, c->max_recv_wr, c->max_recv_sge, rq_buf);
 		if (ret)
-			goto err_free_sq;
+			goto err_free_rings;
 	}
 	qp->resp.wqe = malloc(sizeof(struct rc_recv_wqe) + RC_MAX_SGE * sizeof(struct ibv_sge));
 	if (!qp->resp.wqe) {
 		ret = -ENOMEM;
-		goto err_fini_rq;
+		goto err_free_rings;
 	}
 
 	qp->state = IBV_QPS_RESET;
@@ -469,10 +520,8 @@ err_free_qpn:
 err_unlock:
 	pthread_mutex_unlock(&eng->lock);
 	free(qp->resp.wqe);
-err_fini_rq:
-	rc_rq_fini(&qp->rq);
-err_free_sq:
-	free(qp->sq_buf);
+err_free_rings:
+	rings_put(qp);
 err_free_qp:
 	free(qp);
 err:
@@ -483,8 +532,7 @@ err:
 static void qp_free(struct rc_qp *qp)
 {
 	free(qp->resp.wqe);
-	rc_rq_fini(&qp->rq);
-	free(qp->sq_buf);
+	rings_put(qp);
 	free(qp);
 }
 
@@ -498,6 +546,8 @@ int rc_qp_destroy(struct rc_qp *qp)
 	rc_list_del(&qp->link);
 	rc_hash_del(&eng->qps, qp->qpn);
 	rc_engine_retire_counters(eng, &qp->cnt);
+	rc_cq_clean(qp->scq, qp->qpn);
+	rc_cq_clean(qp->rcq, qp->qpn);
 	eng->n_qp--;
 	qp->pd->refs--;
 	qp->scq->refs--;
@@ -738,6 +788,9 @@ static bool opcode_allowed(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 		return t == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return t != IBV_QPT_UD;
 	default:
 		return false;
 	}
@@ -770,6 +823,8 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return -EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW && (!wr->bind_mw.mw || wr->num_sge))
+		return -EINVAL;
 
 	w = rc_sq_at(qp, qp->sq_tail);
 	memset(w, 0, sizeof(*w));
@@ -782,7 +837,7 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 	w->is_inline = inl;
 	/* Lengths beyond 2^31 fail when the WQE starts (local length error). */
 	w->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
 		w->imm = wr->invalidate_rkey;
 	else
 		w->imm = be32toh(wr->imm_data);
@@ -802,7 +857,17 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	}
 
-	if (qp->type == IBV_QPT_UD) {
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		w->u.bind.mw = rc_mw_from_ibv(wr->bind_mw.mw);
+		w->u.bind.rkey = wr->bind_mw.rkey;
+		w->u.bind.has_mr = bi->mr != NULL;
+		w->u.bind.lkey = bi->mr ? bi->mr->lkey : 0;
+		w->u.bind.addr = bi->addr;
+		w->u.bind.len = bi->length;
+		w->u.bind.access = (int)bi->mw_access_flags;
+	} else if (qp->type == IBV_QPT_UD) {
 		struct rc_ah *ah = rc_ah_from_ibv(wr->wr.ud.ah);
 
 		w->u.ud.path = ah->path;

@@ -131,6 +131,26 @@ static enum ibv_wc_status check_local(struct rc_qp *qp, const struct rc_send_wqe
 	return IBV_WC_SUCCESS;
 }
 
+/*
+ * Bind a window or invalidate a key: done here, in send queue order, no
+ * packet; the completer reports it in its turn.  Its PSN range is empty.
+ */
+static enum req_state local_op(struct req_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_send_wqe *w = c->w;
+
+	if (w->opcode == IBV_WR_BIND_MW ? rc_mw_bind(qp, w) :
+	    rc_mr_invalidate(qp->eng, qp->pd, qp->qpn, w->imm))
+		return fail_wqe(c, w->opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR :
+				IBV_WC_LOC_QP_OP_ERR);
+	w->npkts = 0;
+	w->first_psn = qp->req.psn;
+	w->last_psn = psn_add(qp->req.psn, RC_PSN_MASK);
+	w->state = RC_WQE_DONE;
+	return REQ_NEXT_WQE;
+}
+
 static enum req_state start_wqe(struct req_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
@@ -146,6 +166,8 @@ static enum req_state start_wqe(struct req_ctx *c)
 		return REQ_STALL;
 	if (is_read_atomic(w->opcode) && qp->req.rd_atomic >= max_rd_atomic(qp))
 		return REQ_STALL;
+	if (w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV)
+		return local_op(c);
 	st = check_local(qp, w);
 	if (st != IBV_WC_SUCCESS)
 		return fail_wqe(c, st);

@@ -233,7 +233,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 
 		x = find_res(qp, RC_RES_READ, c->pkt->psn);
 		if (!x || psn_cmp(last, x->last_psn) > 0 ||
-		    (len && !rc_mr_remote(qp->eng, qp->pd, wire_get32(reth->rkey), va, len,
+		    (len && !rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey), va, len,
 					  IBV_ACCESS_REMOTE_READ)))
 			return RESP_DROP;
 		x->first_psn = x->cur_psn = c->pkt->psn;
@@ -410,13 +410,13 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			/* A zero-length write touches nothing: its R_Key is not checked. */
 			if (!r->write_len)
 				return RESP_EXECUTE;
-			if (!rc_mr_remote(qp->eng, qp->pd, r->rkey, r->va, r->write_len,
+			if (!rc_mr_remote(qp->eng, qp->pd, qp->qpn, r->rkey, r->va, r->write_len,
 					  IBV_ACCESS_REMOTE_WRITE))
 				return RESP_ERR_ACCESS;
 		}
 		if (len) {
 			/* Again for each packet: the region may have gone away meanwhile. */
-			c->target = rc_mr_remote(qp->eng, qp->pd, r->rkey, r->va, len,
+			c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, r->rkey, r->va, len,
 						 IBV_ACCESS_REMOTE_WRITE);
 			if (!c->target)
 				return RESP_ERR_ACCESS;
@@ -425,7 +425,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		const struct wire_reth *reth = pkt_reth(c->pkt);
 		uint32_t len = wire_get32(reth->dma_len);
 
-		if (len && !rc_mr_remote(qp->eng, qp->pd, wire_get32(reth->rkey),
+		if (len && !rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey),
 					 wire_get64(reth->va), len, IBV_ACCESS_REMOTE_READ))
 			return RESP_ERR_ACCESS;
 	} else if (c->fl & WIRE_OPF_ATOMIC) {
@@ -437,7 +437,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			c->status = IBV_WC_REM_INV_REQ_ERR;
 			return RESP_ERR_INVALID;
 		}
-		c->target = rc_mr_remote(qp->eng, qp->pd, wire_get32(a->rkey), va, 8,
+		c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(a->rkey), va, 8,
 					 IBV_ACCESS_REMOTE_ATOMIC);
 		if (!c->target)
 			return RESP_ERR_ACCESS;
@@ -485,7 +485,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		if (c->fl & WIRE_OPF_INV) {
 			const struct wire_ieth *ieth = wire_pkt_ext(pkt, WIRE_EXT_IETH);
 
-			if (rc_mr_invalidate(qp->eng, qp->pd, wire_get32(ieth->rkey))) {
+			if (rc_mr_invalidate(qp->eng, qp->pd, qp->qpn, wire_get32(ieth->rkey))) {
 				c->status = IBV_WC_REM_INV_REQ_ERR;
 				return RESP_ERR_INVALID;
 			}
@@ -847,7 +847,7 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 					  first ? WIRE_OP_READ_RESP_FIRST :
 					  last ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE);
 		if (payload) {
-			a.src = rc_mr_remote(qp->eng, qp->pd, x->rkey, x->va + off, payload,
+			a.src = rc_mr_remote(qp->eng, qp->pd, qp->qpn, x->rkey, x->va + off, payload,
 					     IBV_ACCESS_REMOTE_READ);
 			if (!a.src)
 				return -EFAULT;

@@ -14,20 +14,28 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-int rc_rq_init(struct rc_rq *rq, uint32_t max_wr, uint32_t max_sge)
+size_t rc_rq_bytes(uint32_t max_wr, uint32_t max_sge)
+{
+	return (size_t)pow2_at_least(max_wr ? max_wr : 1) *
+	       (sizeof(struct rc_recv_wqe) + max_sge * sizeof(struct ibv_sge));
+}
+
+int rc_rq_init(struct rc_rq *rq, uint32_t max_wr, uint32_t max_sge, void *buf)
 {
 	memset(rq, 0, sizeof(*rq));
 	rq->size = pow2_at_least(max_wr ? max_wr : 1);
 	rq->stride = (uint32_t)(sizeof(struct rc_recv_wqe) + max_sge * sizeof(struct ibv_sge));
 	rq->max_wr = max_wr;
 	rq->max_sge = max_sge;
-	rq->buf = calloc(rq->size, rq->stride);
+	rq->owns_buf = !buf;
+	rq->buf = buf ? buf : calloc(rq->size, rq->stride);
 	return rq->buf ? 0 : -ENOMEM;
 }
 
 void rc_rq_fini(struct rc_rq *rq)
 {
-	free(rq->buf);
+	if (rq->owns_buf)
+		free(rq->buf);
 	rq->buf = NULL;
 }
 
@@ -61,7 +69,7 @@ static int rq_resize(struct rc_rq *rq, uint32_t max_wr)
 
 	if (max_wr < count)
 		return -EINVAL;
-	ret = rc_rq_init(&n, max_wr, rq->max_sge);
+	ret = rc_rq_init(&n, max_wr, rq->max_sge, NULL);
 	if (ret)
 		return ret;
 	for (uint32_t i = 0; i < count; i++)
@@ -88,7 +96,8 @@ struct rc_srq *rc_srq_create(struct rc_pd *pd, struct ibv_srq_init_attr *attr, v
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = rc_rq_init(&srq->rq, attr->attr.max_wr, attr->attr.max_sge ? attr->attr.max_sge : 1);
+	ret = rc_rq_init(&srq->rq, attr->attr.max_wr, attr->attr.max_sge ? attr->attr.max_sge : 1,
+			 NULL);
 	if (ret)
 		goto err_free_srq;
 	srq->eng = eng;

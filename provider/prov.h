@@ -56,9 +56,22 @@ struct prov_context {
 	struct prov_context	*next_ctx;	/* on dpl->contexts */
 };
 
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain(3)) over
+ * one: then @base is that PD, @rc is its engine PD, and the allocators (if
+ * any) give QPs created on it their send and receive rings (resource types
+ * RC_RING_SQ 1 and RC_RING_RQ 2).
+ */
 struct prov_pd {
 	struct ibv_pd		ibv;
 	struct rc_pd		*rc;
+	struct prov_pd		*base;
+	void			*(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+					  size_t alignment, uint64_t resource_type);
+	void			(*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+					uint64_t resource_type);
+	void			*pd_context;
+	atomic_uint		users;		/* parent domains over it, QPs on it */
 };
 
 struct prov_mr {
@@ -185,11 +198,16 @@ void prov_wait_events_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
 /* prov_verbs.c */
 struct ibv_pd *prov_alloc_pd(struct ibv_context *ctx);
 int prov_dealloc_pd(struct ibv_pd *pd);
+struct ibv_pd *prov_alloc_parent_domain(struct ibv_context *ctx,
+					struct ibv_parent_domain_init_attr *attr);
 struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 		  size_t length, int access);
 int prov_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *prov_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int prov_dealloc_mw(struct ibv_mw *mw);
+int prov_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 struct ibv_ah *prov_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int prov_destroy_ah(struct ibv_ah *ah);
 struct ibv_srq *prov_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);

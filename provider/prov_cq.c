@@ -164,64 +164,43 @@ static void prov_end_poll(struct ibv_cq_ex *ibcq)
 		pthread_mutex_unlock(&cq->poll_lock);
 }
 
-static enum ibv_wc_opcode prov_read_opcode(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.opcode;
-}
+/*
+ * The ibv_wc_read_*() accessors: each returns one field of the completion
+ * start_poll/next_poll made current, under the ibv_cq_ex member of the same
+ * name.
+ */
+#define PROV_CQ_READERS(X)				\
+	X(opcode, enum ibv_wc_opcode)			\
+	X(vendor_err, uint32_t)				\
+	X(byte_len, uint32_t)				\
+	X(imm_data, __be32)				\
+	X(qp_num, uint32_t)				\
+	X(src_qp, uint32_t)				\
+	X(wc_flags, unsigned int)			\
+	X(slid, uint32_t)				\
+	X(sl, uint8_t)					\
+	X(dlid_path_bits, uint8_t)
 
-static uint32_t prov_read_vendor_err(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.vendor_err;
-}
-
-static uint32_t prov_read_byte_len(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.byte_len;
-}
-
-static __be32 prov_read_imm_data(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.imm_data;
-}
-
-static uint32_t prov_read_qp_num(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.qp_num;
-}
-
-static uint32_t prov_read_src_qp(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.src_qp;
-}
-
-static unsigned int prov_read_wc_flags(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.wc_flags;
-}
-
-static uint32_t prov_read_slid(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.slid;
-}
-
-static uint8_t prov_read_sl(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.sl;
-}
-
-static uint8_t prov_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
-{
-	return to_pcq_ex(ibcq)->cur.dlid_path_bits;
-}
+#define PROV_CQ_READER(field, type)				\
+	static type prov_read_##field(struct ibv_cq_ex *ibcq)	\
+	{							\
+		return to_pcq_ex(ibcq)->cur.field;		\
+	}
+PROV_CQ_READERS(PROV_CQ_READER)
+#undef PROV_CQ_READER
 
 struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 {
 	struct ibv_cq_ex *ex;
 	struct prov_cq *cq;
 
-	/* No parent domains, timestamps, VLAN, flow tags or overrun-ignoring CQs. */
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	/* No timestamps, VLAN, flow tags or overrun-ignoring CQs; the ring is the engine's. */
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
 		return prov_null_errno(-EOPNOTSUPP);
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ctx ||
+	     !to_ppd(attr->parent_domain)->base))
+		return prov_null_errno(-EINVAL);
 	if (attr->wc_flags & ~(uint64_t)PROV_CQ_WC_FLAGS)
 		return prov_null_errno(-EOPNOTSUPP);
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
@@ -238,15 +217,8 @@ struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	ex->start_poll = prov_start_poll;
 	ex->next_poll = prov_next_poll;
 	ex->end_poll = prov_end_poll;
-	ex->read_opcode = prov_read_opcode;
-	ex->read_vendor_err = prov_read_vendor_err;
-	ex->read_byte_len = prov_read_byte_len;
-	ex->read_imm_data = prov_read_imm_data;
-	ex->read_qp_num = prov_read_qp_num;
-	ex->read_src_qp = prov_read_src_qp;
-	ex->read_wc_flags = prov_read_wc_flags;
-	ex->read_slid = prov_read_slid;
-	ex->read_sl = prov_read_sl;
-	ex->read_dlid_path_bits = prov_read_dlid_path_bits;
+#define PROV_CQ_SET_READER(field, type) ex->read_##field = prov_read_##field;
+	PROV_CQ_READERS(PROV_CQ_SET_READER)
+#undef PROV_CQ_SET_READER
 	return ex;
 }

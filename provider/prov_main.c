@@ -12,19 +12,12 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "prov.h"
+#include "prov_abi.h"
 #include "uroce/sysfs.h"
 
 #ifndef UROCE_VERSION
 #define UROCE_VERSION "0"
 #endif
-
-/*
- * Binding this symbol makes the dynamic loader refuse libibverbs from
- * rdma-core 34 and 35: it first appeared in 36, the first release whose
- * verbs_context_ops has the layout verbs_abi.h declares.
- */
-__attribute__((used)) static int (*const prov_abi_guard)(struct ibv_qp *, enum ibv_wr_opcode,
-							 uint32_t) = ibv_query_qp_data_in_order;
 
 /* ---- Per-process dataplanes ---- */
 
@@ -239,13 +232,14 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->sys_image_guid = o->node_guid;
 	o->max_mr_size = RC_MAX_MR_SIZE;
 	o->page_size_cap = ~0xfffull;		/* any multiple of 4 KiB */
-	o->vendor_id = 0;			/* no IEEE OUI: "unknown vendor" */
+	o->vendor_id = 0xffffff;		/* no IEEE OUI assigned (as rxe) */
 	o->vendor_part_id = 0;
 	o->hw_ver = 0;
 	o->max_qp = RC_MAX_QP;
 	o->max_qp_wr = RC_MAX_QP_WR;
 	o->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	o->max_sge = RC_MAX_SGE;
 	o->max_sge_rd = RC_MAX_SGE;
 	o->max_cq = RC_MAX_CQ;
@@ -258,6 +252,7 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	/* Atomics are atomic among the requests this device executes, not against the CPU. */
 	o->atomic_cap = IBV_ATOMIC_HCA;
 	o->max_ah = RC_MAX_AH;
+	o->max_mw = RC_MAX_MW;
 	o->max_srq = RC_MAX_SRQ;
 	o->max_srq_wr = RC_MAX_SRQ_WR;
 	o->max_srq_sge = RC_MAX_SGE;
@@ -330,7 +325,12 @@ static int prov_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_por
 	if (ret)
 		return -ret;
 
-	memset(attr, 0, sizeof(*attr));
+	/*
+	 * No memset: libibverbs hands over a zeroed buffer of its own
+	 * sizeof(struct ibv_port_attr), which is shorter than ours when it is
+	 * older than the headers we were built with (rdma-core 49 appended
+	 * active_speed_ex).  Only fields every release 34..56 has are set.
+	 */
 	attr->state = link.up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	attr->phys_state = link.up ? 5 : 3;	/* LinkUp : Disabled (IBA 14.2.5.6) */
 	attr->max_mtu = IBV_MTU_4096;
@@ -387,9 +387,13 @@ void prov_wait_events_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
 
 static void prov_free_context(struct ibv_context *ibctx);
 
+/* In the newest layout; prov_register() lays it out for the running libibverbs. */
 static const struct verbs_context_ops prov_ops = {
+	.alloc_mw = prov_alloc_mw,
+	.alloc_parent_domain = prov_alloc_parent_domain,
 	.alloc_pd = prov_alloc_pd,
 	.async_event = prov_async_event,
+	.bind_mw = prov_bind_mw,
 	.cq_event = prov_cq_event,
 	.create_ah = prov_create_ah,
 	.create_cq = prov_create_cq,
@@ -398,6 +402,7 @@ static const struct verbs_context_ops prov_ops = {
 	.create_qp_ex = prov_create_qp_ex,
 	.create_srq = prov_create_srq,
 	.create_srq_ex = prov_create_srq_ex,
+	.dealloc_mw = prov_dealloc_mw,
 	.dealloc_pd = prov_dealloc_pd,
 	.dereg_mr = prov_dereg_mr,
 	.destroy_ah = prov_destroy_ah,
@@ -420,6 +425,9 @@ static const struct verbs_context_ops prov_ops = {
 	.rereg_mr = prov_rereg_mr,
 	.resize_cq = prov_resize_cq,
 };
+
+/* prov_ops as the running libibverbs reads it. */
+static struct prov_ops_table prov_ops_native;
 
 static struct verbs_context *prov_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						void *private_data)
@@ -453,7 +461,7 @@ static struct verbs_context *prov_alloc_context(struct ibv_device *ibdev, int cm
 	ctx->dpl->contexts = ctx;
 	pthread_mutex_unlock(&ctx->dpl->ctx_lock);
 
-	verbs_set_ops(&ctx->vctx, &prov_ops);
+	verbs_set_ops(&ctx->vctx, prov_ops_native.op);
 	return &ctx->vctx;
 
 err_close_wfd:
@@ -518,7 +526,25 @@ static const struct verbs_device_ops prov_device_ops = {
 	.alloc_context = prov_alloc_context,
 };
 
+/*
+ * A provider that registered with the wrong table layout would call the
+ * wrong functions, so an unknown libibverbs gets no uroce devices and one
+ * line on stderr instead.
+ */
 __attribute__((constructor)) static void prov_register(void)
 {
+	char err[384];
+	int ret;
+
+	ret = prov_abi_detect(&prov_abi, err, sizeof(err));
+	if (!ret)
+		ret = prov_ops_convert(prov_abi.ops_layout, &prov_ops, &prov_ops_native);
+	if (ret == -EOPNOTSUPP)
+		snprintf(err, sizeof(err), "%s has no slot for an operation uroce implements",
+			 prov_ops_layout_name(prov_abi.ops_layout));
+	if (ret) {
+		fprintf(stderr, PROV_NAME ": provider ABI mismatch, not registering: %s\n", err);
+		return;
+	}
 	verbs_register_driver_34(&prov_device_ops);
 }

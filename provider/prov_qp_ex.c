@@ -8,7 +8,8 @@
 #define PROV_QP_EX_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
 			IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
-			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |	\
+			IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 
 /* The IBV_QP_EX_WITH_* flag create_qp_ex must have been given for an opcode. */
 static uint64_t prov_op_flag(enum ibv_wr_opcode op)
@@ -21,6 +22,9 @@ static uint64_t prov_op_flag(enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:			return IBV_QP_EX_WITH_RDMA_READ;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:		return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:	return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	case IBV_WR_SEND_WITH_INV:		return IBV_QP_EX_WITH_SEND_WITH_INV;
+	case IBV_WR_LOCAL_INV:			return IBV_QP_EX_WITH_LOCAL_INV;
+	case IBV_WR_BIND_MW:			return IBV_QP_EX_WITH_BIND_MW;
 	default:				return 0;
 	}
 }
@@ -141,6 +145,35 @@ static void prov_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm)
 
 	if (wr)
 		wr->imm_data = imm;
+}
+
+static void prov_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = prov_wr_new(ibqp, IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
+static void prov_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = prov_wr_new(ibqp, IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
+/* The window takes @rkey when the bind executes; the engine checks the rest then. */
+static void prov_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw, uint32_t rkey,
+			    const struct ibv_mw_bind_info *bind_info)
+{
+	struct ibv_send_wr *wr = prov_wr_new(ibqp, IBV_WR_BIND_MW);
+
+	if (!wr)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *bind_info;
 }
 
 static void prov_wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode op, uint32_t rkey,
@@ -300,7 +333,8 @@ int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops
 		allowed = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	else if (type == IBV_QPT_UC)
 		allowed = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-			  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+			  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			  IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 	if (send_ops_flags & ~allowed)
 		return -EOPNOTSUPP;
 	qp->send_ops = send_ops_flags;
@@ -309,6 +343,9 @@ int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops
 	ex->wr_abort = prov_wr_abort;
 	ex->wr_send = prov_wr_send;
 	ex->wr_send_imm = prov_wr_send_imm;
+	ex->wr_send_inv = prov_wr_send_inv;
+	ex->wr_local_inv = prov_wr_local_inv;
+	ex->wr_bind_mw = prov_wr_bind_mw;
 	ex->wr_rdma_write = prov_wr_rdma_write;
 	ex->wr_rdma_write_imm = prov_wr_rdma_write_imm;
 	ex->wr_rdma_read = prov_wr_rdma_read;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "prov.h"
+#include "prov_abi.h"
 
 /* Handles only name objects in messages and pyverbs; unique per process is enough. */
 static atomic_uint prov_next_handle = 1;
@@ -36,12 +37,71 @@ struct ibv_pd *prov_alloc_pd(struct ibv_context *ctx)
 int prov_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct prov_pd *pd = to_ppd(ibpd);
-	int ret = rc_pd_free(pd->rc);
+	int ret;
 
+	if (atomic_load(&pd->users))
+		return EBUSY;
+	if (pd->base) {
+		atomic_fetch_sub(&pd->base->users, 1);
+		free(pd);
+		return 0;
+	}
+	ret = rc_pd_free(pd->rc);
 	if (ret)
 		return -ret;
 	free(pd);
 	return 0;
+}
+
+/* No thread domains: a parent domain is a PD, a context for the application and allocators. */
+struct ibv_pd *prov_alloc_parent_domain(struct ibv_context *ctx,
+					struct ibv_parent_domain_init_attr *attr)
+{
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct prov_pd *base, *pd;
+
+	if (!attr->pd || attr->pd->context != ctx || (attr->comp_mask & ~known))
+		return prov_null_errno(-EINVAL);
+	if (attr->td)
+		return prov_null_errno(-EOPNOTSUPP);
+	base = to_ppd(attr->pd);
+	if (base->base)
+		return prov_null_errno(-EINVAL);
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free))
+		return prov_null_errno(-EINVAL);
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return prov_null_errno(-ENOMEM);
+	pd->rc = base->rc;
+	pd->base = base;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	atomic_fetch_add(&base->users, 1);
+	pd->ibv.context = ctx;
+	pd->ibv.handle = prov_handle();
+	return &pd->ibv;
+}
+
+/* rc_ring_alloc over a parent domain's allocators (IBV_ALLOCATOR_USE_DEFAULT: the engine's). */
+static void *prov_ring_alloc(void *arg, enum rc_ring_kind kind, size_t size, size_t align)
+{
+	struct prov_pd *pd = arg;
+	void *p = pd->alloc(&pd->ibv, pd->pd_context, size, align, kind);
+
+	return p == IBV_ALLOCATOR_USE_DEFAULT ? RC_RING_DEFAULT : p;
+}
+
+static void prov_ring_free(void *arg, enum rc_ring_kind kind, void *ptr)
+{
+	struct prov_pd *pd = arg;
+
+	pd->free(&pd->ibv, pd->pd_context, ptr, kind);
 }
 
 /* ---- Memory regions ---- */
@@ -125,6 +185,52 @@ struct ibv_ah *prov_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 int prov_destroy_ah(struct ibv_ah *ah)
 {
 	return -rc_ah_destroy(rc_ah_from_ibv(ah));
+}
+
+/* ---- Memory windows: the engine owns the ibv_mw ---- */
+
+struct ibv_mw *prov_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct rc_mw *mw = rc_mw_alloc(to_ppd(pd)->rc, type);
+	struct ibv_mw *ib;
+
+	if (!mw)
+		return NULL;
+	ib = rc_mw_ibv(mw);
+	ib->context = pd->context;
+	ib->pd = pd;
+	ib->handle = prov_handle();
+	return ib;
+}
+
+int prov_dealloc_mw(struct ibv_mw *mw)
+{
+	return -rc_mw_dealloc(rc_mw_from_ibv(mw));
+}
+
+/*
+ * ibv_bind_mw() (type 1): a BIND_MW work request with the next rkey (the
+ * low 8 bits stepped, as every provider does), which the window carries
+ * from the moment the request is posted.
+ */
+int prov_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = { .mw = mw, .rkey = ibv_inc_rkey(mw->rkey),
+			     .bind_info = mw_bind->bind_info },
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	ret = prov_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
 }
 
 /* ---- Shared receive queues ---- */
@@ -246,11 +352,16 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	init.cap = attr->cap;
 	init.sq_sig_all = attr->sq_sig_all != 0;
 	init.user = qp;
+	if (to_ppd(attr->pd)->alloc)
+		init.ring_alloc = (struct rc_ring_alloc){ prov_ring_alloc, prov_ring_free,
+							  to_ppd(attr->pd) };
 	qp->rc = rc_qp_create(prov_eng(ctx), &init);
 	if (!qp->rc) {
 		ret = -errno;
 		goto err_fini_ex;
 	}
+	if (to_ppd(attr->pd)->base)
+		atomic_fetch_add(&to_ppd(attr->pd)->users, 1);
 	attr->cap = init.cap;
 	dp_device_qp_add(prov_dp(ctx), qp->rc);
 
@@ -269,7 +380,7 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
-		qp->vqp.comp_mask |= VERBS_QP_EX;
+		prov_abi_qp_set_ex(&qp->vqp);
 	return ib;
 
 err_fini_ex:
@@ -338,6 +449,8 @@ int prov_destroy_qp(struct ibv_qp *ibqp)
 	}
 	prov_wait_events_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
 			       atomic_load(&qp->async_reported));
+	if (to_ppd(ibqp->pd)->base)
+		atomic_fetch_sub(&to_ppd(ibqp->pd)->users, 1);
 	prov_qp_ex_fini(qp);
 	free(qp);
 	return 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Our own declarations of libibverbs' private provider ABI, IBVERBS_PRIVATE_34 (rdma-core 36..56). */
+/* Our own declarations of libibverbs' private provider ABI, IBVERBS_PRIVATE_34 (rdma-core 34..56). */
 #ifndef UROCE_PROVIDER_VERBS_ABI_H
 #define UROCE_PROVIDER_VERBS_ABI_H
 
@@ -7,14 +7,18 @@
  * libibverbs does not install the header that describes how a provider
  * plugs in (rdma-core's libibverbs/driver.h): that interface is private and
  * versioned by the symbol version IBVERBS_PRIVATE_<N>.  rdma-core 34 to 56
- * all export IBVERBS_PRIVATE_34; the operations table below has had its
- * present layout since rdma-core 36 (35 added import_dm/unimport_dm, 36
- * added query_qp_data_in_order).  meson refuses to build against anything
- * else, and the provider references a symbol that only rdma-core >= 36
- * exports so that the dynamic loader refuses older libraries too.
+ * all export IBVERBS_PRIVATE_34 and meson refuses to build against
+ * anything else.  Within that range two things moved, and the provider
+ * adapts to the library it runs in (prov_abi.h):
+ * - struct verbs_context_ops: 73 operations in 34, 75 in 35 (import_dm,
+ *   unimport_dm), 76 from 36 (query_qp_data_in_order).  The declaration
+ *   below is the newest; prov_ops_convert() lays it out for older ones.
+ * - struct verbs_qp: its comp_mask follows the public struct ibv_qp_ex,
+ *   which grew in 44 (wr_atomic_write) and 45 (wr_flush).
+ * Everything else declared here is the same in every release 34..56.
  *
  * Only what uroce uses is declared; the layouts were written from reading
- * rdma-core v44.0 and are pinned by the _Static_asserts at the end.
+ * rdma-core's headers and are pinned by the _Static_asserts at the end.
  */
 
 #include <stdatomic.h>
@@ -113,13 +117,26 @@ enum {
 	VERBS_QP_EX	= 1 << 1,
 };
 
+/* struct ibv_qp_ex up to wr_abort, its last member in rdma-core 34..43. */
+#define VERBS_QP_EX_SIZE_34	(offsetof(struct ibv_qp_ex, wr_abort) + sizeof(void (*)(void)))
+/* wr_* operations appended since (wr_atomic_write in 44, wr_flush in 45). */
+#define VERBS_QP_EX_LATE_OPS	2
+
+/*
+ * libibverbs' verbs_qp is { union { ibv_qp; ibv_qp_ex; }; uint32_t
+ * comp_mask; struct verbs_xrcd *xrcd; }, so comp_mask sits at the running
+ * library's sizeof(struct ibv_qp_ex).  The provider reserves room for the
+ * largest and sets comp_mask through prov_abi_qp_set_ex(); it never sets
+ * the late wr_* operations, whose slots are comp_mask in older releases.
+ */
 struct verbs_qp {
 	union {
 		struct ibv_qp		qp;
 		struct ibv_qp_ex	qp_ex;
+		unsigned char		room[VERBS_QP_EX_SIZE_34 +
+					     VERBS_QP_EX_LATE_OPS * sizeof(void (*)(void)) +
+					     sizeof(uint64_t) + sizeof(void *)];
 	};
-	uint32_t		comp_mask;
-	struct verbs_xrcd	*xrcd;
 };
 
 struct verbs_cq {
@@ -269,16 +286,22 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_
 				    struct verbs_context *context_offset, uint32_t driver_id);
 /* Closes cmd_fd and async_fd and drops the device reference. */
 void verbs_uninit_context(struct verbs_context *context);
-/* Install the provider's operations; NULL entries are left as they are. */
-void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
+/*
+ * Install the provider's operations; NULL entries are left as they are.
+ * libibverbs reads @ops as its own struct verbs_context_ops, so it must be
+ * a table in the running library's layout (prov_ops_convert()).
+ */
+void verbs_set_ops(struct verbs_context *vctx, const void *ops);
 
 /* ---- Layout pins (x86-64 and every LP64 target) ---- */
 
 #define VERBS_OPS_INDEX(member) \
 	(offsetof(struct verbs_context_ops, member) / sizeof(void (*)(void)))
+/* Operations in the newest layout (rdma-core 36..56). */
+#define VERBS_OPS_COUNT 76
 
-_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void (*)(void)),
-	       "verbs_context_ops must hold the 76 operations of IBVERBS_PRIVATE_34 (rdma-core >= 36)");
+_Static_assert(sizeof(struct verbs_context_ops) == VERBS_OPS_COUNT * sizeof(void (*)(void)),
+	       "verbs_context_ops must hold the 76 operations of rdma-core 36..56");
 _Static_assert(VERBS_OPS_INDEX(cq_event) == 12, "verbs_context_ops order");
 _Static_assert(VERBS_OPS_INDEX(free_context) == 39, "verbs_context_ops order");
 _Static_assert(VERBS_OPS_INDEX(import_dm) == 42, "verbs_context_ops order");
@@ -302,8 +325,10 @@ _Static_assert(sizeof(struct verbs_device) == sizeof(struct ibv_device) + 48,
 	       "verbs_device layout");
 _Static_assert(offsetof(struct verbs_mr, mr_type) == sizeof(struct ibv_mr), "verbs_mr layout");
 _Static_assert(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8, "verbs_mr layout");
-_Static_assert(offsetof(struct verbs_qp, comp_mask) == sizeof(struct ibv_qp_ex),
-	       "verbs_qp layout");
+_Static_assert(VERBS_QP_EX_SIZE_34 == 344, "ibv_qp_ex of rdma-core 34..43");
+_Static_assert(sizeof(struct ibv_qp_ex) >= VERBS_QP_EX_SIZE_34 &&
+	       sizeof(struct ibv_qp_ex) <= VERBS_QP_EX_SIZE_34 + VERBS_QP_EX_LATE_OPS * 8,
+	       "ibv_qp_ex of rdma-core 34..56");
 _Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "ibv_qp_ex embeds ibv_qp first");
 _Static_assert(offsetof(struct verbs_cq, cq_ex) == 0 && offsetof(struct verbs_cq, cq) == 0,
 	       "verbs_cq layout");

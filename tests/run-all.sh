@@ -13,12 +13,13 @@ build=${UROCE_BUILD:-build-test}
 ninja -C "$build"
 meson test -C "$build" --print-errorlogs
 
+# Each libFuzzer target for a bounded time on the committed seed corpus (clang build).
+"$top/tests/fuzz/run.sh" "${UROCE_FUZZ_SECONDS:-30}" "$top/${build}-fuzz"
+
+# Last: the unit tests under ASan+UBSan, so the run ends with meson's summary line.
 san=${build}-asan
 [ -d "$san" ] || meson setup "$san" -Dwerror=true -Db_sanitize=address,undefined \
 	-Db_lundef=false >/dev/null
 ninja -C "$san"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C "$san" --print-errorlogs --suite unit
-
-# Each libFuzzer target for a bounded time on the committed seed corpus (clang build).
-"$top/tests/fuzz/run.sh" "${UROCE_FUZZ_SECONDS:-30}" "$top/${build}-fuzz"

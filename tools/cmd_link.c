@@ -84,24 +84,6 @@ static bool uverbs_exists(const char *dir, unsigned n)
 	return len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) == 0;
 }
 
-/* The lowest uverbsN free in /dev/infiniband, the kernel's sysfs and ours. */
-static int pick_uverbs(const char *root, char *out, size_t len)
-{
-	char ours[PATH_MAX];
-	int n_ours = snprintf(ours, sizeof(ours), "%s/class/infiniband_verbs", root);
-
-	if (n_ours < 0 || (size_t)n_ours >= sizeof(ours))
-		return -ENAMETOOLONG;
-	for (unsigned n = 0; n < MAX_UVERBS; n++) {
-		if (uverbs_exists(DEV_DIR, n) || uverbs_exists("/sys/class/infiniband_verbs", n) ||
-		    uverbs_exists(ours, n))
-			continue;
-		snprintf(out, len, "uverbs%u", n);
-		return 0;
-	}
-	return -ENOSPC;
-}
-
 /*
  * The /dev/infiniband node libibverbs opens: a symlink to /dev/full, so
  * every command written to it fails cleanly.  Only our own symlinks are
@@ -117,6 +99,31 @@ static int devnode_create(const char *uverbs)
 	if (symlink(UROCE_CDEV, path))
 		return -errno;
 	return 0;
+}
+
+/*
+ * Take the lowest uverbsN free in the kernel's sysfs and ours by creating
+ * its /dev/infiniband node: symlink() is atomic, so two `uroce link add`
+ * running at once never get the same name.
+ */
+static int claim_uverbs(const char *root, char *out, size_t len)
+{
+	char ours[PATH_MAX];
+	int n_ours = snprintf(ours, sizeof(ours), "%s/class/infiniband_verbs", root);
+
+	if (n_ours < 0 || (size_t)n_ours >= sizeof(ours))
+		return -ENAMETOOLONG;
+	for (unsigned n = 0; n < MAX_UVERBS; n++) {
+		int ret;
+
+		if (uverbs_exists("/sys/class/infiniband_verbs", n) || uverbs_exists(ours, n))
+			continue;
+		snprintf(out, len, "uverbs%u", n);
+		ret = devnode_create(out);
+		if (ret != -EEXIST)
+			return ret;
+	}
+	return -ENOSPC;
 }
 
 static void devnode_remove(const char *uverbs)
@@ -203,7 +210,18 @@ static const char *ndev_of(const struct uroce_link_cfg *cfg)
 	return if_nametoindex(cfg->netdev) ? cfg->netdev : NULL;
 }
 
-/* True when another configured device runs af_packet on @netdev (it keeps the kernel filter). */
+/*
+ * The PMDs that leave the netdev to the kernel: with af_packet it sees RoCE
+ * frames too, with af_xdp those uroce's XDP program cannot hand to a socket
+ * (no process has the device open).  The tc ingress filter keeps it from
+ * answering them with ICMP port unreachable.
+ */
+static bool kernel_filtered(enum uroce_pmd pmd)
+{
+	return pmd == UROCE_PMD_AF_PACKET || pmd == UROCE_PMD_AF_XDP;
+}
+
+/* True when another configured device on @netdev needs the kernel filter too. */
 static bool netdev_shared(const char *name, const char *netdev)
 {
 	char **names, err[256];
@@ -214,7 +232,7 @@ static bool netdev_shared(const char *name, const char *netdev)
 		struct uroce_link_cfg other;
 
 		if (strcmp(names[i], name) && !uroce_link_cfg_load(names[i], &other, err, sizeof(err)) &&
-		    other.pmd == UROCE_PMD_AF_PACKET && !strcmp(other.netdev, netdev))
+		    kernel_filtered(other.pmd) && !strcmp(other.netdev, netdev))
 			shared = true;
 		free(names[i]);
 	}
@@ -303,31 +321,30 @@ static int link_add(int argc, char **argv)
 			    "`uroce link del %s`", cfg.name, old.netdev, cfg.name);
 
 	sysfs_root(root, sizeof(root));
-	ret = pick_uverbs(root, cfg.uverbs, sizeof(cfg.uverbs));
-	if (ret)
-		return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS, DEV_DIR);
 	ret = dp_gid_table(&cfg, gids, RC_GID_TABLE_LEN, err, sizeof(err));
 	if (ret < 0)
 		return fail("add", "%s", err);
+	ret = claim_uverbs(root, cfg.uverbs, sizeof(cfg.uverbs));
+	if (ret == -ENOSPC)
+		return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS, DEV_DIR);
+	if (ret)
+		return fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg.uverbs, strerror(-ret));
 
 	sd = (struct prov_sysfs_dev){
 		.root = root, .ibdev = cfg.name, .uverbs = cfg.uverbs, .netdev = ndev_of(&cfg),
 	};
 	memcpy(sd.mac, link.mac, 6);
 	ret = prov_sysfs_create(&sd, gids, RC_GID_TABLE_LEN, err, sizeof(err));
-	if (ret)
-		return fail("add", "%s", err);
-	ret = devnode_create(cfg.uverbs);
 	if (ret) {
-		fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg.uverbs, strerror(-ret));
-		goto err_remove_sysfs;
+		fail("add", "%s", err);
+		devnode_remove(cfg.uverbs);
+		return 1;
 	}
-	/* With af_packet the kernel sees RoCE frames too: keep it from answering with ICMP. */
-	if (cfg.pmd == UROCE_PMD_AF_PACKET) {
+	if (kernel_filtered(cfg.pmd)) {
 		ret = dp_kernel_filter_install(cfg.netdev, err, sizeof(err));
 		if (ret) {
 			fail("add", "%s", err);
-			goto err_remove_devnode;
+			goto err_remove;
 		}
 		filter = true;
 	}
@@ -341,10 +358,9 @@ static int link_add(int argc, char **argv)
 err_remove_filter:
 	if (filter && !netdev_shared(cfg.name, cfg.netdev))
 		dp_kernel_filter_remove(cfg.netdev, err, sizeof(err));
-err_remove_devnode:
-	devnode_remove(cfg.uverbs);
-err_remove_sysfs:
+err_remove:
 	prov_sysfs_remove(root, cfg.name, cfg.uverbs);
+	devnode_remove(cfg.uverbs);
 	return 1;
 }
 
@@ -372,7 +388,7 @@ static int link_del(int argc, char **argv)
 		return fail("del", "cannot remove the configuration of %s: %s", cfg.name,
 			    strerror(-ret));
 	/* A netdev that is gone took its filter with it. */
-	if (cfg.pmd == UROCE_PMD_AF_PACKET && if_nametoindex(cfg.netdev) &&
+	if (kernel_filtered(cfg.pmd) && if_nametoindex(cfg.netdev) &&
 	    !netdev_shared(cfg.name, cfg.netdev) &&
 	    dp_kernel_filter_remove(cfg.netdev, err, sizeof(err)))
 		return fail("del", "%s", err);

@@ -88,19 +88,33 @@ static int show(void *arg, const struct dp_stats_view *v)
 	return 0;
 }
 
+static void stat_usage(FILE *out)
+{
+	fprintf(out, "usage: uroce stat [-a] [-j] [DEVICE]\n"
+		"  Counters of the uroce devices of running processes (in this network namespace's\n"
+		"  run directory), refreshed every 100 ms: port, neighbours, engine, and per QP.\n"
+		"  -a  every counter, also those that are zero\n"
+		"  -j  JSON\n");
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts o = { 0 };
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt(argc, argv, "aj")) != -1) {
-		if (c == 'a')
+	opterr = 0;
+	while ((c = getopt(argc, argv, "ajh")) != -1) {
+		if (c == 'a') {
 			o.all = true;
-		else if (c == 'j')
+		} else if (c == 'j') {
 			o.json = true;
-		else {
-			fprintf(stderr, "usage: uroce stat [-a] [-j] [DEVICE]\n");
+		} else if (c == 'h') {
+			stat_usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "uroce stat: unknown option -%c\n", optopt);
+			stat_usage(stderr);
 			return 2;
 		}
 	}

@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs every Debian 12 package uroce needs to build, test, benchmark and demo (as root).
+# usage: tools/install-deps.sh [--demo]   (--demo: only what tools/demo.sh needs)
 set -euo pipefail
 
 packages=(
 	# build
 	gcc clang llvm meson ninja-build pkg-config
 	libdpdk-dev libibverbs-dev libpcap-dev libseccomp-dev libbpf-dev zlib1g-dev check
-	# run and test: real verbs programs, oracles, namespaces
-	ibverbs-utils perftest python3-pyverbs tshark python3-scapy iproute2 iputils-ping
-	# baselines and plots for the benchmarks
-	iperf3 sockperf qperf gnuplot-nox
+	# run: real verbs programs between network namespaces
+	ibverbs-utils perftest iproute2
+)
+if [ "${1:-}" = --demo ]; then
+	:
+elif [ $# -gt 0 ]; then
+	echo "install-deps: unknown argument '$1' (--demo installs only what tools/demo.sh needs)" >&2
+	exit 2
+else
+	packages+=(
+	# test: oracles, pyverbs
+	python3-pyverbs tshark python3-scapy iputils-ping
+	# baselines, plots and profiles for the benchmarks (tests/bench/run-suite.sh)
+	iperf3 sockperf qperf gnuplot-nox linux-perf
 	# interop with the kernel's Soft-RoCE in a qemu guest (tests/interop)
 	qemu-system-x86 debootstrap zstd cpio kmod tcpdump openssh-client
-)
+	)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "uroce/wire.h"
+#include "wire_crc32_fold.h"
 #include "wire_crc32_vec.h"
 
 #define CRC32_POLY_REFLECTED 0xedb88320u
@@ -63,86 +64,40 @@ uint32_t wire_crc32_portable(uint32_t crc, const void *buf, size_t len)
 	return ~crc_slice8(~crc, buf, len);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-
-#define HAVE_CLMUL 1
-
-/*
- * Folding constants for the reflected polynomial 0x104c11db7: x^(4*128+32),
- * x^(4*128-32) mod P (fold by 4), x^(128+32), x^(128-32) mod P (fold by 1),
- * x^64 mod P, and P' with the Barrett constant u'.
- */
-#define K1 0x154442bd4ull
-#define K2 0x1c6e41596ull
-#define K3 0x1751997d0ull
-#define K4 0x0ccaa009eull
-#define K5 0x163cd6124ull
-#define P_PRIME 0x1db710641ull
-#define U_PRIME 0x1f7011641ull
-
-__attribute__((target("pclmul,sse4.1")))
-static inline __m128i fold(__m128i acc, __m128i k, __m128i next)
-{
-	__m128i lo = _mm_clmulepi64_si128(acc, k, 0x00);
-	__m128i hi = _mm_clmulepi64_si128(acc, k, 0x11);
-
-	return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
-}
-
+#ifdef WIRE_CRC32_HAVE_CLMUL
 /* Raw state; @len >= 64, a multiple of 16. */
-__attribute__((target("pclmul,sse4.1")))
-static uint32_t crc_clmul(uint32_t c, const uint8_t *p, size_t len)
+WIRE_CLMUL_TARGET static uint32_t crc_clmul(uint32_t c, const uint8_t *p, size_t len)
 {
 	__m128i x1 = _mm_loadu_si128((const __m128i *)p);
 	__m128i x2 = _mm_loadu_si128((const __m128i *)(p + 16));
 	__m128i x3 = _mm_loadu_si128((const __m128i *)(p + 32));
 	__m128i x4 = _mm_loadu_si128((const __m128i *)(p + 48));
-	__m128i k, mask32 = _mm_set_epi32(0, 0, 0, -1);
+	__m128i k;
 
 	x1 = _mm_xor_si128(x1, _mm_cvtsi32_si128((int)c));
 	p += 64;
 	len -= 64;
 
-	k = _mm_set_epi64x((long long)K2, (long long)K1);
+	k = _mm_set_epi64x((long long)WIRE_CRC_K512_HI, (long long)WIRE_CRC_K512_LO);
 	while (len >= 64) {
-		x1 = fold(x1, k, _mm_loadu_si128((const __m128i *)p));
-		x2 = fold(x2, k, _mm_loadu_si128((const __m128i *)(p + 16)));
-		x3 = fold(x3, k, _mm_loadu_si128((const __m128i *)(p + 32)));
-		x4 = fold(x4, k, _mm_loadu_si128((const __m128i *)(p + 48)));
+		x1 = wire_crc_fold128(x1, k, _mm_loadu_si128((const __m128i *)p));
+		x2 = wire_crc_fold128(x2, k, _mm_loadu_si128((const __m128i *)(p + 16)));
+		x3 = wire_crc_fold128(x3, k, _mm_loadu_si128((const __m128i *)(p + 32)));
+		x4 = wire_crc_fold128(x4, k, _mm_loadu_si128((const __m128i *)(p + 48)));
 		p += 64;
 		len -= 64;
 	}
 
-	k = _mm_set_epi64x((long long)K4, (long long)K3);
-	x1 = fold(x1, k, x2);
-	x1 = fold(x1, k, x3);
-	x1 = fold(x1, k, x4);
+	k = wire_crc_k128();
+	x1 = wire_crc_fold128(x1, k, x2);
+	x1 = wire_crc_fold128(x1, k, x3);
+	x1 = wire_crc_fold128(x1, k, x4);
 	while (len >= 16) {
-		x1 = fold(x1, k, _mm_loadu_si128((const __m128i *)p));
+		x1 = wire_crc_fold128(x1, k, _mm_loadu_si128((const __m128i *)p));
 		p += 16;
 		len -= 16;
 	}
-
-	/* 128 -> 64 bits, appending 32 zero bits. */
-	x2 = _mm_clmulepi64_si128(x1, k, 0x10);
-	x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
-
-	/* 64 -> 32 bits. */
-	x2 = _mm_srli_si128(x1, 4);
-	x1 = _mm_and_si128(x1, mask32);
-	x1 = _mm_clmulepi64_si128(x1, _mm_set_epi64x(0, (long long)K5), 0x00);
-	x1 = _mm_xor_si128(x1, x2);
-
-	/* Barrett reduction to the 32-bit remainder. */
-	k = _mm_set_epi64x((long long)U_PRIME, (long long)P_PRIME);
-	x2 = x1;
-	x1 = _mm_and_si128(x1, mask32);
-	x1 = _mm_clmulepi64_si128(x1, k, 0x10);
-	x1 = _mm_and_si128(x1, mask32);
-	x1 = _mm_clmulepi64_si128(x1, k, 0x00);
-	x1 = _mm_xor_si128(x1, x2);
-	return (uint32_t)_mm_extract_epi32(x1, 1);
+	return wire_crc_reduce128(x1);
 }
 
 static int cpu_has_clmul(void)
@@ -160,7 +115,7 @@ uint32_t wire_crc32_fast(uint32_t crc, const void *buf, size_t len)
 	const uint8_t *p = buf;
 	uint32_t c = ~crc;
 
-#ifdef HAVE_CLMUL
+#ifdef WIRE_CRC32_HAVE_CLMUL
 	if (len >= 64 && cpu_has_clmul()) {
 		size_t bulk = len & ~(size_t)15;
 
@@ -184,7 +139,7 @@ const char *wire_crc32_impl(void)
 {
 	if (wire_crc32_vec_available())
 		return "vpclmulqdq";
-#ifdef HAVE_CLMUL
+#ifdef WIRE_CRC32_HAVE_CLMUL
 	if (cpu_has_clmul())
 		return "pclmul";
 #endif

@@ -2,33 +2,23 @@
 /*
  * CRC-32 with 512-bit carry-less multiplication (VPCLMULQDQ, AVX-512):
  * four 64-byte accumulators fold 256 bytes per step, then the 128-bit
- * reduction of wire_crc32.c's method.  Also a variant that copies what it
- * reads, so a sender gets the ICRC of a payload for the cost of the copy.
+ * folding and reduction shared with wire_crc32.c (wire_crc32_fold.h).
+ * Also a variant that copies what it reads, so a sender gets the ICRC of a
+ * payload for the cost of the copy.
  */
 #include <string.h>
 
 #include "uroce/wire.h"
+#include "wire_crc32_fold.h"
 #include "wire_crc32_vec.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 
 #define VEC_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,vpclmulqdq,pclmul,sse4.1")))
 
-/*
- * x^n mod P for the reflected polynomial 0x104c11db7, bit-reflected and
- * shifted left by one (Intel's "Fast CRC Computation ... PCLMULQDQ"):
- * folds of 2048 bits (256 bytes), 512 bits, 128 bits, x^64, and Barrett.
- */
+/* Constants of the 2048-bit (256-byte) fold; the narrower ones are in wire_crc32_fold.h. */
 #define K2048_LO	0x11542778aull
 #define K2048_HI	0x1322d1430ull
-#define K512_LO		0x154442bd4ull
-#define K512_HI		0x1c6e41596ull
-#define K128_LO		0x1751997d0ull
-#define K128_HI		0x0ccaa009eull
-#define K64		0x163cd6124ull
-#define P_PRIME		0x1db710641ull
-#define U_PRIME		0x1f7011641ull
 
 VEC_TARGET static inline __m512i fold512(__m512i acc, __m512i k, __m512i next)
 {
@@ -36,14 +26,6 @@ VEC_TARGET static inline __m512i fold512(__m512i acc, __m512i k, __m512i next)
 	__m512i hi = _mm512_clmulepi64_epi128(acc, k, 0x11);
 
 	return _mm512_ternarylogic_epi64(lo, hi, next, 0x96);	/* lo ^ hi ^ next */
-}
-
-VEC_TARGET static inline __m128i fold128(__m128i acc, __m128i k, __m128i next)
-{
-	__m128i lo = _mm_clmulepi64_si128(acc, k, 0x00);
-	__m128i hi = _mm_clmulepi64_si128(acc, k, 0x11);
-
-	return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
 }
 
 VEC_TARGET static inline __m512i load64(const uint8_t *src, uint8_t *dst)
@@ -64,7 +46,7 @@ VEC_TARGET static uint32_t crc_vec(uint32_t c, const uint8_t *src, uint8_t *dst,
 {
 	const uint8_t *start = src;
 	__m512i z0, z1, z2, z3, k;
-	__m128i x, x1, x2, x3, x4, kx, mask32 = _mm_set_epi32(0, 0, 0, -1);
+	__m128i x, x1, x2, x3, x4, kx;
 
 	z0 = load64(src, dst);
 	z1 = load64(src + 64, dst ? dst + 64 : NULL);
@@ -88,7 +70,8 @@ VEC_TARGET static uint32_t crc_vec(uint32_t c, const uint8_t *src, uint8_t *dst,
 			dst += 256;
 	}
 
-	k = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)K512_HI, (long long)K512_LO));
+	k = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)WIRE_CRC_K512_HI,
+						  (long long)WIRE_CRC_K512_LO));
 	z0 = fold512(z0, k, z1);
 	z0 = fold512(z0, k, z2);
 	z0 = fold512(z0, k, z3);
@@ -105,39 +88,23 @@ VEC_TARGET static uint32_t crc_vec(uint32_t c, const uint8_t *src, uint8_t *dst,
 	x2 = _mm512_extracti32x4_epi32(z0, 1);
 	x3 = _mm512_extracti32x4_epi32(z0, 2);
 	x4 = _mm512_extracti32x4_epi32(z0, 3);
-	kx = _mm_set_epi64x((long long)K128_HI, (long long)K128_LO);
-	x1 = fold128(x1, kx, x2);
-	x1 = fold128(x1, kx, x3);
-	x1 = fold128(x1, kx, x4);
+	kx = wire_crc_k128();
+	x1 = wire_crc_fold128(x1, kx, x2);
+	x1 = wire_crc_fold128(x1, kx, x3);
+	x1 = wire_crc_fold128(x1, kx, x4);
 	while (len >= 16) {
 		x = _mm_loadu_si128((const __m128i *)(const void *)src);
 		if (dst) {
 			_mm_storeu_si128((__m128i *)(void *)dst, x);
 			dst += 16;
 		}
-		x1 = fold128(x1, kx, x);
+		x1 = wire_crc_fold128(x1, kx, x);
 		src += 16;
 		len -= 16;
 	}
 
-	/* 128 -> 64 bits, appending 32 zero bits. */
-	x2 = _mm_clmulepi64_si128(x1, kx, 0x10);
-	x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
-	/* 64 -> 32 bits. */
-	x2 = _mm_srli_si128(x1, 4);
-	x1 = _mm_and_si128(x1, mask32);
-	x1 = _mm_clmulepi64_si128(x1, _mm_set_epi64x(0, (long long)K64), 0x00);
-	x1 = _mm_xor_si128(x1, x2);
-	/* Barrett reduction to the 32-bit remainder. */
-	kx = _mm_set_epi64x((long long)U_PRIME, (long long)P_PRIME);
-	x2 = x1;
-	x1 = _mm_and_si128(x1, mask32);
-	x1 = _mm_clmulepi64_si128(x1, kx, 0x10);
-	x1 = _mm_and_si128(x1, mask32);
-	x1 = _mm_clmulepi64_si128(x1, kx, 0x00);
-	x1 = _mm_xor_si128(x1, x2);
 	*used = (size_t)(src - start);
-	return (uint32_t)_mm_extract_epi32(x1, 1);
+	return wire_crc_reduce128(x1);
 }
 
 static int cpu_has_vec(void)

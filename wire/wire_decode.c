@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "uroce/decode.h"
+#include "wire_text.h"
 
 #define ETH_HLEN	14
 #define VLAN_HLEN	4
@@ -45,43 +46,23 @@ static uint64_t rd64(const uint8_t *p)
 	return (uint64_t)rd32(p) << 32 | rd32(p + 4);
 }
 
-/* ---- Text buffer with snprintf semantics ---- */
+/* ---- Text ---- */
 
-struct sb {
-	char	*p;
-	size_t	cap;
-	size_t	len;	/* length the full text has, even past cap */
-};
-
-__attribute__((format(printf, 2, 3)))
-static void sb_printf(struct sb *b, const char *fmt, ...)
+static void sb_mac(struct wire_text *b, const uint8_t *m)
 {
-	size_t room = b->len < b->cap ? b->cap - b->len : 0;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len += (size_t)n;
+	wire_text_printf(b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
-static void sb_mac(struct sb *b, const uint8_t *m)
+static void sb_ipv4(struct wire_text *b, const uint8_t *a)
 {
-	sb_printf(b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-}
-
-static void sb_ipv4(struct sb *b, const uint8_t *a)
-{
-	sb_printf(b, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+	wire_text_printf(b, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
 }
 
 static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 
 size_t wire_format_gid(char *buf, size_t cap, const uint8_t gid[16])
 {
-	struct sb b = { buf, cap, 0 };
+	struct wire_text b = { buf, cap, 0 };
 	char text[INET6_ADDRSTRLEN];
 
 	if (cap)
@@ -89,16 +70,16 @@ size_t wire_format_gid(char *buf, size_t cap, const uint8_t gid[16])
 	if (!memcmp(gid, v4mapped, sizeof(v4mapped)))
 		sb_ipv4(&b, gid + 12);
 	else if (inet_ntop(AF_INET6, gid, text, sizeof(text)))
-		sb_printf(&b, "%s", text);
+		wire_text_printf(&b, "%s", text);
 	return b.len;
 }
 
-static void sb_gid(struct sb *b, const uint8_t gid[16])
+static void sb_gid(struct wire_text *b, const uint8_t gid[16])
 {
 	char text[INET6_ADDRSTRLEN];
 
 	wire_format_gid(text, sizeof(text), gid);
-	sb_printf(b, "%s", text);
+	wire_text_printf(b, "%s", text);
 }
 
 /* ---- Classification ---- */
@@ -357,152 +338,152 @@ static const uint8_t *ext(const struct wire_frame *fr, enum wire_ext e)
 	return ext_present(fr) ? wire_pkt_ext(&fr->pkt, e) : NULL;
 }
 
-static void sb_aeth(struct sb *b, uint32_t syn_msn)
+static void sb_aeth(struct wire_text *b, uint32_t syn_msn)
 {
 	uint8_t syn = (uint8_t)(syn_msn >> 24);
 	unsigned code = syn & WIRE_AETH_CODE_MASK;
 
-	sb_printf(b, " %s", wire_aeth_name(syn));
+	wire_text_printf(b, " %s", wire_aeth_name(syn));
 	if ((syn & (WIRE_AETH_TYPE_MASK | 0x80)) == WIRE_AETH_ACK) {
 		int credits = wire_aeth_credits(code);
 
 		if (credits < 0)
-			sb_printf(b, " credits n/a");
+			wire_text_printf(b, " credits n/a");
 		else
-			sb_printf(b, " credits %d", credits);
+			wire_text_printf(b, " credits %d", credits);
 	} else if ((syn & (WIRE_AETH_TYPE_MASK | 0x80)) == WIRE_AETH_RNR_NAK) {
-		sb_printf(b, " timer %" PRIu32 "us", wire_rnr_timer_us(code));
+		wire_text_printf(b, " timer %" PRIu32 "us", wire_rnr_timer_us(code));
 	}
-	sb_printf(b, " msn %" PRIu32, syn_msn & WIRE_24BIT_MASK);
+	wire_text_printf(b, " msn %" PRIu32, syn_msn & WIRE_24BIT_MASK);
 }
 
-static void roce_summary(struct sb *b, const struct wire_frame *fr)
+static void roce_summary(struct wire_text *b, const struct wire_frame *fr)
 {
 	const struct wire_pkt *p = &fr->pkt;
 	const uint8_t *h;
 
 	if (!p->op) {
 		if (p->bth_off && fr->drop != WIRE_DROP_TRUNCATED_BTH)
-			sb_printf(b, "opcode 0x%02x qp 0x%06" PRIx32 " psn %" PRIu32 " ",
+			wire_text_printf(b, "opcode 0x%02x qp 0x%06" PRIx32 " psn %" PRIu32 " ",
 				  p->opcode, p->dest_qp, p->psn);
 		else
-			sb_printf(b, "RoCEv2 ");
-		sb_printf(b, "DROP %s (%s)", wire_drop_name(fr->drop), wire_drop_desc(fr->drop));
+			wire_text_printf(b, "RoCEv2 ");
+		wire_text_printf(b, "DROP %s (%s)", wire_drop_name(fr->drop), wire_drop_desc(fr->drop));
 		return;
 	}
-	sb_printf(b, "%s qp 0x%06" PRIx32 " psn %" PRIu32, p->op->name, p->dest_qp, p->psn);
+	wire_text_printf(b, "%s qp 0x%06" PRIx32 " psn %" PRIu32, p->op->name, p->dest_qp, p->psn);
 	if (p->ackreq)
-		sb_printf(b, " ackreq");
+		wire_text_printf(b, " ackreq");
 	if (p->se)
-		sb_printf(b, " se");
+		wire_text_printf(b, " se");
 	if ((h = ext(fr, WIRE_EXT_RETH)))
-		sb_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32 " dmalen %" PRIu32,
+		wire_text_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32 " dmalen %" PRIu32,
 			  rd64(h), rd32(h + 8), rd32(h + 12));
 	if ((h = ext(fr, WIRE_EXT_AETH)))
 		sb_aeth(b, rd32(h));
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ETH))) {
-		sb_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32, rd64(h), rd32(h + 8));
+		wire_text_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32, rd64(h), rd32(h + 8));
 		if ((p->opcode & 0x1f) == WIRE_OP_FETCH_ADD)
-			sb_printf(b, " add %" PRIu64, rd64(h + 12));
+			wire_text_printf(b, " add %" PRIu64, rd64(h + 12));
 		else
-			sb_printf(b, " compare 0x%" PRIx64 " swap 0x%" PRIx64, rd64(h + 20), rd64(h + 12));
+			wire_text_printf(b, " compare 0x%" PRIx64 " swap 0x%" PRIx64, rd64(h + 20), rd64(h + 12));
 	}
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ACK_ETH)))
-		sb_printf(b, " orig 0x%" PRIx64, rd64(h));
+		wire_text_printf(b, " orig 0x%" PRIx64, rd64(h));
 	if ((h = ext(fr, WIRE_EXT_IMMDT)))
-		sb_printf(b, " imm 0x%08" PRIx32, rd32(h));
+		wire_text_printf(b, " imm 0x%08" PRIx32, rd32(h));
 	if ((h = ext(fr, WIRE_EXT_IETH)))
-		sb_printf(b, " inv-rkey 0x%08" PRIx32, rd32(h));
+		wire_text_printf(b, " inv-rkey 0x%08" PRIx32, rd32(h));
 	if ((h = ext(fr, WIRE_EXT_DETH)))
-		sb_printf(b, " qkey 0x%08" PRIx32 " src-qp 0x%06" PRIx32, rd32(h),
+		wire_text_printf(b, " qkey 0x%08" PRIx32 " src-qp 0x%06" PRIx32, rd32(h),
 			  rd32(h + 4) & WIRE_24BIT_MASK);
 	if (p->op->flags & WIRE_OPF_CNP && (fr->data[p->bth_off + 4] & 0x40))
-		sb_printf(b, " becn");
+		wire_text_printf(b, " becn");
 	if (ext_present(fr) && fr->drop != WIRE_DROP_BAD_PAD &&
 	    (p->payload_len || (p->op->flags & WIRE_OPF_PAYLOAD)))
-		sb_printf(b, " payload %" PRIu32, p->payload_len);
+		wire_text_printf(b, " payload %" PRIu32, p->payload_len);
 	if (fr->drop == WIRE_DROP_NONE)
-		sb_printf(b, " icrc ok");
+		wire_text_printf(b, " icrc ok");
 	else if (fr->drop == WIRE_DROP_BAD_ICRC)
-		sb_printf(b, " DROP BAD_ICRC (carried 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+		wire_text_printf(b, " DROP BAD_ICRC (carried 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
 			  p->icrc, fr->icrc_calc);
 	else
-		sb_printf(b, " DROP %s (%s)", wire_drop_name(fr->drop), wire_drop_desc(fr->drop));
+		wire_text_printf(b, " DROP %s (%s)", wire_drop_name(fr->drop), wire_drop_desc(fr->drop));
 }
 
-static void tcp_flags(struct sb *b, uint8_t fl)
+static void tcp_flags(struct wire_text *b, uint8_t fl)
 {
 	static const char letters[] = "FSRP.UEW";	/* tcpdump's: FIN SYN RST PSH ACK URG ECE CWR */
 
-	sb_printf(b, "[");
+	wire_text_printf(b, "[");
 	for (int i = 0; i < 8; i++)
 		if (fl & (1u << i))
-			sb_printf(b, "%c", letters[i]);
-	sb_printf(b, "]");
+			wire_text_printf(b, "%c", letters[i]);
+	wire_text_printf(b, "]");
 }
 
-static void ip_summary(struct sb *b, const struct wire_frame *fr)
+static void ip_summary(struct wire_text *b, const struct wire_frame *fr)
 {
 	const struct wire_frame_l4 *l4 = &fr->l4;
 	const char *name = ip_proto_name(l4->proto);
 
 	if (l4->proto == 0xff) {
-		sb_printf(b, "IPv4 fragment");
+		wire_text_printf(b, "IPv4 fragment");
 		return;
 	}
 	if (name)
-		sb_printf(b, "%s", name);
+		wire_text_printf(b, "%s", name);
 	else
-		sb_printf(b, "IP protocol %u", l4->proto);
+		wire_text_printf(b, "IP protocol %u", l4->proto);
 	if (l4->proto == IPPROTO_TCP4 && l4->ports_valid) {
-		sb_printf(b, " ");
+		wire_text_printf(b, " ");
 		tcp_flags(b, l4->tcp_flags);
-		sb_printf(b, " seq %" PRIu32 " ack %" PRIu32 " len %" PRIu32, l4->tcp_seq,
+		wire_text_printf(b, " seq %" PRIu32 " ack %" PRIu32 " len %" PRIu32, l4->tcp_seq,
 			  l4->tcp_ack, l4->payload_len);
 	} else if (l4->proto == WIRE_IPPROTO_UDP && l4->ports_valid) {
-		sb_printf(b, " len %" PRIu32, l4->payload_len);
+		wire_text_printf(b, " len %" PRIu32, l4->payload_len);
 	} else if (l4->proto == IPPROTO_ICMP4 || l4->proto == IPPROTO_ICMP6) {
-		sb_printf(b, " type %u code %u", l4->icmp_type, l4->icmp_code);
+		wire_text_printf(b, " type %u code %u", l4->icmp_type, l4->icmp_code);
 	} else if (name) {
-		sb_printf(b, " (truncated)");
+		wire_text_printf(b, " (truncated)");
 	}
 	if (fr->perftest.valid)
-		sb_printf(b, " perftest exchange: qpn 0x%06" PRIx32 " psn %" PRIu32 " rkey 0x%08"
+		wire_text_printf(b, " perftest exchange: qpn 0x%06" PRIx32 " psn %" PRIu32 " rkey 0x%08"
 			  PRIx32 " va 0x%" PRIx64, fr->perftest.qpn, fr->perftest.psn,
 			  fr->perftest.rkey, fr->perftest.va);
 	else if (l4->ports_valid && (l4->sport == PERFTEST_PORT || l4->dport == PERFTEST_PORT))
-		sb_printf(b, " (perftest connection)");
+		wire_text_printf(b, " (perftest connection)");
 	/* wire_parse() drops every non-RoCE frame; say so when the reason is not just that. */
 	if (fr->drop != WIRE_DROP_NOT_UDP && fr->drop != WIRE_DROP_NOT_ROCE_PORT)
-		sb_printf(b, " [%s]", wire_drop_desc(fr->drop));
+		wire_text_printf(b, " [%s]", wire_drop_desc(fr->drop));
 }
 
-static void arp_summary(struct sb *b, const struct wire_frame *fr)
+static void arp_summary(struct wire_text *b, const struct wire_frame *fr)
 {
 	const struct wire_frame_arp *a = &fr->arp;
 
 	if (!a->valid) {
-		sb_printf(b, "ARP (not Ethernet/IPv4 or truncated)");
+		wire_text_printf(b, "ARP (not Ethernet/IPv4 or truncated)");
 		return;
 	}
 	if (a->op == 1) {
-		sb_printf(b, "ARP who-has ");
+		wire_text_printf(b, "ARP who-has ");
 		sb_ipv4(b, a->tpa);
-		sb_printf(b, " tell ");
+		wire_text_printf(b, " tell ");
 		sb_ipv4(b, a->spa);
 	} else if (a->op == 2) {
-		sb_printf(b, "ARP reply ");
+		wire_text_printf(b, "ARP reply ");
 		sb_ipv4(b, a->spa);
-		sb_printf(b, " is-at ");
+		wire_text_printf(b, " is-at ");
 		sb_mac(b, a->sha);
 	} else {
-		sb_printf(b, "ARP operation %u", a->op);
+		wire_text_printf(b, "ARP operation %u", a->op);
 	}
 }
 
 size_t wire_decode_summary(char *buf, size_t cap, const struct wire_frame *fr)
 {
-	struct sb b = { buf, cap, 0 };
+	struct wire_text b = { buf, cap, 0 };
 
 	if (cap)
 		buf[0] = '\0';
@@ -517,11 +498,11 @@ size_t wire_decode_summary(char *buf, size_t cap, const struct wire_frame *fr)
 		ip_summary(&b, fr);
 		break;
 	case WIRE_FRAME_OTHER:
-		sb_printf(&b, "EtherType 0x%04x %s (not IP)", fr->ethertype,
+		wire_text_printf(&b, "EtherType 0x%04x %s (not IP)", fr->ethertype,
 			  ethertype_name(fr->ethertype));
 		break;
 	case WIRE_FRAME_MALFORMED:
-		sb_printf(&b, "malformed: DROP %s (%s)", wire_drop_name(fr->drop),
+		wire_text_printf(&b, "malformed: DROP %s (%s)", wire_drop_name(fr->drop),
 			  wire_drop_desc(fr->drop));
 		break;
 	}
@@ -530,43 +511,43 @@ size_t wire_decode_summary(char *buf, size_t cap, const struct wire_frame *fr)
 
 size_t wire_decode_endpoint(char *buf, size_t cap, const struct wire_frame *fr, bool source)
 {
-	struct sb b = { buf, cap, 0 };
+	struct wire_text b = { buf, cap, 0 };
 
 	if (cap)
 		buf[0] = '\0';
 	if (fr->ip_valid) {
 		sb_gid(&b, source ? fr->src_ip : fr->dst_ip);
 		if (fr->l4.ports_valid)
-			sb_printf(&b, ".%u", source ? fr->l4.sport : fr->l4.dport);
+			wire_text_printf(&b, ".%u", source ? fr->l4.sport : fr->l4.dport);
 	} else if (fr->len >= ETH_HLEN) {
 		sb_mac(&b, fr->data + (source ? 6 : 0));
 	} else {
-		sb_printf(&b, "?");
+		wire_text_printf(&b, "?");
 	}
 	return b.len;
 }
 
-static void sb_ts(struct sb *b, const struct wire_decode_ts *ts)
+static void sb_ts(struct wire_text *b, const struct wire_decode_ts *ts)
 {
-	sb_printf(b, "%" PRId64 ".%06" PRIu32, ts->sec, ts->nsec / 1000);
+	wire_text_printf(b, "%" PRId64 ".%06" PRIu32, ts->sec, ts->nsec / 1000);
 }
 
 void wire_decode_line(FILE *out, const struct wire_decode_ts *ts, const struct wire_frame *fr)
 {
 	char line[640], sum[400], src[64], dst[64];
-	struct sb b = { line, sizeof(line), 0 };
+	struct wire_text b = { line, sizeof(line), 0 };
 
 	if (ts) {
 		sb_ts(&b, ts);
-		sb_printf(&b, " ");
+		wire_text_printf(&b, " ");
 	}
 	wire_decode_endpoint(src, sizeof(src), fr, true);
 	wire_decode_endpoint(dst, sizeof(dst), fr, false);
 	wire_decode_summary(sum, sizeof(sum), fr);
-	sb_printf(&b, "%s > %s: %s", src, dst, sum);
-	sb_printf(&b, ", length %" PRIu32, fr->orig_len);
+	wire_text_printf(&b, "%s > %s: %s", src, dst, sum);
+	wire_text_printf(&b, ", length %" PRIu32, fr->orig_len);
 	if (fr->len < fr->orig_len)
-		sb_printf(&b, " (captured %" PRIu32 ")", fr->len);
+		wire_text_printf(&b, " (captured %" PRIu32 ")", fr->len);
 	fprintf(out, "%s\n", line);
 }
 
@@ -583,11 +564,11 @@ struct vx {
 
 static void raw_bytes(char *dst, size_t cap, const uint8_t *p, uint32_t n)
 {
-	struct sb b = { dst, cap, 0 };
+	struct wire_text b = { dst, cap, 0 };
 
 	dst[0] = '\0';
 	for (uint32_t i = 0; i < n; i++)
-		sb_printf(&b, i ? " %02x" : "%02x", p[i]);
+		wire_text_printf(&b, i ? " %02x" : "%02x", p[i]);
 }
 
 /*
@@ -627,7 +608,7 @@ static void vbits(struct vx *v, uint32_t off, uint32_t n, uint32_t mask, const c
 		  const char *meaning, const char *suffix)
 {
 	char pat[24];
-	struct sb b = { pat, sizeof(pat), 0 };
+	struct wire_text b = { pat, sizeof(pat), 0 };
 	uint32_t word, bits = 8 * n;
 
 	if (off > v->len || n > v->len - off) {
@@ -637,8 +618,8 @@ static void vbits(struct vx *v, uint32_t off, uint32_t n, uint32_t mask, const c
 	word = n == 1 ? v->f[off] : rd16(v->f + off);
 	for (uint32_t i = bits; i-- > 0;) {
 		if (i != bits - 1 && (i + 1) % 4 == 0)
-			sb_printf(&b, " ");
-		sb_printf(&b, "%c", !(mask >> i & 1) ? '.' : (word >> i & 1) ? '1' : '0');
+			wire_text_printf(&b, " ");
+		wire_text_printf(&b, "%c", !(mask >> i & 1) ? '.' : (word >> i & 1) ? '1' : '0');
 	}
 	vfield(v, off, n, name, meaning, "%s = %u%s%s", pat,
 	       (word & mask) >> __builtin_ctz(mask), suffix ? " " : "", suffix ? suffix : "");
@@ -661,19 +642,19 @@ static bool vhave(struct vx *v, uint32_t off, uint32_t n, const char *what)
 /* Up to 16 bytes of data as hex, for payload lines. */
 static const char *hex_preview(char *buf, size_t cap, const uint8_t *p, uint32_t n)
 {
-	struct sb b = { buf, cap, 0 };
+	struct wire_text b = { buf, cap, 0 };
 	uint32_t k = n < 16 ? n : 16;
 	bool text = true;
 
 	buf[0] = '\0';
 	for (uint32_t i = 0; i < k; i++) {
-		sb_printf(&b, "%02x", p[i]);
+		wire_text_printf(&b, "%02x", p[i]);
 		text &= p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"';
 	}
 	if (k < n)
-		sb_printf(&b, "...");
+		wire_text_printf(&b, "...");
 	if (text)
-		sb_printf(&b, " \"%.*s\"", (int)k, (const char *)p);
+		wire_text_printf(&b, " \"%.*s\"", (int)k, (const char *)p);
 	return buf;
 }
 
@@ -700,7 +681,7 @@ static void v_eth(struct vx *v)
 	if (!vhave(v, 0, ETH_HLEN, "Ethernet"))
 		return;
 	for (int i = 0; i < 2; i++) {
-		struct sb b = { m[i], sizeof(m[i]), 0 };
+		struct wire_text b = { m[i], sizeof(m[i]), 0 };
 
 		sb_mac(&b, f + 6 * i);
 	}
@@ -735,7 +716,7 @@ static void v_ipv4(struct vx *v, bool roce)
 	csum = rd16(ip + 10);
 	csum_ok = ihl >= IPV4_HLEN && ihl <= v->len - o && wire_ipv4_csum(ip, ihl) == 0;
 	for (int i = 0; i < 2; i++) {
-		struct sb b = { a[i], sizeof(a[i]), 0 };
+		struct wire_text b = { a[i], sizeof(a[i]), 0 };
 
 		sb_ipv4(&b, ip + 12 + 4 * i);
 	}
@@ -1097,7 +1078,7 @@ static void v_tcp(struct vx *v)
 	uint32_t o = fr->l4.off, doff;
 	const uint8_t *t = v->f + o;
 	char fl[16];
-	struct sb b = { fl, sizeof(fl), 0 };
+	struct wire_text b = { fl, sizeof(fl), 0 };
 
 	if (!vhave(v, o, TCP_HLEN, "TCP"))
 		return;
@@ -1167,7 +1148,7 @@ static void v_arp(struct vx *v)
 		return;
 	}
 	for (int i = 0; i < 4; i++) {
-		struct sb b = { s[i], sizeof(s[i]), 0 };
+		struct wire_text b = { s[i], sizeof(s[i]), 0 };
 
 		if (i & 1)
 			sb_ipv4(&b, i == 1 ? a->spa : a->tpa);
@@ -1190,10 +1171,10 @@ void wire_decode_verbose(FILE *out, uint64_t number, const struct wire_decode_ts
 {
 	struct vx v = { out, fr, fr->data, fr->len };
 	char sum[384], line[64];
-	struct sb b = { line, sizeof(line), 0 };
+	struct wire_text b = { line, sizeof(line), 0 };
 
 	if (ts) {
-		sb_printf(&b, ", time ");
+		wire_text_printf(&b, ", time ");
 		sb_ts(&b, ts);
 	}
 	wire_decode_summary(sum, sizeof(sum), fr);
@@ -1238,128 +1219,128 @@ static const char *kind_name(enum wire_frame_kind k)
 	}
 }
 
-static void sb_json_str(struct sb *b, const char *key, const char *val)
+static void sb_json_str(struct wire_text *b, const char *key, const char *val)
 {
-	sb_printf(b, ",\"%s\":\"%s\"", key, val);
+	wire_text_printf(b, ",\"%s\":\"%s\"", key, val);
 }
 
-static void j_bth(struct sb *b, const struct wire_frame *fr)
+static void j_bth(struct wire_text *b, const struct wire_frame *fr)
 {
 	const struct wire_pkt *p = &fr->pkt;
 
-	sb_printf(b, ",\"bth\":{\"opcode\":%u", p->opcode);
+	wire_text_printf(b, ",\"bth\":{\"opcode\":%u", p->opcode);
 	if (p->op)
 		sb_json_str(b, "name", p->op->name);
-	sb_printf(b, ",\"se\":%s,\"mig\":%s,\"pad\":%u,\"tver\":%u,\"pkey\":%u,\"resv8a\":%u,"
+	wire_text_printf(b, ",\"se\":%s,\"mig\":%s,\"pad\":%u,\"tver\":%u,\"pkey\":%u,\"resv8a\":%u,"
 		  "\"dest_qp\":%" PRIu32 ",\"ackreq\":%s,\"psn\":%" PRIu32 "}",
 		  p->se ? "true" : "false", p->mig ? "true" : "false", p->pad, p->tver, p->pkey,
 		  fr->data[p->bth_off + 4], p->dest_qp, p->ackreq ? "true" : "false", p->psn);
 }
 
-static void j_ext(struct sb *b, const struct wire_frame *fr)
+static void j_ext(struct wire_text *b, const struct wire_frame *fr)
 {
 	const uint8_t *h;
 
 	if ((h = ext(fr, WIRE_EXT_RETH)))
-		sb_printf(b, ",\"reth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32
+		wire_text_printf(b, ",\"reth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32
 			  ",\"dma_len\":%" PRIu32 "}", rd64(h), rd32(h + 8), rd32(h + 12));
 	if ((h = ext(fr, WIRE_EXT_AETH)))
-		sb_printf(b, ",\"aeth\":{\"syndrome\":%u,\"name\":\"%s\",\"msn\":%" PRIu32 "}", h[0],
+		wire_text_printf(b, ",\"aeth\":{\"syndrome\":%u,\"name\":\"%s\",\"msn\":%" PRIu32 "}", h[0],
 			  wire_aeth_name(h[0]), rd24(h + 1));
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ETH)))
-		sb_printf(b, ",\"atomiceth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32
+		wire_text_printf(b, ",\"atomiceth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32
 			  ",\"swap_add\":\"0x%016" PRIx64 "\",\"compare\":\"0x%016" PRIx64 "\"}",
 			  rd64(h), rd32(h + 8), rd64(h + 12), rd64(h + 20));
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ACK_ETH)))
-		sb_printf(b, ",\"atomicacketh\":{\"orig\":\"0x%016" PRIx64 "\"}", rd64(h));
+		wire_text_printf(b, ",\"atomicacketh\":{\"orig\":\"0x%016" PRIx64 "\"}", rd64(h));
 	if ((h = ext(fr, WIRE_EXT_IMMDT)))
-		sb_printf(b, ",\"immdt\":%" PRIu32, rd32(h));
+		wire_text_printf(b, ",\"immdt\":%" PRIu32, rd32(h));
 	if ((h = ext(fr, WIRE_EXT_IETH)))
-		sb_printf(b, ",\"ieth\":%" PRIu32, rd32(h));
+		wire_text_printf(b, ",\"ieth\":%" PRIu32, rd32(h));
 	if ((h = ext(fr, WIRE_EXT_DETH)))
-		sb_printf(b, ",\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}", rd32(h),
+		wire_text_printf(b, ",\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}", rd32(h),
 			  rd32(h + 4) & WIRE_24BIT_MASK);
 	if (ext(fr, WIRE_EXT_CNP))
-		sb_printf(b, ",\"cnp\":{}");
+		wire_text_printf(b, ",\"cnp\":{}");
 }
 
-static void j_ip(struct sb *b, const struct wire_frame *fr)
+static void j_ip(struct wire_text *b, const struct wire_frame *fr)
 {
 	const uint8_t *ip = fr->data + fr->l3_off;
 	uint8_t tclass;
 
-	sb_printf(b, ",\"ip\":{\"version\":%u,\"src\":\"", fr->ip_version);
+	wire_text_printf(b, ",\"ip\":{\"version\":%u,\"src\":\"", fr->ip_version);
 	sb_gid(b, fr->src_ip);
-	sb_printf(b, "\",\"dst\":\"");
+	wire_text_printf(b, "\",\"dst\":\"");
 	sb_gid(b, fr->dst_ip);
-	sb_printf(b, "\"");
+	wire_text_printf(b, "\"");
 	if (fr->ip_version == 4) {
 		tclass = ip[1];
-		sb_printf(b, ",\"tclass\":%u,\"hop_limit\":%u,\"id\":%u,\"df\":%s", tclass, ip[8],
+		wire_text_printf(b, ",\"tclass\":%u,\"hop_limit\":%u,\"id\":%u,\"df\":%s", tclass, ip[8],
 			  rd16(ip + 4), rd16(ip + 6) & WIRE_IPV4_DF ? "true" : "false");
 	} else {
 		uint32_t vtc = rd32(ip);
 
 		tclass = (uint8_t)(vtc >> 20);
-		sb_printf(b, ",\"tclass\":%u,\"hop_limit\":%u,\"flow_label\":%" PRIu32, tclass, ip[7],
+		wire_text_printf(b, ",\"tclass\":%u,\"hop_limit\":%u,\"flow_label\":%" PRIu32, tclass, ip[7],
 			  vtc & 0xfffff);
 	}
-	sb_printf(b, ",\"proto\":%u}", fr->l4.proto);
+	wire_text_printf(b, ",\"proto\":%u}", fr->l4.proto);
 }
 
 void wire_decode_json(FILE *out, uint64_t number, const struct wire_decode_ts *ts,
 		      const struct wire_frame *fr)
 {
 	char line[2048];
-	struct sb b = { line, sizeof(line), 0 };
+	struct wire_text b = { line, sizeof(line), 0 };
 	const struct wire_pkt *p = &fr->pkt;
 
-	sb_printf(&b, "{\"frame\":%" PRIu64, number);
+	wire_text_printf(&b, "{\"frame\":%" PRIu64, number);
 	if (ts)
-		sb_printf(&b, ",\"time\":%" PRId64 ".%09" PRIu32, ts->sec, ts->nsec);
-	sb_printf(&b, ",\"len\":%" PRIu32 ",\"caplen\":%" PRIu32, fr->orig_len, fr->len);
+		wire_text_printf(&b, ",\"time\":%" PRId64 ".%09" PRIu32, ts->sec, ts->nsec);
+	wire_text_printf(&b, ",\"len\":%" PRIu32 ",\"caplen\":%" PRIu32, fr->orig_len, fr->len);
 	sb_json_str(&b, "kind", kind_name(fr->kind));
 	sb_json_str(&b, "drop", wire_drop_name(fr->drop));
 	if (fr->len >= ETH_HLEN) {
-		sb_printf(&b, ",\"eth\":{\"dst\":\"");
+		wire_text_printf(&b, ",\"eth\":{\"dst\":\"");
 		sb_mac(&b, fr->data);
-		sb_printf(&b, "\",\"src\":\"");
+		wire_text_printf(&b, "\",\"src\":\"");
 		sb_mac(&b, fr->data + 6);
-		sb_printf(&b, "\",\"type\":%u", fr->ethertype);
+		wire_text_printf(&b, "\",\"type\":%u", fr->ethertype);
 		if (fr->has_vlan)
-			sb_printf(&b, ",\"vlan\":{\"pcp\":%u,\"dei\":%u,\"vid\":%u}",
+			wire_text_printf(&b, ",\"vlan\":{\"pcp\":%u,\"dei\":%u,\"vid\":%u}",
 				  fr->vlan_tci >> 13, (fr->vlan_tci >> 12) & 1, fr->vlan_tci & 0xfff);
-		sb_printf(&b, "}");
+		wire_text_printf(&b, "}");
 	}
 	if (fr->ip_valid)
 		j_ip(&b, fr);
 	if (fr->l4.ports_valid) {
 		const char *proto = fr->l4.proto == IPPROTO_TCP4 ? "tcp" : "udp";
 
-		sb_printf(&b, ",\"%s\":{\"sport\":%u,\"dport\":%u,\"payload_len\":%" PRIu32 "}", proto,
+		wire_text_printf(&b, ",\"%s\":{\"sport\":%u,\"dport\":%u,\"payload_len\":%" PRIu32 "}", proto,
 			  fr->l4.sport, fr->l4.dport, fr->l4.payload_len);
 	}
 	if (fr->arp.valid) {
-		sb_printf(&b, ",\"arp\":{\"op\":%u,\"sender\":\"", fr->arp.op);
+		wire_text_printf(&b, ",\"arp\":{\"op\":%u,\"sender\":\"", fr->arp.op);
 		sb_ipv4(&b, fr->arp.spa);
-		sb_printf(&b, "\",\"target\":\"");
+		wire_text_printf(&b, "\",\"target\":\"");
 		sb_ipv4(&b, fr->arp.tpa);
-		sb_printf(&b, "\"}");
+		wire_text_printf(&b, "\"}");
 	}
 	if (fr->perftest.valid)
-		sb_printf(&b, ",\"perftest\":{\"qpn\":%" PRIu32 ",\"psn\":%" PRIu32 ",\"rkey\":%" PRIu32
+		wire_text_printf(&b, ",\"perftest\":{\"qpn\":%" PRIu32 ",\"psn\":%" PRIu32 ",\"rkey\":%" PRIu32
 			  ",\"va\":\"0x%016" PRIx64 "\"}", fr->perftest.qpn, fr->perftest.psn,
 			  fr->perftest.rkey, fr->perftest.va);
 	if (fr->kind == WIRE_FRAME_ROCE && p->bth_off && fr->drop != WIRE_DROP_TRUNCATED_BTH) {
 		j_bth(&b, fr);
 		j_ext(&b, fr);
 		if (ext_present(fr) && fr->drop != WIRE_DROP_BAD_PAD)
-			sb_printf(&b, ",\"payload_len\":%" PRIu32, p->payload_len);
+			wire_text_printf(&b, ",\"payload_len\":%" PRIu32, p->payload_len);
 		if (fr->icrc_checked)
-			sb_printf(&b, ",\"icrc\":\"0x%08" PRIx32 "\",\"icrc_calc\":\"0x%08" PRIx32
+			wire_text_printf(&b, ",\"icrc\":\"0x%08" PRIx32 "\",\"icrc_calc\":\"0x%08" PRIx32
 				  "\",\"icrc_ok\":%s", p->icrc, fr->icrc_calc,
 				  p->icrc == fr->icrc_calc ? "true" : "false");
 	}
-	sb_printf(&b, "}");
+	wire_text_printf(&b, "}");
 	fprintf(out, "%s\n", line);
 }

@@ -2,11 +2,11 @@
 /* Ladder diagrams: frames to rows, each sender's PSNs followed for resends and losses, arrow labels. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "uroce/ladder.h"
+#include "wire_text.h"
 
 #define PERFTEST_PORT	18515
 #define TCP_FIN		0x01
@@ -672,25 +672,6 @@ int wire_ladder_finish(struct wire_ladder *l)
 
 /* ---- Labels ---- */
 
-struct sbuf {
-	char	*p;
-	size_t	cap, len;
-};
-
-__attribute__((format(printf, 2, 3)))
-static void sb_add(struct sbuf *b, const char *fmt, ...)
-{
-	size_t room = b->len < b->cap ? b->cap - b->len : 0;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len += (size_t)n;
-}
-
 /* Opcode names short enough for an arrow; RC is implied, UC and UD are named. */
 static const char *const op_short[32] = {
 	[WIRE_OP_SEND_FIRST]		= "SEND FIRST",
@@ -718,24 +699,24 @@ static const char *const op_short[32] = {
 	[WIRE_OP_SEND_ONLY_INV]		= "SEND ONLY+INV",
 };
 
-static void sb_opname(struct sbuf *b, uint8_t opcode)
+static void sb_opname(struct wire_text *b, uint8_t opcode)
 {
 	const struct wire_opcode_info *op = &wire_opcode[opcode];
 	const char *name = op_short[opcode & 0x1f];
 
 	if (!op->name) {
-		sb_add(b, "opcode 0x%02x", opcode);
+		wire_text_printf(b, "opcode 0x%02x", opcode);
 		return;
 	}
 	if (op->flags & WIRE_OPF_CNP) {
-		sb_add(b, "CNP");
+		wire_text_printf(b, "CNP");
 		return;
 	}
 	if (op->flags & WIRE_OPF_UC)
-		sb_add(b, "UC ");
+		wire_text_printf(b, "UC ");
 	else if (op->flags & WIRE_OPF_UD)
-		sb_add(b, "UD ");
-	sb_add(b, "%s", name ? name : op->name);
+		wire_text_printf(b, "UD ");
+	wire_text_printf(b, "%s", name ? name : op->name);
 }
 
 static const char *nak_short(uint8_t syndrome)
@@ -750,38 +731,38 @@ static const char *nak_short(uint8_t syndrome)
 	}
 }
 
-static void sb_time_us(struct sbuf *b, uint32_t us)
+static void sb_time_us(struct wire_text *b, uint32_t us)
 {
 	if (us >= 1000)
-		sb_add(b, "%" PRIu32 ".%02" PRIu32 "ms", us / 1000, us % 1000 / 10);
+		wire_text_printf(b, "%" PRIu32 ".%02" PRIu32 "ms", us / 1000, us % 1000 / 10);
 	else
-		sb_add(b, "%" PRIu32 "us", us);
+		wire_text_printf(b, "%" PRIu32 "us", us);
 }
 
-static void label_setup(struct sbuf *b, const struct wire_ladder_row *r)
+static void label_setup(struct wire_text *b, const struct wire_ladder_row *r)
 {
 	if (r->perftest) {
-		sb_add(b, "perftest: qpn 0x%" PRIx32 " psn %" PRIu32 " rkey 0x%" PRIx32
+		wire_text_printf(b, "perftest: qpn 0x%" PRIx32 " psn %" PRIu32 " rkey 0x%" PRIx32
 		       " va 0x%" PRIx64, r->dest_qp, r->psn, r->rkey, r->va);
 		return;
 	}
-	sb_add(b, "TCP");
+	wire_text_printf(b, "TCP");
 	if (r->tcp_flags & TCP_SYN)
-		sb_add(b, (r->tcp_flags & TCP_ACK) ? " SYN-ACK" : " SYN");
+		wire_text_printf(b, (r->tcp_flags & TCP_ACK) ? " SYN-ACK" : " SYN");
 	if (r->tcp_flags & TCP_FIN)
-		sb_add(b, " FIN");
+		wire_text_printf(b, " FIN");
 	if (r->tcp_flags & TCP_RST)
-		sb_add(b, " RST");
+		wire_text_printf(b, " RST");
 	if (r->payload_len)
-		sb_add(b, " %" PRIu32 "B", r->payload_len);
-	sb_add(b, " (perftest %s)", (r->tcp_flags & (TCP_SYN | TCP_ACK)) == TCP_SYN ?
+		wire_text_printf(b, " %" PRIu32 "B", r->payload_len);
+	wire_text_printf(b, " (perftest %s)", (r->tcp_flags & (TCP_SYN | TCP_ACK)) == TCP_SYN ?
 	       "connects" : "connection");
 }
 
 size_t wire_ladder_label(char *buf, size_t cap, const struct wire_ladder *l,
 			 const struct wire_ladder_row *r)
 {
-	struct sbuf b = { buf, cap, 0 };
+	struct wire_text b = { buf, cap, 0 };
 	const struct wire_opcode_info *op = &wire_opcode[r->opcode];
 	bool name_qp = r->dst != WIRE_LADDER_NO_HOST && l->hosts[r->dst].n_qpn > 1;
 
@@ -792,28 +773,28 @@ size_t wire_ladder_label(char *buf, size_t cap, const struct wire_ladder *l,
 		label_setup(&b, r);
 		return b.len;
 	case WIRE_LADDER_OTHER:
-		sb_add(&b, "%s", r->text ? r->text : "frame");
+		wire_text_printf(&b, "%s", r->text ? r->text : "frame");
 		return b.len;
 	case WIRE_LADDER_LOST:
 		if (r->lost_count == 1)
-			sb_add(&b, "psn %" PRIu32 " lost (not in capture)", r->psn);
+			wire_text_printf(&b, "psn %" PRIu32 " lost (not in capture)", r->psn);
 		else
-			sb_add(&b, "psn %" PRIu32 "-%" PRIu32 " lost (%" PRIu32
+			wire_text_printf(&b, "psn %" PRIu32 "-%" PRIu32 " lost (%" PRIu32
 			       " packets not in capture)", r->psn,
 			       psn_add24(r->psn, r->lost_count - 1), r->lost_count);
 		return b.len;
 	case WIRE_LADDER_ACK:
-		sb_add(&b, "ACK");
+		wire_text_printf(&b, "ACK");
 		break;
 	case WIRE_LADDER_NAK:
-		sb_add(&b, "NAK %s", nak_short(r->syndrome));
+		wire_text_printf(&b, "NAK %s", nak_short(r->syndrome));
 		break;
 	case WIRE_LADDER_RNR:
-		sb_add(&b, "RNR NAK");
+		wire_text_printf(&b, "RNR NAK");
 		break;
 	case WIRE_LADDER_BAD:
 		if (!r->bth_read) {
-			sb_add(&b, "RoCE v2 DROP %s", wire_drop_name(r->drop));
+			wire_text_printf(&b, "RoCE v2 DROP %s", wire_drop_name(r->drop));
 			return b.len;
 		}
 		sb_opname(&b, r->opcode);
@@ -823,55 +804,55 @@ size_t wire_ladder_label(char *buf, size_t cap, const struct wire_ladder *l,
 		break;
 	}
 	if (r->kind == WIRE_LADDER_CNP || name_qp)
-		sb_add(&b, " qp 0x%" PRIx32, r->dest_qp);
+		wire_text_printf(&b, " qp 0x%" PRIx32, r->dest_qp);
 	if (r->kind == WIRE_LADDER_CNP)
 		return b.len;
-	sb_add(&b, " psn %" PRIu32, r->psn);
+	wire_text_printf(&b, " psn %" PRIu32, r->psn);
 	if (r->kind == WIRE_LADDER_BAD && !op->name) {
-		sb_add(&b, " DROP %s", wire_drop_name(r->drop));
+		wire_text_printf(&b, " DROP %s", wire_drop_name(r->drop));
 		return b.len;
 	}
 	if (r->ackreq)
-		sb_add(&b, " ackreq");
+		wire_text_printf(&b, " ackreq");
 	if (r->se)
-		sb_add(&b, " se");
+		wire_text_printf(&b, " se");
 	if (r->hdrs & WIRE_HDR_RETH)
-		sb_add(&b, " rkey 0x%" PRIx32 " len %" PRIu32, r->rkey, r->dmalen);
+		wire_text_printf(&b, " rkey 0x%" PRIx32 " len %" PRIu32, r->rkey, r->dmalen);
 	if (r->hdrs & WIRE_HDR_ATOMIC_ETH) {
-		sb_add(&b, " rkey 0x%" PRIx32, r->rkey);
+		wire_text_printf(&b, " rkey 0x%" PRIx32, r->rkey);
 		if ((r->opcode & 0x1f) == WIRE_OP_FETCH_ADD)
-			sb_add(&b, " add %" PRIu64, r->swap_add);
+			wire_text_printf(&b, " add %" PRIu64, r->swap_add);
 		else
-			sb_add(&b, " cmp 0x%" PRIx64 " swap 0x%" PRIx64, r->compare, r->swap_add);
+			wire_text_printf(&b, " cmp 0x%" PRIx64 " swap 0x%" PRIx64, r->compare, r->swap_add);
 	}
 	if (r->hdrs & WIRE_HDR_IMMDT)
-		sb_add(&b, " imm 0x%" PRIx32, r->imm);
+		wire_text_printf(&b, " imm 0x%" PRIx32, r->imm);
 	if (r->hdrs & WIRE_HDR_IETH)
-		sb_add(&b, " inv rkey 0x%" PRIx32, r->inv_rkey);
+		wire_text_printf(&b, " inv rkey 0x%" PRIx32, r->inv_rkey);
 	if (r->hdrs & WIRE_HDR_DETH)
-		sb_add(&b, " qkey 0x%" PRIx32 " src qp 0x%" PRIx32, r->qkey, r->src_qp);
+		wire_text_printf(&b, " qkey 0x%" PRIx32 " src qp 0x%" PRIx32, r->qkey, r->src_qp);
 	if (r->kind == WIRE_LADDER_RNR) {
-		sb_add(&b, " wait ");
+		wire_text_printf(&b, " wait ");
 		sb_time_us(&b, wire_rnr_timer_us(r->syndrome & WIRE_AETH_CODE_MASK));
 	}
 	if (r->hdrs & WIRE_HDR_AETH)
-		sb_add(&b, " msn %" PRIu32, r->msn);
+		wire_text_printf(&b, " msn %" PRIu32, r->msn);
 	if (r->hdrs & WIRE_HDR_ATOMIC_ACK_ETH)
-		sb_add(&b, " orig 0x%" PRIx64, r->orig);
+		wire_text_printf(&b, " orig 0x%" PRIx64, r->orig);
 	if (op->name && (op->flags & WIRE_OPF_PAYLOAD) && r->kind != WIRE_LADDER_BAD)
-		sb_add(&b, " %" PRIu32 "B", r->payload_len);
+		wire_text_printf(&b, " %" PRIu32 "B", r->payload_len);
 	if (r->kind == WIRE_LADDER_BAD)
-		sb_add(&b, " DROP %s", wire_drop_name(r->drop));
+		wire_text_printf(&b, " DROP %s", wire_drop_name(r->drop));
 	if (r->marks & WIRE_LADDER_AFTER_NAK)
-		sb_add(&b, " (resent: NAK)");
+		wire_text_printf(&b, " (resent: NAK)");
 	else if (r->marks & WIRE_LADDER_AFTER_RNR)
-		sb_add(&b, " (resent: RNR)");
+		wire_text_printf(&b, " (resent: RNR)");
 	else if (r->marks & WIRE_LADDER_GO_BACK)
-		sb_add(&b, " (resent: no NAK)");
+		wire_text_printf(&b, " (resent: no NAK)");
 	else if (r->marks & WIRE_LADDER_RESEND)
-		sb_add(&b, " (resent)");
+		wire_text_printf(&b, " (resent)");
 	if (r->marks & WIRE_LADDER_REPEAT)
-		sb_add(&b, " (again)");
+		wire_text_printf(&b, " (again)");
 	return b.len;
 }
 
@@ -891,7 +872,7 @@ size_t wire_ladder_totals(char *buf, size_t cap, const struct wire_ladder *l)
 		{ WIRE_LADDER_SETUP,	"perftest TCP segment",	"perftest TCP segments" },
 		{ WIRE_LADDER_OTHER,	"other frame",		"other frames" },
 	};
-	struct sbuf b = { buf, cap, 0 };
+	struct wire_text b = { buf, cap, 0 };
 	uint64_t arrows = 0;
 	const char *sep = ": ";
 
@@ -899,22 +880,22 @@ size_t wire_ladder_totals(char *buf, size_t cap, const struct wire_ladder *l)
 		buf[0] = '\0';
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		arrows += l->count[parts[i].kind];
-	sb_add(&b, "%" PRIu64 " arrow%s", arrows, arrows == 1 ? "" : "s");
+	wire_text_printf(&b, "%" PRIu64 " arrow%s", arrows, arrows == 1 ? "" : "s");
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		uint64_t c = l->count[parts[i].kind];
 
 		if (!c)
 			continue;
-		sb_add(&b, "%s%" PRIu64 " %s", sep, c, c == 1 ? parts[i].one : parts[i].many);
+		wire_text_printf(&b, "%s%" PRIu64 " %s", sep, c, c == 1 ? parts[i].one : parts[i].many);
 		if (parts[i].kind == WIRE_LADDER_REQUEST && l->resends)
-			sb_add(&b, " (%" PRIu64 " resent)", l->resends);
+			wire_text_printf(&b, " (%" PRIu64 " resent)", l->resends);
 		sep = ", ";
 	}
 	if (l->lost_psns)
-		sb_add(&b, "; %" PRIu64 " PSN%s lost before the capture point", l->lost_psns,
+		wire_text_printf(&b, "; %" PRIu64 " PSN%s lost before the capture point", l->lost_psns,
 		       l->lost_psns == 1 ? "" : "s");
 	if (l->not_drawn)
-		sb_add(&b, "; %" PRIu64 " other frame%s not drawn (TCP ACKs, ARP...)",
+		wire_text_printf(&b, "; %" PRIu64 " other frame%s not drawn (TCP ACKs, ARP...)",
 		       l->not_drawn, l->not_drawn == 1 ? "" : "s");
 	return b.len;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * XDP on a netdev uroce uses: frames go to the AF_XDP socket of their
- * queue when there is one (af_xdp port), else on to the kernel; and a
+ * XDP on a netdev uroce uses: RoCE v2 frames go to the AF_XDP socket of
+ * their queue when there is one (af_xdp port), everything else (ARP, ND,
+ * ICMP, TCP, ...) on to the kernel, which keeps owning the netdev; and a
  * settable fraction of RoCE v2 frames is dropped first (loss injection for
  * tests: neither the kernel nor a packet socket sees a dropped frame).
  */
@@ -39,14 +40,14 @@ int uroce_xdp(struct xdp_md *ctx)
 	struct uroce_loss_cfg *cfg;
 	__u32 zero = 0;
 
-	if (is_roce_v2(data, end)) {
-		cfg = bpf_map_lookup_elem(&uroce_loss_cfg, &zero);
-		if (cfg) {
-			__sync_fetch_and_add(&cfg->seen, 1);
-			if (cfg->ppm && bpf_get_prandom_u32() % 1000000 < cfg->ppm) {
-				__sync_fetch_and_add(&cfg->dropped, 1);
-				return XDP_DROP;
-			}
+	if (!is_roce_v2(data, end))
+		return XDP_PASS;
+	cfg = bpf_map_lookup_elem(&uroce_loss_cfg, &zero);
+	if (cfg) {
+		__sync_fetch_and_add(&cfg->seen, 1);
+		if (cfg->ppm && bpf_get_prandom_u32() % 1000000 < cfg->ppm) {
+			__sync_fetch_and_add(&cfg->dropped, 1);
+			return XDP_DROP;
 		}
 	}
 	return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);

@@ -46,6 +46,7 @@ struct rc_ah;
 #define RC_MAX_SRQ		1024
 #define RC_MAX_SRQ_WR		16384
 #define RC_MAX_AH		65536
+#define RC_MAX_MW		65536
 #define RC_MAX_MSG_SIZE		(1u << 31)
 #define RC_GID_TABLE_LEN	16
 
@@ -93,6 +94,16 @@ struct rc_engine_cfg {
 	 */
 	void		(*frame_tap)(void *arg, const void *frame, uint32_t len);
 	void		*frame_tap_arg;
+
+	/*
+	 * Optional.  A frame the engine addressed to one of its own GIDs whose
+	 * destination QP it does not hold (another process on the same device
+	 * owns it) is handed here, complete with ICRC.  Return: 0 when taken;
+	 * otherwise it counts as for an unknown QP.  Engine lock held.
+	 */
+	int		(*local_forward)(void *arg, uint32_t dest_qp, const void *frame,
+					 uint32_t len);
+	void		*local_forward_arg;
 
 	/*
 	 * Optional, and called only when built with -Dtrace=true: each step of
@@ -161,10 +172,10 @@ int rc_pd_free(struct rc_pd *pd);			/* -EBUSY while objects use it */
 /* @access: IBV_ACCESS_* bits.  Remote write/atomic need LOCAL_WRITE (-EINVAL). */
 struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
 			int access);
-/* @flags: IBV_REREG_MR_CHANGE_*; new keys are issued. */
+/* @flags: IBV_REREG_MR_CHANGE_*; the keys stay, the new attributes apply at once. */
 int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr,
 		size_t len, int access);
-int rc_mr_dereg(struct rc_mr *mr);			/* the keys stop working at once */
+int rc_mr_dereg(struct rc_mr *mr);	/* the keys stop working at once; -EBUSY while windows are bound */
 uint32_t rc_mr_lkey(const struct rc_mr *mr);
 uint32_t rc_mr_rkey(const struct rc_mr *mr);
 
@@ -193,6 +204,21 @@ int rc_srq_query(struct rc_srq *srq, struct ibv_srq_attr *attr);
 int rc_srq_destroy(struct rc_srq *srq);			/* -EBUSY while QPs use it */
 int rc_srq_post_recv(struct rc_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
+/* ---- Memory windows (IBA 10.6.7) ---- */
+
+/*
+ * The engine owns the ibv_mw embedded in its MW, as for AHs: the provider
+ * fills context, pd and handle, hands rc_mw_ibv() to libibverbs, and
+ * IBV_WR_BIND_MW work requests name that ibv_mw (and the MR by its lkey).
+ * Type 1 and type 2B (bound to the QP that bound it); a bind keeps the
+ * rkey's upper 24 bits, LOCAL_INV and SEND_WITH_INV free a type 2 window.
+ * @type other than 1 or 2: NULL with errno EINVAL.
+ */
+struct rc_mw *rc_mw_alloc(struct rc_pd *pd, enum ibv_mw_type type);
+int rc_mw_dealloc(struct rc_mw *mw);
+struct ibv_mw *rc_mw_ibv(struct rc_mw *mw);
+struct rc_mw *rc_mw_from_ibv(struct ibv_mw *ibv);
+
 /* ---- Address handles (UD) ---- */
 
 /*
@@ -206,6 +232,22 @@ struct rc_ah *rc_ah_from_ibv(struct ibv_ah *ibv);
 
 /* ---- Queue pairs ---- */
 
+/*
+ * Where a QP's rings come from: the allocators of a parent domain
+ * (ibv_alloc_parent_domain(3)).  @alloc NULL, or returning RC_RING_DEFAULT,
+ * means the engine's own; NULL from @alloc fails the creation (ENOMEM).
+ * The engine zeroes what it gets and gives it back through @free.
+ */
+enum rc_ring_kind { RC_RING_SQ = 1, RC_RING_RQ };
+#define RC_RING_DEFAULT	((void *)-1)
+#define RC_RING_ALIGN	4096
+
+struct rc_ring_alloc {
+	void	*(*alloc)(void *arg, enum rc_ring_kind kind, size_t size, size_t align);
+	void	(*free)(void *arg, enum rc_ring_kind kind, void *ptr);
+	void	*arg;
+};
+
 struct rc_qp_init {
 	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC or _UD */
 	struct rc_pd		*pd;
@@ -215,6 +257,7 @@ struct rc_qp_init {
 	struct ibv_qp_cap	cap;		/* in: requested; out: granted */
 	bool			sq_sig_all;
 	void			*user;		/* comes back in async events */
+	struct rc_ring_alloc	ring_alloc;	/* optional */
 };
 
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init);

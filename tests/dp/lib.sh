@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: MIT
 # Shared by the tests in tests/dp/: two network namespaces joined by a veth pair.
-# Names start with "ud" (udA/udB, udvA/udvB + a suffix per test) so parallel runs never collide.
+# Names start with "ud" (udA/udB, udvA/udvB + a suffix per test) so parallel runs never collide;
+# NS_PREFIX=xx changes "ud" (benchmarks run next to the tests use their own).
 
 set -u
 PORTTEST=${PORTTEST:?PORTTEST must point at uroce-porttest}
 UROCE=${UROCE:-}
 PY=/usr/bin/python3
 SUFFIX=${SUFFIX:-$$}
-NSA=udA$SUFFIX
-NSB=udB$SUFFIX
-VA=udvA$SUFFIX
-VB=udvB$SUFFIX
+NS_PREFIX=${NS_PREFIX:-ud}
+NSA=${NS_PREFIX}A$SUFFIX
+NSB=${NS_PREFIX}B$SUFFIX
+VA=${NS_PREFIX}vA$SUFFIX
+VB=${NS_PREFIX}vB$SUFFIX
 IPA=10.77.0.1
 IPB=10.77.0.2
 IP6A=fd77::1
@@ -37,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Veth names are at most 15 characters: the suffix is cut to fit.
-case ${#VA} in 1[6-9]|2[0-9]) VA=udvA${SUFFIX: -8}; VB=udvB${SUFFIX: -8};; esac
+case ${#VA} in 1[6-9]|2[0-9]) VA=${NS_PREFIX}vA${SUFFIX: -8}; VB=${NS_PREFIX}vB${SUFFIX: -8};; esac
 
 # setup_veth [MTU]: namespaces, veth, IPv4 and IPv6 addresses, link up.
 setup_veth() {

@@ -4,7 +4,7 @@
 usage: it.py SUITE --build BUILD_DIR
 
 Each suite builds its own pair of namespaces up<tag>A / up<tag>B joined by a
-veth pair upv<tag>a / upv<tag>b, creates uroce0 on each end (each namespace
+veth pair upv<tag>a / upv<tag>b (prefix "up" unless UROCE_NS_PREFIX says otherwise), creates uroce0 on each end (each namespace
 has its own UROCE_RUN_DIR), runs programs through `uroce exec`, and removes
 everything again, also when interrupted.  Output is TAP.  Every program runs
 under a timeout; only processes started here are ever killed, by process group.
@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 
-NS_PREFIX = 'up'
+# UROCE_NS_PREFIX: for running next to other users of the same machine.
+NS_PREFIX = os.environ.get('UROCE_NS_PREFIX', 'up')
 PROG_TIMEOUT = 120
 
 
@@ -96,14 +97,15 @@ class Proc:
 class Pair:
     """Two namespaces, a veth between them, uroce0 on each end."""
 
-    def __init__(self, build, tag, mtu=1500, subnet=77):
+    def __init__(self, build, tag, mtu=1500, subnet=77, link_args=()):
         self.build = build
+        self.link_args = list(link_args)
         # Unique per run, so two runs of a suite at once never share a name.
         tag = f'{tag}{os.getpid() & 0xffff:04x}'
         self.tag = tag
         self.mtu = mtu
         self.ns = [f'{NS_PREFIX}{tag}A', f'{NS_PREFIX}{tag}B']
-        self.ifs = [f'upv{tag}a', f'upv{tag}b']
+        self.ifs = [f'{NS_PREFIX}v{tag}a', f'{NS_PREFIX}v{tag}b']
         self.ip4 = [f'10.{subnet}.0.1', f'10.{subnet}.0.2']
         self.ip6 = [f'fd00:{subnet}::1', f'fd00:{subnet}::2']
         self.tmp = tempfile.mkdtemp(prefix=f'uroce-it-{tag}-')
@@ -137,7 +139,7 @@ class Pair:
         self.wait_running()
         for i in range(2):
             os.makedirs(self.run_dirs[i])
-            self.uroce_cmd(i, 'link', 'add', 'uroce0', 'netdev', self.ifs[i])
+            self.uroce_cmd(i, 'link', 'add', 'uroce0', 'netdev', self.ifs[i], *self.link_args)
             self.devices[i] = True
 
     def wait_running(self, timeout=10):
@@ -246,13 +248,13 @@ def both_ok(tap, name, srv, cli):
     return tap.ok(srv.rc == 0 and cli.rc == 0, name, detail)
 
 
-def run_suite(build, tag, body, mtus=(1500,)):
+def run_suite(build, tag, body, mtus=(1500,), link_args=()):
     tap = Tap()
     if os.geteuid() != 0:
         print('1..0 # SKIP needs root (network namespaces, /dev/infiniband)')
         return 77
     for k, mtu in enumerate(mtus):
-        pair = Pair(build, f'{tag}{k}', mtu=mtu, subnet=70 + k)
+        pair = Pair(build, f'{tag}{k}', mtu=mtu, subnet=70 + k, link_args=link_args)
 
         def on_term(signum, frame):
             pair.teardown()

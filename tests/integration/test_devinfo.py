@@ -14,7 +14,7 @@ import it  # noqa: E402
 LIMITS = {'max_qp': 4096, 'max_qp_wr': 16384, 'max_sge': 32, 'max_cq': 4096,
           'max_cqe': 1048576, 'max_mr': 65536, 'max_pd': 4096, 'max_qp_rd_atom': 16,
           'max_qp_init_rd_atom': 16, 'max_srq': 1024, 'max_srq_wr': 16384,
-          'max_ah': 65536, 'phys_port_cnt': 1, 'max_mcast_grp': 0, 'max_mw': 0}
+          'max_ah': 65536, 'phys_port_cnt': 1, 'max_mcast_grp': 0, 'max_mw': 65536}
 IB_MTU = {1500: '1024 (3)', 9000: '4096 (5)'}
 
 
@@ -152,9 +152,9 @@ def body(tap, pair):
         ['link', 'add', 'uroce0', 'netdev', pair.ifs[0]], r'uroce0 exists')
     err('link add on a missing netdev fails', 0,
         ['link', 'add', 'uroce9', 'netdev', 'upnosuch'], r'upnosuch does not exist')
-    down = f'upd{pair.tag}'
+    down = f'{it.NS_PREFIX}d{pair.tag}'
     it.sh('ip', '-n', pair.ns[0], 'link', 'add', down, 'type', 'veth', 'peer', 'name',
-          f'upe{pair.tag}')
+          f'{it.NS_PREFIX}e{pair.tag}')
     err('link add on a netdev that is down fails', 0,
         ['link', 'add', 'uroce9', 'netdev', down], rf'{down} is down')
     it.sh('ip', '-n', pair.ns[0], 'link', 'del', down)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Test harness for the transport engine: two engines on a simulated link under a virtual clock. */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,46 @@ void h_gid(int side, int index, uint8_t gid[16])
 	}
 }
 
+/* shared_gids: side 0's QPNs from 0x100, side 1's from 0x8000, as a host-wide allocator would. */
+static int qpn_alloc0(void *arg, uint32_t *qpn)
+{
+	*qpn = ((struct h_env *)arg)->next_qpn[0]++;
+	return 0;
+}
+
+static int qpn_alloc1(void *arg, uint32_t *qpn)
+{
+	*qpn = ((struct h_env *)arg)->next_qpn[1]++;
+	return 0;
+}
+
+static void qpn_free(void *arg, uint32_t qpn)
+{
+	(void)arg;
+	(void)qpn;
+}
+
+/* The other engine receives it from its port, as from another process's ring. */
+static int forward(struct h_env *e, int from, uint32_t dest_qp, uint32_t len, const void *frame)
+{
+	uint32_t base = from ? 0x100 : 0x8000;
+
+	if (dest_qp < base || dest_qp >= e->next_qpn[1 - from])
+		return -ENOENT;
+	e->forwarded[from]++;
+	return port_sim_inject(e->link, 1 - from, frame, len) ? -ENOBUFS : 0;
+}
+
+static int forward0(void *arg, uint32_t dest_qp, const void *frame, uint32_t len)
+{
+	return forward(arg, 0, dest_qp, len, frame);
+}
+
+static int forward1(void *arg, uint32_t dest_qp, const void *frame, uint32_t len)
+{
+	return forward(arg, 1, dest_qp, len, frame);
+}
+
 void h_env_init(struct h_env *e, const struct h_opts *o)
 {
 	struct h_opts def = { 0 };
@@ -91,12 +132,20 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.frame_tap_arg = e,
 		};
 
+		if (o->shared_gids) {
+			e->next_qpn[s] = s ? 0x8000 : 0x100;
+			cfg.qpn_alloc = s ? qpn_alloc1 : qpn_alloc0;
+			cfg.qpn_free = qpn_free;
+			cfg.qpn_arg = e;
+			cfg.local_forward = s ? forward1 : forward0;
+			cfg.local_forward_arg = e;
+		}
 		e->eng[s] = rc_engine_create(&cfg);
 		ck_assert_ptr_nonnull(e->eng[s]);
 		for (int i = 0; i < 2; i++) {
 			struct rc_gid_entry g = { .valid = true, .type = RC_GID_ROCE_V2 };
 
-			h_gid(s, i, g.gid);
+			h_gid(o->shared_gids ? 0 : s, i, g.gid);
 			ck_assert_int_eq(rc_engine_set_gid(e->eng[s], (unsigned)i, &g), 0);
 		}
 		e->pd[s] = rc_pd_alloc(e->eng[s]);

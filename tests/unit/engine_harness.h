@@ -26,6 +26,8 @@ struct h_env {
 	unsigned		n_events;
 	unsigned		cq_events;
 	unsigned		tapped[2];	/* frames each engine delivered to itself */
+	unsigned		forwarded[2];	/* frames each handed to the other (shared_gids) */
+	uint32_t		next_qpn[2];
 };
 
 struct h_opts {
@@ -34,6 +36,12 @@ struct h_opts {
 	int		cqe;		/* 0: 4096 */
 	unsigned	slots;		/* link buffers, 0: default */
 	uint64_t	delay_ns;	/* one-way latency of the link */
+	/*
+	 * Two processes on one device: both engines hold side 0's GIDs, QPNs
+	 * from disjoint ranges, and each hands frames for the other's QPs to
+	 * it through local_forward (counted in h_env.forwarded).
+	 */
+	bool		shared_gids;
 };
 
 /* GIDs: side 0 has ::ffff:10.0.0.1 (index 0) and fd00::1 (index 1); side 1 .2 and ::2. */

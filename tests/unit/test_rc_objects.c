@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Engine objects: memory keys, access flags, CQ ring/overflow/notification, SRQ limit, AHs, counters. */
+/* Engine objects: memory keys, access flags, memory windows, CQ ring/overflow/notification, SRQ limit, AHs, counters. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -68,38 +68,338 @@ START_TEST(mr_registration_checks)
 }
 END_TEST
 
-/* rereg issues new keys: the old rkey fails at once, the new one works. */
-START_TEST(rereg_new_keys)
+/*
+ * rereg keeps both keys (peers already hold the rkey) and the new
+ * translation applies at once: the same rkey now reaches the new range only.
+ */
+START_TEST(rereg_keeps_keys)
 {
 	struct h_pair p;
 	uint8_t *mem = calloc(1, 8192);
 	struct rc_mr *mr;
-	uint32_t old_rkey, old_lkey;
+	uint32_t rkey, lkey;
 	struct ibv_sge s;
 	struct ibv_wc wc;
 
 	h_pair_init(&p, NULL, NULL, NULL);
 	mr = rc_mr_reg(p.e.pd[1], mem, 4096, (uintptr_t)mem,
 		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	old_rkey = rc_mr_rkey(mr);
-	old_lkey = rc_mr_lkey(mr);
+	rkey = rc_mr_rkey(mr);
+	lkey = rc_mr_lkey(mr);
 	ck_assert_int_eq(rc_mr_rereg(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, mem + 4096, 4096,
 				     0), 0);
-	ck_assert_uint_ne(rc_mr_rkey(mr), old_rkey);
-	ck_assert_uint_ne(rc_mr_lkey(mr), old_lkey);
+	ck_assert_uint_eq(rc_mr_rkey(mr), rkey);
+	ck_assert_uint_eq(rc_mr_lkey(mr), lkey);
 	h_fill(p.buf[0], 64, 1);
 	s = h_sge(&p, 0, 0, 64);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem + 4096,
-				     rc_mr_rkey(mr), IBV_SEND_SIGNALED), 0);
+				     rkey, IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_int_eq(memcmp(mem + 4096, p.buf[0], 64), 0);
-	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)mem + 4096,
-				     old_rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)mem,
+				     rkey, IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	for (int i = 0; i < 64; i++)
+		ck_assert_uint_eq(mem[i], 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_pair_fini(&p);
 	free(mem);
+}
+END_TEST
+
+/* rereg of the access flags with the same rkey: remote write refused once it is taken away. */
+START_TEST(rereg_access_same_rkey)
+{
+	struct h_pair p;
+	uint8_t *mem = calloc(1, 4096);
+	struct rc_mr *mr;
+	uint32_t rkey;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	mr = rc_mr_reg(p.e.pd[1], mem, 4096, (uintptr_t)mem, IBV_ACCESS_LOCAL_WRITE);
+	rkey = rc_mr_rkey(mr);
+	ck_assert_int_eq(rc_mr_rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), 0);
+	ck_assert_uint_eq(rc_mr_rkey(mr), rkey);
+	h_fill(p.buf[0], 64, 3);
+	s = h_sge(&p, 0, 0, 64);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem,
+				     rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(mem, p.buf[0], 64), 0);
+	ck_assert_int_eq(rc_mr_rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				     IBV_ACCESS_LOCAL_WRITE), 0);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)mem,
+				     rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
+	h_pair_fini(&p);
+	free(mem);
+}
+END_TEST
+
+/* A BIND_MW work request on @qp: window @mw over [@addr, @addr + @len) of @mr with @access. */
+static int post_bind(struct rc_qp *qp, struct rc_mw *mw, uint32_t rkey, struct rc_mr *mr,
+		     uint8_t *addr, uint64_t len, unsigned access, uint64_t wr_id)
+{
+	static struct ibv_mr ib_mr;
+	struct ibv_send_wr wr = { 0 }, *bad;
+
+	ib_mr.lkey = rc_mr_lkey(mr);
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = rc_mw_ibv(mw);
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = &ib_mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = access;
+	return rc_post_send(qp, &wr, &bad);
+}
+
+/*
+ * A type 2 window (IBA 10.6.7): bound by a work request with a new rkey of the
+ * same upper 24 bits, it opens its own range with its own rights over a region
+ * that has none remotely; the region cannot go while it is bound; LOCAL_INV
+ * closes it, and the rkey fails at once.
+ */
+START_TEST(mw_type2_bind_access_invalidate)
+{
+	struct h_pair p;
+	static uint8_t mem[8192];
+	struct rc_mr *mr;
+	struct rc_mw *mw;
+	uint32_t rkey;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	struct ibv_send_wr inv = { 0 }, *bad;
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	memset(mem, 0, sizeof(mem));
+	mr = rc_mr_reg(p.e.pd[1], mem, sizeof(mem), (uintptr_t)mem,
+		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_ptr_null(rc_mw_alloc(p.e.pd[1], (enum ibv_mw_type)3));
+	ck_assert_int_eq(errno, EINVAL);
+	mw = rc_mw_alloc(p.e.pd[1], IBV_MW_TYPE_2);
+	ck_assert_ptr_nonnull(mw);
+	rkey = ibv_inc_rkey(rc_mw_ibv(mw)->rkey);
+	ck_assert_int_eq(post_bind(p.qp[1], mw, rkey, mr, mem + 1024, 2048,
+				   IBV_ACCESS_REMOTE_WRITE, 7), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_BIND_MW);
+	ck_assert_uint_eq(wc.wr_id, 7);
+
+	h_fill(p.buf[0], 64, 5);
+	s = h_sge(&p, 0, 0, 64);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem + 1024,
+				     rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(mem + 1024, p.buf[0], 64), 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), -EBUSY);
+
+	inv.wr_id = 8;
+	inv.opcode = IBV_WR_LOCAL_INV;
+	inv.send_flags = IBV_SEND_SIGNALED;
+	inv.invalidate_rkey = rkey;
+	ck_assert_int_eq(rc_post_send(p.qp[1], &inv, &bad), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_LOCAL_INV);
+
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)mem + 2048,
+				     rkey, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(mem[2048], 0);
+	ck_assert_int_eq(rc_mw_dealloc(mw), 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
+/* Outside the window's range, or beyond its rights: remote access error, nothing written. */
+START_TEST(mw_range_and_rights)
+{
+	static uint8_t mem[8192];
+	struct h_pair p;
+	struct rc_mr *mr;
+	struct rc_mw *mw;
+	uint32_t rkey;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+
+	for (int round = 0; round < 2; round++) {
+		h_pair_init(&p, NULL, NULL, NULL);
+		memset(mem, 0, sizeof(mem));
+		mr = rc_mr_reg(p.e.pd[1], mem, sizeof(mem), (uintptr_t)mem,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND | IBV_ACCESS_REMOTE_WRITE);
+		mw = rc_mw_alloc(p.e.pd[1], IBV_MW_TYPE_2);
+		rkey = ibv_inc_rkey(rc_mw_ibv(mw)->rkey);
+		/* Round 0: read rights only; round 1: write rights over 1024..2047 only. */
+		ck_assert_int_eq(post_bind(p.qp[1], mw, rkey, mr, mem + 1024, 1024,
+					   round ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
+					   1), 0);
+		ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		h_fill(p.buf[0], 64, 9);
+		s = h_sge(&p, 0, 0, 64);
+		ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+					     (uintptr_t)mem + (round ? 2040 : 1024), rkey,
+					     IBV_SEND_SIGNALED), 0);
+		ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+		ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+		for (int i = 0; i < (int)sizeof(mem); i++)
+			ck_assert_uint_eq(mem[i], 0);
+		ck_assert_int_eq(rc_mw_dealloc(mw), 0);
+		ck_assert_int_eq(rc_mr_dereg(mr), 0);
+		h_pair_fini(&p);
+	}
+}
+END_TEST
+
+/*
+ * Bind errors (IBV_WC_MW_BIND_ERR): another rkey index, a region without
+ * MW_BIND access, a type 2 window bound again before it is invalidated.
+ */
+START_TEST(mw_bind_errors)
+{
+	static uint8_t mem[4096];
+	struct h_pair p;
+	struct rc_mr *mr, *plain;
+	struct rc_mw *mw;
+	uint32_t rkey;
+	struct ibv_wc wc;
+
+	for (int round = 0; round < 3; round++) {
+		h_pair_init(&p, NULL, NULL, NULL);
+		mr = rc_mr_reg(p.e.pd[1], mem, sizeof(mem), (uintptr_t)mem,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		plain = rc_mr_reg(p.e.pd[1], mem, sizeof(mem), (uintptr_t)mem,
+				  IBV_ACCESS_LOCAL_WRITE);
+		mw = rc_mw_alloc(p.e.pd[1], IBV_MW_TYPE_2);
+		rkey = ibv_inc_rkey(rc_mw_ibv(mw)->rkey);
+		if (round == 0) {
+			ck_assert_int_eq(post_bind(p.qp[1], mw, rkey ^ 0x100, mr, mem, 64,
+						   IBV_ACCESS_REMOTE_READ, 1), 0);
+		} else if (round == 1) {
+			ck_assert_int_eq(post_bind(p.qp[1], mw, rkey, plain, mem, 64,
+						   IBV_ACCESS_REMOTE_READ, 1), 0);
+		} else {
+			ck_assert_int_eq(post_bind(p.qp[1], mw, rkey, mr, mem, 64,
+						   IBV_ACCESS_REMOTE_READ, 1), 0);
+			ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+			ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+			ck_assert_int_eq(post_bind(p.qp[1], mw, ibv_inc_rkey(rkey), mr, mem, 64,
+						   IBV_ACCESS_REMOTE_READ, 1), 0);
+		}
+		ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+		ck_assert_int_eq(wc.status, IBV_WC_MW_BIND_ERR);
+		ck_assert_int_eq(rc_mw_dealloc(mw), 0);
+		ck_assert_int_eq(rc_mr_dereg(mr), 0);
+		ck_assert_int_eq(rc_mr_dereg(plain), 0);
+		h_pair_fini(&p);
+	}
+}
+END_TEST
+
+struct ring_log {
+	unsigned	allocs[3], frees[3];
+	void		*given[3];
+	size_t		align;
+	int		mode;		/* 0: memory, 1: RC_RING_DEFAULT, 2: NULL */
+};
+
+static void *ring_alloc(void *arg, enum rc_ring_kind kind, size_t size, size_t align)
+{
+	struct ring_log *l = arg;
+	void *p;
+
+	l->allocs[kind]++;
+	l->align = align;
+	if (l->mode)
+		return l->mode == 1 ? RC_RING_DEFAULT : NULL;
+	if (posix_memalign(&p, align, size))
+		return NULL;
+	memset(p, 0xa5, size);		/* the engine must clear it */
+	l->given[kind] = p;
+	return p;
+}
+
+static void ring_free(void *arg, enum rc_ring_kind kind, void *ptr)
+{
+	struct ring_log *l = arg;
+
+	ck_assert_ptr_eq(ptr, l->given[kind]);
+	l->frees[kind]++;
+	free(ptr);
+}
+
+/*
+ * A parent domain's allocators give a QP its send and receive rings (zeroed by
+ * the engine, given back at destroy); RC_RING_DEFAULT falls back to the
+ * engine's own, NULL fails the creation; traffic runs over such rings.
+ */
+START_TEST(qp_rings_from_allocator)
+{
+	struct h_env e;
+	struct ring_log log = { 0 };
+	struct rc_qp_init init = { 0 };
+	struct h_qp_opts qo = { .type = IBV_QPT_RC };
+	struct rc_qp *a, *b;
+	static uint8_t mem[4096];
+	struct rc_mr *mr;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[2];
+
+	h_env_init(&e, NULL);
+	init.qp_type = IBV_QPT_RC;
+	init.pd = e.pd[0];
+	init.send_cq = init.recv_cq = e.cq[0];
+	init.cap = (struct ibv_qp_cap){ .max_send_wr = 16, .max_recv_wr = 16,
+					.max_send_sge = 1, .max_recv_sge = 1 };
+	init.ring_alloc = (struct rc_ring_alloc){ ring_alloc, ring_free, &log };
+	a = rc_qp_create(e.eng[0], &init);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(log.allocs[RC_RING_SQ], 1);
+	ck_assert_uint_eq(log.allocs[RC_RING_RQ], 1);
+	ck_assert_uint_eq(log.align, RC_RING_ALIGN);
+
+	b = h_qp(&e, 0, &qo);
+	h_connect(&e, a, 0, b, 0, NULL);
+	mr = rc_mr_reg(e.pd[0], mem, sizeof(mem), (uintptr_t)mem, IBV_ACCESS_LOCAL_WRITE);
+	memcpy(mem, "parent domain", 13);
+	r = (struct ibv_sge){ (uintptr_t)mem + 100, 100, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_recv(a, 2, &r, 1), 0);
+	s = (struct ibv_sge){ (uintptr_t)mem, 13, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_send(b, IBV_WR_SEND, 1, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 2, RUN_NS), 2);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc[1].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(mem + 100, "parent domain", 13), 0);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_uint_eq(log.frees[RC_RING_SQ], 1);
+	ck_assert_uint_eq(log.frees[RC_RING_RQ], 1);
+
+	log.mode = 1;
+	a = rc_qp_create(e.eng[0], &init);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_uint_eq(log.frees[RC_RING_SQ], 1);
+	log.mode = 2;
+	ck_assert_ptr_null(rc_qp_create(e.eng[0], &init));
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
+	h_env_fini(&e);
 }
 END_TEST
 
@@ -357,7 +657,12 @@ Suite *rc_objects_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, keys_random_and_unique);
 	tcase_add_test(tc, mr_registration_checks);
-	tcase_add_test(tc, rereg_new_keys);
+	tcase_add_test(tc, rereg_keeps_keys);
+	tcase_add_test(tc, rereg_access_same_rkey);
+	tcase_add_test(tc, mw_type2_bind_access_invalidate);
+	tcase_add_test(tc, mw_range_and_rights);
+	tcase_add_test(tc, mw_bind_errors);
+	tcase_add_test(tc, qp_rings_from_allocator);
 	tcase_add_test(tc, cq_overflow_raises_event);
 	tcase_add_test(tc, cq_resize_keeps_entries);
 	tcase_add_test(tc, cq_notification);

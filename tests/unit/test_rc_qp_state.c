@@ -303,7 +303,7 @@ START_TEST(posting_rules)
 	s[0].length = 4;
 	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
 	s[0].length = 8;
-	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.opcode = IBV_WR_TSO;
 	ck_assert_int_eq(rc_post_send(qp, &wr, &bad), -EINVAL);
 	wr.opcode = IBV_WR_SEND;
 	wr.next = &wr2;

@@ -331,6 +331,88 @@ START_TEST(loopback_ud)
 }
 END_TEST
 
+/*
+ * Two engines holding the same GID (two processes on one device): frames for
+ * the other's QP go to local_forward, never to the link, and the other engine
+ * receives them (ICRC checked) with full RC semantics; a frame for a QP
+ * nobody holds counts as for an unknown QP.
+ */
+START_TEST(loopback_between_engines)
+{
+	struct h_env e;
+	struct h_opts o = { .shared_gids = true };
+	struct h_qp_opts qo = { .type = IBV_QPT_RC };
+	static uint8_t mem[2][16384];
+	struct rc_mr *mr[2];
+	struct rc_qp *a, *b, *lost;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[3];
+	struct port_sim_stats st;
+	struct rc_counters c0, c1;
+	unsigned seen = 0;
+
+	h_env_init(&e, &o);
+	for (int i = 0; i < 2; i++) {
+		memset(mem[i], 0, sizeof(mem[i]));
+		mr[i] = rc_mr_reg(e.pd[i], mem[i], sizeof(mem[i]), (uintptr_t)mem[i],
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	}
+	a = h_qp(&e, 0, &qo);
+	b = h_qp(&e, 1, &qo);
+	/* Both ends address side 0's GID, the one both engines hold. */
+	h_connect_one(a, 0, rc_qp_num(b), 0, 0, NULL);
+	h_connect_one(b, 0, rc_qp_num(a), 0, 0, NULL);
+	for (int i = 0; i < 6000; i++)
+		mem[0][i] = (uint8_t)(i * 7);
+	s = (struct ibv_sge){ (uintptr_t)mem[0], 6000, rc_mr_lkey(mr[0]) };
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem[1],
+				     rc_mr_rkey(mr[1]), IBV_SEND_SIGNALED), 0);
+	r = (struct ibv_sge){ (uintptr_t)mem[1] + 8000, 6000, rc_mr_lkey(mr[1]) };
+	ck_assert_int_eq(h_post_recv(b, 9, &r, 1), 0);
+	ck_assert_int_eq(h_post_send(a, IBV_WR_SEND, 2, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 2, RUN_NS), 2);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[1], &wc[2], 1, RUN_NS), 1);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+		seen |= 1u << wc[i].wr_id;
+	}
+	ck_assert_uint_eq(seen, 1u << 1 | 1u << 2 | 1u << 9);
+	ck_assert_uint_eq(wc[2].byte_len, 6000);
+	ck_assert_int_eq(memcmp(mem[0], mem[1], 6000), 0);
+	ck_assert_int_eq(memcmp(mem[0], mem[1] + 8000, 6000), 0);
+	/* A read back from b's memory into a's. */
+	r = (struct ibv_sge){ (uintptr_t)mem[0] + 8000, 6000, rc_mr_lkey(mr[0]) };
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_READ, 3, &r, 1, (uintptr_t)mem[1],
+				     rc_mr_rkey(mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(mem[0], mem[0] + 8000, 6000), 0);
+
+	port_sim_get_stats(e.link, 0, &st);
+	ck_assert_uint_eq(st.sent, 0);
+	port_sim_get_stats(e.link, 1, &st);
+	ck_assert_uint_eq(st.sent, 0);
+	ck_assert_uint_gt(e.forwarded[0], 0);
+	ck_assert_uint_gt(e.forwarded[1], 0);
+	rc_engine_counters(e.eng[0], &c0);
+	rc_engine_counters(e.eng[1], &c1);
+	ck_assert_uint_eq(e.forwarded[0], e.tapped[0]);
+	ck_assert_uint_eq(c1.drops.count[WIRE_DROP_BAD_ICRC], 0);
+
+	/* Connected to a QPN neither engine holds: nothing forwarded, counted as unknown. */
+	lost = h_qp(&e, 0, &qo);
+	h_connect_one(lost, 0, 0x7000, 0, 0, NULL);
+	ck_assert_int_eq(h_post_send(lost, IBV_WR_RDMA_WRITE, 4, &s, 1, (uintptr_t)mem[1],
+				     rc_mr_rkey(mr[1]), IBV_SEND_SIGNALED), 0);
+	h_run(&e, 1000000);
+	rc_engine_counters(e.eng[0], &c1);
+	ck_assert_uint_gt(c1.unknown_qp, c0.unknown_qp);
+	ck_assert_uint_eq(e.forwarded[0], e.tapped[0] - (c1.unknown_qp - c0.unknown_qp));
+	h_env_fini(&e);
+}
+END_TEST
+
 /* Every request CE-marked on the way: the responder sends CNPs, the requester counts them. */
 START_TEST(cnp_end_to_end)
 {
@@ -368,6 +450,7 @@ Suite *rc_ucud_suite(void)
 	tcase_add_test(tc, uc_lost_packet_drops_message);
 	tcase_add_test(tc, loopback_rc);
 	tcase_add_test(tc, loopback_ud);
+	tcase_add_test(tc, loopback_between_engines);
 	tcase_add_test(tc, cnp_end_to_end);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/* Same-host delivery between the processes of one netdev: shared-memory receive rings. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "uroce/config.h"
+#include "dp_loop.h"
+#include "dp_qpn.h"
+
+#define RING_MAGIC	0x474e49524f4f4c55ull	/* "ULOORING" */
+#define RING_VERSION	1
+
+struct loop_slot {
+	uint32_t	len;
+	uint8_t		data[DP_LOOP_FRAME_MAX];
+};
+
+/*
+ * The file: this header, then the slots.  Senders take @lock, check for
+ * room against @head, copy, then publish with @tail; the owner reads
+ * between @head and @tail and publishes its progress with @head.  A sender
+ * dying with the lock leaves @tail unmoved, so the next one only marks the
+ * robust mutex consistent.
+ */
+struct dp_loop_ring {
+	uint64_t		magic;
+	uint32_t		version;
+	int32_t			pid;
+	uint32_t		start;		/* the owner's dp_qpn_proc_start() */
+	_Atomic uint32_t	live;		/* cleared when the owner closes */
+	pthread_mutex_t		lock;
+	alignas(64) _Atomic uint32_t tail;
+	alignas(64) _Atomic uint32_t head;
+	alignas(64) struct loop_slot slots[DP_LOOP_SLOTS];
+};
+
+static int mkdir_sticky(const char *path)
+{
+	if (mkdir(path, 01777) == 0)
+		return chmod(path, 01777) ? -errno : 0;	/* past the umask */
+	return errno == EEXIST ? 0 : -errno;
+}
+
+/* Rings of processes that no longer exist. */
+static void remove_stale(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[800], *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (pid <= 0 || strcmp(end, ".ring"))
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+static struct dp_loop_ring *map_ring(int fd)
+{
+	void *p = mmap(NULL, sizeof(struct dp_loop_ring), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int create_ring(struct dp_loop *l, char *err, size_t errlen)
+{
+	int32_t me = (int32_t)getpid();
+	pthread_mutexattr_t ma;
+	struct dp_loop_ring *r;
+	char path[600], tmp[640];
+	int fd, ret;
+
+	/* Built under a temporary name and renamed: a sender never sees a half-made ring. */
+	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, me);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0 || fchmod(fd, 0666) || ftruncate(fd, sizeof(*r))) {
+		ret = -errno;
+		goto err;
+	}
+	r = map_ring(fd);
+	if (!r) {
+		ret = -errno;
+		goto err;
+	}
+	close(fd);
+	fd = -1;
+	r->magic = RING_MAGIC;
+	r->version = RING_VERSION;
+	r->pid = me;
+	r->start = dp_qpn_proc_start(me);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&r->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	atomic_store(&r->live, 1);
+	if (rename(tmp, path)) {
+		ret = -errno;
+		munmap(r, sizeof(*r));
+		goto err;
+	}
+	l->ring = r;
+	return 0;
+
+err:
+	snprintf(err, errlen, "cannot create the same-host receive ring %s: %s", path,
+		 strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return ret;
+}
+
+int dp_loop_open(const char *key, struct dp_loop **out, char *err, size_t errlen)
+{
+	char base[256];
+	struct dp_loop *l;
+	int ret;
+
+	if (!*key || strchr(key, '/')) {
+		snprintf(err, errlen, "invalid same-host delivery name '%s'", key);
+		return -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((size_t)snprintf(base, sizeof(base), "%s/loop", uroce_run_dir()) >= sizeof(base) ||
+	    (size_t)snprintf(l->dir, sizeof(l->dir), "%s/%s", base, key) >= sizeof(l->dir)) {
+		snprintf(err, errlen, "run directory path too long: %s", uroce_run_dir());
+		ret = -ENAMETOOLONG;
+		goto err_free;
+	}
+	ret = mkdir_sticky(base);
+	if (!ret)
+		ret = mkdir_sticky(l->dir);
+	if (ret) {
+		snprintf(err, errlen, "cannot create %s: %s (run `uroce link add` as root first)",
+			 l->dir, strerror(-ret));
+		goto err_free;
+	}
+	remove_stale(l->dir);
+	ret = create_ring(l, err, errlen);
+	if (ret)
+		goto err_free;
+	*out = l;
+	return 0;
+
+err_free:
+	free(l);
+	return ret;
+}
+
+static void drop_peer(struct dp_loop_peer *p)
+{
+	if (!p->pid)
+		return;
+	munmap(p->ring, sizeof(*p->ring));
+	p->pid = 0;
+	p->used = 0;
+}
+
+void dp_loop_close(struct dp_loop *l)
+{
+	char path[600];
+
+	if (!l)
+		return;
+	for (unsigned i = 0; i < DP_LOOP_PEERS; i++)
+		drop_peer(&l->peers[i]);
+	atomic_store(&l->ring->live, 0);
+	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, (int)getpid());
+	unlink(path);
+	munmap(l->ring, sizeof(*l->ring));
+	free(l);
+}
+
+/* The live ring of process @pid started at @start, mapped on first use. */
+static struct dp_loop_ring *peer_ring(struct dp_loop *l, int32_t pid, uint32_t start)
+{
+	struct dp_loop_peer *p = &l->peers[0];
+	struct dp_loop_ring *r;
+	char path[600];
+	struct stat st;
+	int fd;
+
+	for (unsigned i = 0; i < DP_LOOP_PEERS; i++) {
+		struct dp_loop_peer *q = &l->peers[i];
+
+		if (q->pid == pid) {
+			if (atomic_load_explicit(&q->ring->live, memory_order_relaxed) &&
+			    (!start || q->ring->start == start)) {
+				q->used = ++l->clock;
+				return q->ring;
+			}
+			drop_peer(q);	/* closed, or an earlier process with this PID */
+		}
+		if (q->used < p->used)
+			p = q;
+	}
+	drop_peer(p);
+	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, pid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*r)) {
+		close(fd);
+		return NULL;
+	}
+	r = map_ring(fd);
+	close(fd);
+	if (!r)
+		return NULL;
+	if (r->magic != RING_MAGIC || r->version != RING_VERSION || r->pid != pid ||
+	    (start && r->start != start) || !atomic_load(&r->live)) {
+		munmap(r, sizeof(*r));
+		return NULL;
+	}
+	p->pid = pid;
+	p->ring = r;
+	p->used = ++l->clock;
+	return r;
+}
+
+int dp_loop_send(struct dp_loop *l, int32_t pid, uint32_t start, const void *frame,
+		 uint32_t len)
+{
+	struct dp_loop_ring *r;
+	uint32_t tail;
+	int ret = 0;
+
+	if (len > DP_LOOP_FRAME_MAX)
+		return -EMSGSIZE;
+	r = peer_ring(l, pid, start);
+	if (!r)
+		return -ENOENT;
+	if (pthread_mutex_lock(&r->lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&r->lock);
+	tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	if (tail - atomic_load_explicit(&r->head, memory_order_acquire) >= DP_LOOP_SLOTS) {
+		ret = -ENOBUFS;
+	} else {
+		struct loop_slot *s = &r->slots[tail % DP_LOOP_SLOTS];
+
+		s->len = len;
+		memcpy(s->data, frame, len);
+		atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+bool dp_loop_ready(const struct dp_loop *l)
+{
+	return atomic_load_explicit(&l->ring->tail, memory_order_relaxed) != l->head;
+}
+
+uint32_t dp_loop_recv(struct dp_loop *l, void *buf, uint32_t cap)
+{
+	struct dp_loop_ring *r = l->ring;
+
+	while (atomic_load_explicit(&r->tail, memory_order_acquire) != l->head) {
+		const struct loop_slot *s = &r->slots[l->head % DP_LOOP_SLOTS];
+		uint32_t len = s->len;
+
+		if (len <= cap)
+			memcpy(buf, s->data, len);
+		atomic_store_explicit(&r->head, ++l->head, memory_order_release);
+		/* Larger than our buffers (a peer with another MTU): dropped. */
+		if (len <= cap)
+			return len;
+	}
+	return 0;
+}

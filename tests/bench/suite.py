@@ -1,0 +1,452 @@
+# SPDX-License-Identifier: MIT
+"""The benchmark suite's figures: read tool outputs, write the table and plots, check a run.
+
+usage: suite.py perftest LOG COLUMN      value of perftest's result column (prefix match)
+       suite.py sockperf LOG             sockperf's median (50th percentile), half round trip in us
+       suite.py iperf3 JSON              iperf3's received goodput in Gbit/s
+       suite.py report DIR [--doc FILE --img DIR]
+                                         DIR/table.md and DIR/{latency,bandwidth,loss}.png from
+                                         DIR/results.csv; with --doc, the table goes between the
+                                         bench markers of FILE and the plots into --img
+       suite.py check DIR --quick        every figure of a --quick run is there and positive,
+                                         the plots are PNG images
+"""
+
+import csv
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+
+KEY = ('tool', 'op', 'size', 'pmd', 'loss')
+DOC_BEGIN = '<!-- bench-suite table: begin (written by tests/bench/run-suite.sh --update-docs) -->'
+DOC_END = '<!-- bench-suite table: end -->'
+PLOTS = ('latency', 'bandwidth', 'loss')
+PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
+
+
+# ---- tool outputs ----
+
+def perftest_value(path, column):
+    """The first result row's value under the header column starting with COLUMN.
+
+    Header columns are separated by one space or more ("#bytes #iterations  t_min[usec]") and
+    a few names hold a space themselves ("BW average[Gb/sec]", "99% percentile[usec]").
+    """
+    with open(path, errors='replace') as f:
+        lines = f.read().splitlines()
+
+    def words(text):
+        return re.sub(r'(BW|%) (\w)', r'\1_\2', text).split()
+
+    want = words(column)[0]
+    for i, line in enumerate(lines):
+        if '#bytes' not in line:
+            continue
+        cols = words(line)
+        k = next((j for j, c in enumerate(cols) if c.startswith(want)), None)
+        if k is None:
+            continue
+        for row in lines[i + 1:]:
+            f = row.split()
+            if len(f) == len(cols) and re.fullmatch(r'\d+', f[0]):
+                return f[k]
+    return ''
+
+
+def sockperf_value(path):
+    with open(path, errors='replace') as f:
+        m = re.search(r'percentile 50\.000 =\s*([0-9.]+)', f.read())
+    return m.group(1) if m else ''
+
+
+def iperf3_value(path):
+    try:
+        with open(path) as f:
+            bps = json.load(f)['end']['sum_received']['bits_per_second']
+    except (OSError, ValueError, KeyError):
+        return ''
+    return f'{bps / 1e9:.3f}'
+
+
+# ---- aggregation ----
+
+def load(path):
+    """{key: (unit, [values])} from results.csv, key = (tool, op, size, pmd, loss)."""
+    rows = defaultdict(lambda: ['', []])
+    with open(path, newline='') as f:
+        for r in csv.DictReader(f):
+            k = tuple(r[c] for c in KEY)
+            rows[k][0] = r['unit']
+            rows[k][1].append(float(r['value']))
+    return rows
+
+
+class Stat:
+    def __init__(self, unit, values):
+        self.unit = unit
+        self.values = values
+        self.median = statistics.median(values)
+        self.lo = min(values)
+        self.hi = max(values)
+
+    def cell(self):
+        """median [lowest..highest repeat]."""
+        if len(self.values) == 1:
+            return fmt(self.median)
+        return f'{fmt(self.median)} [{fmt(self.lo)}..{fmt(self.hi)}]'
+
+
+def fmt(v):
+    if v >= 100:
+        return f'{v:.0f}'
+    if v >= 10:
+        return f'{v:.1f}'
+    if v >= 0.1:
+        return f'{v:.2f}'
+    return f'{v:.4f}'
+
+
+def size_label(s):
+    s = int(s)
+    if s >= 1 << 20 and s % (1 << 20) == 0:
+        return f'{s >> 20} MiB'
+    if s >= 1024 and s % 1024 == 0:
+        return f'{s >> 10} KiB'
+    return f'{s} B'
+
+
+class Results:
+    def __init__(self, rows):
+        self.stats = {k: Stat(u, v) for k, (u, v) in rows.items()}
+        self.repeats = max((len(s.values) for s in self.stats.values()), default=0)
+
+    def get(self, tool, op, size, pmd, loss='0'):
+        return self.stats.get((tool, op, str(size), pmd, str(loss)))
+
+    def sizes(self, tool, op, pmd, loss='0'):
+        return sorted({int(k[2]) for k in self.stats
+                       if k[0] == tool and k[1] == op and k[3] == pmd and k[4] == loss})
+
+    def losses(self, pmd):
+        return sorted({float(k[4]) for k in self.stats
+                       if k[0] == 'ib_write_bw' and k[1] == 'write' and k[3] == pmd
+                       and k[4] != '0'})
+
+
+def ratio(a, b):
+    return a.median / b.median if a and b and b.median else None
+
+
+def table(res, machine):
+    out = []
+    w = out.append
+    w(f'Medians of {res.repeats} repeat(s), in brackets the lowest and the highest repeat. '
+      'The machine is noisy (2 shared cores, other work running): compare medians, and re-run '
+      'before trusting a difference smaller than the spread.')
+    w('')
+    w('```')
+    w(machine.strip())
+    w('```')
+    w('')
+
+    w('### Targets (issue 4): ratios of medians measured in this run')
+    w('')
+    w('| figure | uroce | baseline | ratio | target |')
+    w('| --- | --- | --- | --- | --- |')
+
+    def target_row(label, a, b, bname, want, better):
+        r = ratio(a, b)
+        if r is None:
+            w(f'| {label} | - | - | - | {want} |')
+            return
+        met = 'met' if better(r) else 'not met'
+        w(f'| {label} | {fmt(a.median)} | {bname} {fmt(b.median)} | {r:.2f} | {want}: {met} |')
+
+    for pmd in ('af_packet', 'af_xdp'):
+        for s in (64, 4096):
+            wl = res.get('ib_write_lat', 'write', s, pmd)
+            if not wl:
+                continue
+            target_row(f'{pmd} write latency {size_label(s)} (µs, ½ RTT) vs plain DPDK', wl,
+                       res.get('dpdk_plain', 'pingpong', s, pmd), 'DPDK', '≤ 1.3',
+                       lambda r: r <= 1.3)
+            ku = res.get('sockperf', 'udp_pingpong', s, 'af_packet')
+            if ku:
+                target_row(f'{pmd} write latency {size_label(s)} (µs, ½ RTT) vs kernel UDP', wl, ku,
+                           'sockperf', '≤ 0.75', lambda r: r <= 0.75)
+    target_row('af_xdp 64 KiB write goodput (Gbit/s) vs iperf3 TCP',
+               res.get('ib_write_bw', 'write', 65536, 'af_xdp'),
+               res.get('iperf3', 'tcp_bw', 0, 'af_xdp'), 'iperf3', '≥ 1.0', lambda r: r >= 1.0)
+    target_row('memif 64 KiB write goodput (Gbit/s) vs memcpy',
+               res.get('ib_write_bw', 'write', 65536, 'memif'),
+               res.get('memcpy', 'memcpy', 65536, 'memif'), 'memcpy', '≥ 0.40',
+               lambda r: r >= 0.40)
+    w('')
+
+    w('### Latency (µs): perftest t_typical (median); write and send: ½ round trip, '
+      'read and atomic: a whole one')
+    w('')
+    w('| tool | pmd | size | uroce | plain DPDK (½ RTT) | kernel UDP sockperf (½ RTT) |')
+    w('| --- | --- | --- | --- | --- | --- |')
+    for pmd in ('af_packet', 'af_xdp', 'memif'):
+        for tool in ('ib_write_lat', 'ib_read_lat', 'ib_send_lat', 'ib_atomic_lat'):
+            op = tool[3:-4]
+            for s in res.sizes(tool, op, pmd):
+                st = res.get(tool, op, s, pmd)
+                d = res.get('dpdk_plain', 'pingpong', s, pmd)
+                k = res.get('sockperf', 'udp_pingpong', s, 'af_packet') if pmd != 'memif' else None
+                w(f'| {tool} | {pmd} | {size_label(s)} | {st.cell()} | '
+                  f'{d.cell() if d else "-"} | {k.cell() if k else "-"} |')
+    w('')
+
+    w('### Bandwidth (Gbit/s): perftest BW average, one QP')
+    w('')
+    w('| tool | pmd | size | uroce | baseline | uroce/baseline |')
+    w('| --- | --- | --- | --- | --- | --- |')
+    for pmd in ('af_packet', 'af_xdp', 'memif'):
+        base = (res.get('iperf3', 'tcp_bw', 0, pmd), 'iperf3 TCP') if pmd != 'memif' else None
+        for tool in ('ib_write_bw', 'ib_read_bw', 'ib_send_bw'):
+            op = tool[3:-3]
+            for s in res.sizes(tool, op, pmd):
+                st = res.get(tool, op, s, pmd)
+                b, bname = base if base else (res.get('memcpy', 'memcpy', s, 'memif'), 'memcpy')
+                r = ratio(st, b)
+                w(f'| {tool} | {pmd} | {size_label(s)} | {st.cell()} | '
+                  f'{bname + " " + b.cell() if b else "-"} | {f"{r:.2f}" if r else "-"} |')
+    w('')
+
+    mr = res.get('ib_write_bw', 'write_msgrate', 8, 'af_packet')
+    if mr:
+        w(f'Message rate, 8 B RDMA writes on 4 QPs (`ib_write_bw -s 8 -q 4`), af_packet: '
+          f'{mr.cell()} Mpps.')
+        w('')
+
+    base = res.get('ib_write_bw', 'write', 65536, 'af_packet')
+    losses = res.losses('af_packet')
+    if losses:
+        w('### Goodput with loss: 64 KiB RDMA writes, af_packet, frames dropped on both ends')
+        w('')
+        w('| loss | goodput (Gbit/s) | relative to lossless |')
+        w('| --- | --- | --- |')
+        if base:
+            w(f'| 0 | {base.cell()} | 1.00 |')
+        for x in losses:
+            st = res.get('ib_write_bw', 'write', 65536, 'af_packet', loss_key(res, x))
+            r = ratio(st, base)
+            w(f'| {x:g}% | {st.cell()} | {f"{r:.2f}" if r else "-"} |')
+        w('')
+    return '\n'.join(out) + '\n'
+
+
+def loss_key(res, x):
+    return next(k[4] for k in res.stats if k[0] == 'ib_write_bw' and k[3] == 'af_packet'
+                and k[4] != '0' and float(k[4]) == x)
+
+
+# ---- plots ----
+
+def series(path, rows):
+    """A gnuplot data file: x median min max [label]."""
+    with open(path, 'w') as f:
+        for r in rows:
+            f.write(' '.join(str(v) for v in r) + '\n')
+    return path
+
+
+def plots(res, d):
+    data = os.path.join(d, 'plotdata')
+    os.makedirs(data, exist_ok=True)
+    scripts = []
+    common = ('set terminal pngcairo size 900,640 font "sans,10" noenhanced\n'
+              'set grid\nset key above maxrows 3 width 2\n')
+
+    lines = []
+    for tool, op, pmd, title in (
+            ('ib_write_lat', 'write', 'af_packet', 'ib_write_lat af_packet'),
+            ('ib_send_lat', 'send', 'af_packet', 'ib_send_lat af_packet'),
+            ('ib_read_lat', 'read', 'af_packet', 'ib_read_lat af_packet (RTT)'),
+            ('ib_atomic_lat', 'atomic', 'af_packet', 'ib_atomic_lat af_packet (RTT)'),
+            ('ib_write_lat', 'write', 'af_xdp', 'ib_write_lat af_xdp'),
+            ('ib_write_lat', 'write', 'memif', 'ib_write_lat memif'),
+            ('dpdk_plain', 'pingpong', 'af_packet', 'plain DPDK af_packet'),
+            ('dpdk_plain', 'pingpong', 'af_xdp', 'plain DPDK af_xdp'),
+            ('sockperf', 'udp_pingpong', 'af_packet', 'kernel UDP (sockperf)')):
+        pts = [(s, st.median, st.lo, st.hi) for s in res.sizes(tool, op, pmd)
+               for st in [res.get(tool, op, s, pmd)]]
+        if pts:
+            p = series(os.path.join(data, f'lat-{tool}-{pmd}.dat'), pts)
+            lines.append(f'"{p}" using 1:2:3:4 with yerrorlines title "{title}"')
+    scripts.append(common + f'set output "{os.path.join(d, "latency.png")}"\n'
+                   'set title "Latency vs message size (medians, bars: min..max of repeats)"\n'
+                   'set xlabel "message size (bytes)"\nset ylabel "latency (µs; ½ RTT unless marked RTT)"\n'
+                   'set logscale xy\nset xrange [1:8192]\n'
+                   'set xtics ("2 B" 2, "8 B" 8, "64 B" 64, "512 B" 512, "4 KiB" 4096)\n'
+                   'plot ' + ', \\\n  '.join(lines) + '\n')
+
+    lines = []
+    for tool, op, pmd in (('ib_write_bw', 'write', 'af_packet'), ('ib_read_bw', 'read', 'af_packet'),
+                          ('ib_send_bw', 'send', 'af_packet'), ('ib_write_bw', 'write', 'af_xdp'),
+                          ('ib_write_bw', 'write', 'memif'), ('memcpy', 'memcpy', 'memif')):
+        pts = [(s, st.median, st.lo, st.hi) for s in res.sizes(tool, op, pmd)
+               for st in [res.get(tool, op, s, pmd)]]
+        if pts:
+            p = series(os.path.join(data, f'bw-{tool}-{pmd}.dat'), pts)
+            lines.append(f'"{p}" using 1:2:3:4 with yerrorlines title "{tool} {pmd}"')
+    for pmd in ('af_packet', 'af_xdp'):
+        st = res.get('iperf3', 'tcp_bw', 0, pmd)
+        if st:
+            mtu = 9000 if pmd == 'af_packet' else 3500
+            p = series(os.path.join(data, f'bw-iperf3-{pmd}.dat'),
+                       [(s, st.median, st.lo, st.hi) for s in (32, 2 << 20)])
+            lines.append(f'"{p}" using 1:2 with lines dashtype 2 lw 2 '
+                         f'title "iperf3 TCP, veth MTU {mtu} ({pmd} runs)"')
+    scripts.append(common + f'set output "{os.path.join(d, "bandwidth.png")}"\n'
+                   'set title "Bandwidth vs message size (medians, bars: min..max of repeats)"\n'
+                   'set xlabel "message size (bytes)"\nset ylabel "goodput (Gbit/s)"\n'
+                   'set logscale xy\nset xrange [32:2097152]\n'
+                   'set xtics ("64 B" 64, "1 KiB" 1024, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)\n'
+                   'plot ' + ', \\\n  '.join(lines) + '\n')
+
+    base = res.get('ib_write_bw', 'write', 65536, 'af_packet')
+    pts = []
+    if base:
+        pts.append((0, '"0%"', 100.0, 100 * base.lo / base.median, 100 * base.hi / base.median,
+                    base.median))
+        for i, x in enumerate(res.losses('af_packet'), 1):
+            st = res.get('ib_write_bw', 'write', 65536, 'af_packet', loss_key(res, x))
+            pts.append((i, f'"{x:g}%"', 100 * st.median / base.median, 100 * st.lo / base.median,
+                        100 * st.hi / base.median, st.median))
+    p = series(os.path.join(data, 'loss.dat'), pts or [(0, '"0%"', 0, 0, 0, 0)])
+    scripts.append(common + f'set output "{os.path.join(d, "loss.png")}"\n'
+                   'set title "64 KiB RDMA write goodput with loss on both ends (af_packet)"\n'
+                   'set xlabel "frames dropped on receive (each end)"\n'
+                   'set ylabel "goodput relative to lossless (%)"\nset yrange [0:*]\n'
+                   'set offsets 0.5, 0.5, graph 0.1, 0\nset style fill solid 0.5\nset boxwidth 0.5\nunset key\n'
+                   f'plot "{p}" using 1:3:xtic(2) with boxes, '
+                   f'"{p}" using 1:3:4:5 with yerrorbars lc rgb "black", '
+                   f'"{p}" using 1:3:(sprintf("%.2f Gbit/s", $6)) with labels offset 0,1.2\n')
+
+    for s in scripts:
+        subprocess.run(['gnuplot'], input=s, text=True, check=True)
+
+
+def report(d, doc=None, img=None):
+    res = Results(load(os.path.join(d, 'results.csv')))
+    try:
+        with open(os.path.join(d, 'machine.txt')) as f:
+            machine = f.read()
+    except OSError:
+        machine = ''
+    text = table(res, machine)
+    with open(os.path.join(d, 'table.md'), 'w') as f:
+        f.write(text)
+    plots(res, d)
+    if doc:
+        with open(doc) as f:
+            body = f.read()
+        a, b = body.find(DOC_BEGIN), body.find(DOC_END)
+        if a < 0 or b < a:
+            sys.exit(f'suite.py: {doc} has no bench-suite markers')
+        body = body[:a + len(DOC_BEGIN)] + '\n' + text + body[b:]
+        with open(doc, 'w') as f:
+            f.write(body)
+        os.makedirs(img, exist_ok=True)
+        for p in PLOTS:
+            shutil.copy(os.path.join(d, f'{p}.png'), os.path.join(img, f'perf-{p}.png'))
+        shutil.copy(os.path.join(d, 'results.csv'), os.path.join(img, 'perf-results.csv'))
+        print(f'updated {doc} and {img}/perf-*.png')
+
+
+# ---- check of a --quick run ----
+
+QUICK_ROWS = [
+    ('ib_write_bw', 'write', '65536', 'af_packet', '0'),
+    ('ib_read_bw', 'read', '65536', 'af_packet', '0'),
+    ('ib_send_bw', 'send', '65536', 'af_packet', '0'),
+    ('ib_write_lat', 'write', '64', 'af_packet', '0'),
+    ('ib_read_lat', 'read', '64', 'af_packet', '0'),
+    ('ib_send_lat', 'send', '64', 'af_packet', '0'),
+    ('ib_atomic_lat', 'atomic', '8', 'af_packet', '0'),
+    ('ib_write_bw', 'write_msgrate', '8', 'af_packet', '0'),
+    ('sockperf', 'udp_pingpong', '64', 'af_packet', '0'),
+    ('dpdk_plain', 'pingpong', '64', 'af_packet', '0'),
+    ('iperf3', 'tcp_bw', '0', 'af_packet', '0'),
+    ('ib_write_bw', 'write', '65536', 'af_packet', '1'),
+    ('ib_write_bw', 'write', '65536', 'af_xdp', '0'),
+    ('ib_write_lat', 'write', '64', 'af_xdp', '0'),
+    ('dpdk_plain', 'pingpong', '64', 'af_xdp', '0'),
+    ('iperf3', 'tcp_bw', '0', 'af_xdp', '0'),
+    ('ib_write_bw', 'write', '65536', 'memif', '0'),
+    ('memcpy', 'memcpy', '65536', 'memif', '0'),
+    ('ib_write_lat', 'write', '64', 'memif', '0'),
+]
+
+
+def check(d):
+    """TAP: one line per expected figure and per plot."""
+    n = failed = 0
+
+    def ok(cond, name):
+        nonlocal n, failed
+        n += 1
+        failed += not cond
+        print(f'{"ok" if cond else "not ok"} {n} - {name}', flush=True)
+
+    rows = defaultdict(list)
+    header = None
+    with open(os.path.join(d, 'results.csv'), newline='') as f:
+        rd = csv.reader(f)
+        header = next(rd, None)
+        for r in rd:
+            rows[tuple(r[:5])].append(r)
+    ok(header == ['tool', 'op', 'size', 'pmd', 'loss', 'repeat', 'value', 'unit'], 'CSV header')
+    for k in QUICK_ROWS:
+        got = rows.get(k, [])
+        good = len(got) == 1 and got[0][5] == '1' and got[0][7] != '' and float(got[0][6]) > 0
+        ok(good, f'{" ".join(k)}: one positive figure ({got})')
+    ok(sum(len(v) for v in rows.values()) == len(QUICK_ROWS), 'no unexpected rows')
+    for p in PLOTS:
+        path = os.path.join(d, f'{p}.png')
+        try:
+            with open(path, 'rb') as f:
+                head = f.read(24)
+            size = os.path.getsize(path)
+        except OSError:
+            head, size = b'', 0
+        ok(head[:8] == PNG_MAGIC and head[12:16] == b'IHDR' and size > 2000,
+           f'{p}.png is a PNG image ({size} bytes)')
+    with open(os.path.join(d, 'table.md')) as f:
+        t = f.read()
+    ok('noisy' in t and 'Medians of 1 repeat' in t, 'table says the machine is noisy, medians of repeats')
+    ok(re.search(r'write latency 64 B .* vs plain DPDK \| [0-9.]+ \|', t) is not None,
+       'table has the write latency / plain DPDK ratio')
+    print(f'1..{n}')
+    return 1 if failed else 0
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == 'perftest':
+        print(perftest_value(argv[1], argv[2]))
+    elif len(argv) == 2 and argv[0] == 'sockperf':
+        print(sockperf_value(argv[1]))
+    elif len(argv) == 2 and argv[0] == 'iperf3':
+        print(iperf3_value(argv[1]))
+    elif len(argv) >= 2 and argv[0] == 'report':
+        doc = argv[argv.index('--doc') + 1] if '--doc' in argv else None
+        img = argv[argv.index('--img') + 1] if '--img' in argv else None
+        report(argv[1], doc, img)
+    elif len(argv) == 3 and argv[0] == 'check' and argv[2] == '--quick':
+        return check(argv[1])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: MIT
+"""rdma-core's own provider test suite (python3-pyverbs), unmodified, on uroce0.
+
+The installed suite (/usr/share/doc/rdma-core/tests, some files gzipped) is
+unpacked to a temporary folder and run with run_tests.py --dev uroce0 --gid N
+(N: the IPv4 RoCE v2 GID) through `uroce exec`, inside a namespace whose veth
+peer is in another namespace.  Every test of the suite becomes one TAP line:
+passed is ok, skipped is ok with its reason as the SKIP directive, failed and
+errored are not ok.  Skip reasons are listed in docs/conformance.md.
+"""
+
+import collections
+import gzip
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import it  # noqa: E402
+
+SUITE_SRC = '/usr/share/doc/rdma-core/tests'
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'pyverbs_driver.py')
+SUITE_TIMEOUT = 1500
+# A suite that imports and runs at all passes far more than this.
+MIN_PASSED = 60
+
+
+def unpack(dst):
+    """Copy the installed suite to @dst/tests, gunzipping the *.gz files."""
+    tests = os.path.join(dst, 'tests')
+    os.makedirs(tests)
+    for name in os.listdir(SUITE_SRC):
+        src = os.path.join(SUITE_SRC, name)
+        if name.endswith('.gz'):
+            with gzip.open(src, 'rb') as fi, open(os.path.join(tests, name[:-3]), 'wb') as fo:
+                shutil.copyfileobj(fi, fo)
+        elif os.path.isfile(src):
+            shutil.copy(src, tests)
+    return tests
+
+
+def body(tap, pair):
+    if not os.path.exists(os.path.join(SUITE_SRC, 'run_tests.py')):
+        tap.ok(False, f'rdma-core test suite installed at {SUITE_SRC} (python3-pyverbs)')
+        return
+    work = tempfile.mkdtemp(prefix='uroce-pyverbs-')
+    try:
+        tests = unpack(work)
+        result = os.path.join(work, 'result.json')
+        gid = pair.gid_index(0, 4)
+        argv = ['/usr/bin/python3', DRIVER, tests, result,
+                '--dev', 'uroce0', '--gid', str(gid), '-v']
+        tap.diag(f'run_tests.py --dev uroce0 --gid {gid} -v (in {pair.ns[0]}, via uroce exec)')
+        p = pair.start(0, argv)
+        p.wait(SUITE_TIMEOUT)
+        if p.rc != 0 or not os.path.exists(result):
+            tap.ok(False, 'the suite ran to its end', p.out)
+            return
+        with open(result) as f:
+            res = json.load(f)
+        count = collections.Counter(t['outcome'] for t in res['tests'])
+        reasons = collections.Counter(t['reason'] for t in res['tests']
+                                      if t['outcome'] == 'skipped')
+        for t in res['tests']:
+            if t['outcome'] == 'passed':
+                tap.ok(True, t['id'])
+            elif t['outcome'] == 'skipped':
+                tap.n += 1
+                reason = ' '.join(t['reason'].split())
+                print(f'ok {tap.n} - {t["id"]} # SKIP {reason}', flush=True)
+            else:
+                tap.ok(False, f'{t["id"]} ({t["outcome"]})', t.get('detail', ''))
+        tap.diag(f'ran {len(res["tests"])}: passed {count["passed"]}, failed {count["failed"]}, '
+                 f'skipped {count["skipped"]}, errored {count["errored"]}')
+        tap.diag('skip reasons (count, reason):')
+        for reason, n in reasons.most_common():
+            tap.diag(f'  {n:4d}  {reason}')
+        tap.ok(count['passed'] >= MIN_PASSED,
+               f'at least {MIN_PASSED} tests passed ({count["passed"]})')
+        tap.ok(res['status'] == 0 and not count['failed'] and not count['errored'],
+               'run_tests.py exit status 0, no failure, no error', f'status {res["status"]}')
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'pv', body))
