@@ -618,8 +618,6 @@ static int check_values(struct rc_qp *qp, const struct ibv_qp_attr *a, int mask,
 		return -EINVAL;
 	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
 		return -EINVAL;
-	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > RC_MAX_RD_ATOMIC)
-		return -EINVAL;
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > RC_MAX_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > RC_PSN_MASK)
@@ -681,8 +679,15 @@ static void apply(struct rc_qp *qp, const struct ibv_qp_attr *a, int mask,
 	}
 	if (mask & IBV_QP_MIN_RNR_TIMER)
 		q->min_rnr_timer = a->min_rnr_timer;
+	/*
+	 * The initiator depth is capped at what we support, not refused: perftest sets it to
+	 * the peer's max_qp_rd_atom (rxe: 128), and fewer reads in flight than the responder
+	 * allows is always safe (IBA 9.5: the requester's limit).  bnxt_re caps it the same way.
+	 * max_dest_rd_atomic is responder resources we would have to have: refused above.
+	 */
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		q->max_rd_atomic = a->max_rd_atomic;
+		q->max_rd_atomic = a->max_rd_atomic < RC_MAX_RD_ATOMIC ? a->max_rd_atomic :
+									 RC_MAX_RD_ATOMIC;
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
 		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
 		qp->resp.nres = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;

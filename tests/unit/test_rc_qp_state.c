@@ -171,9 +171,6 @@ START_TEST(masks_checked)
 	a.retry_cnt = 8;
 	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), -EINVAL);
 	fill_attr(&a, IBV_QPS_RTS);
-	a.max_rd_atomic = RC_MAX_RD_ATOMIC + 1;
-	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), -EINVAL);
-	fill_attr(&a, IBV_QPS_RTS);
 	a.timeout = 32;
 	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | req), -EINVAL);
 	fill_attr(&a, IBV_QPS_RTS);
@@ -196,6 +193,38 @@ START_TEST(masks_checked)
 	ck_assert_uint_eq(q.timeout, 14);
 	ck_assert_uint_eq(q.max_rd_atomic, 4);
 	ck_assert_int_eq(q.path_mtu, IBV_MTU_1024);
+	h_env_fini(&e);
+}
+END_TEST
+
+/*
+ * perftest sets the initiator depth to the peer's max_qp_rd_atom (rxe: 128): it is capped at
+ * ours, not refused; responder resources above ours are still refused.
+ */
+START_TEST(initiator_depth_capped)
+{
+	struct h_env e;
+	struct h_qp_opts o = { .type = IBV_QPT_RC };
+	struct rc_qp *qp;
+	struct ibv_qp_attr a, q;
+
+	h_env_init(&e, NULL);
+	qp = h_qp(&e, 0, &o);
+	ck_assert_int_eq(go(qp, IBV_QPS_INIT), 0);
+	fill_attr(&a, IBV_QPS_RTR);
+	a.max_dest_rd_atomic = RC_MAX_RD_ATOMIC + 1;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | rc_required(IBV_QPS_INIT, IBV_QPS_RTR)),
+			 -EINVAL);
+	fill_attr(&a, IBV_QPS_RTR);
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | rc_required(IBV_QPS_INIT, IBV_QPS_RTR)),
+			 0);
+	fill_attr(&a, IBV_QPS_RTS);
+	a.max_rd_atomic = 128;
+	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | rc_required(IBV_QPS_RTR, IBV_QPS_RTS)),
+			 0);
+	rc_qp_query(qp, &q, 0, NULL);
+	ck_assert_uint_eq(q.max_rd_atomic, RC_MAX_RD_ATOMIC);
+	ck_assert_int_eq(h_qp_state(qp), IBV_QPS_RTS);
 	h_env_fini(&e);
 }
 END_TEST
@@ -502,6 +531,7 @@ Suite *rc_qp_state_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, transition_table, 0, 49);
 	tcase_add_test(tc, masks_checked);
+	tcase_add_test(tc, initiator_depth_capped);
 	tcase_add_test(tc, ud_masks);
 	tcase_add_test(tc, posting_rules);
 	tcase_add_test(tc, flush_in_order);
