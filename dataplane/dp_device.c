@@ -130,9 +130,9 @@ static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timer
 	 */
 	/* Frames from processes of this host ring the loop doorbell while we sleep. */
 	if (timers && dev->loop) {
+		pfd[2].fd = dp_loop_wake_fd(dev->loop);
 		if (!dp_loop_sleep_begin(dev->loop))
 			goto out;
-		pfd[2].fd = dp_loop_wake_fd(dev->loop);
 	}
 	if ((timers ? rc_engine_deadline_hint(dev->eng) >= until : atomic_load(&dev->app_poll_ns)) &&
 	    ppoll(pfd, 3, &ts, NULL) > 0) {

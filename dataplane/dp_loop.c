@@ -87,27 +87,23 @@ static int create_ring(struct dp_loop *l, char *err, size_t errlen)
 	int32_t me = (int32_t)getpid();
 	pthread_mutexattr_t ma;
 	struct dp_loop_ring *r;
-	char path[600], tmp[640];
-	int fd, ret;
+	char path[600], tmp[640] = "";
+	int fd = -1, ret;
 
-	/* Built under a temporary name and renamed: a sender never sees a half-made ring. */
 	/* The doorbell first: a sender that finds the ring finds it too. */
 	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, me);
 	unlink(path);
 	if (mkfifo(path, 0666) || chmod(path, 0666)) {
 		ret = -errno;
-		fd = -1;
-		tmp[0] = '\0';
 		goto err;
 	}
 	/* Read and write: writers never find it without a reader, and it never reports EOF. */
 	l->wake_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (l->wake_fd < 0) {
 		ret = -errno;
-		fd = -1;
-		tmp[0] = '\0';
 		goto err;
 	}
+	/* Built under a temporary name and renamed: a sender never sees a half-made ring. */
 	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, me);
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
