@@ -1,8 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # RDMA through dp_device against baselines measured in the same run, on the same veth:
-#   - RDMA write round trip (ib_write_lat style) vs plain DPDK ping-pong and busy-polling kernel UDP;
-#   - one-way goodput of 64 KiB RDMA writes vs iperf3 TCP (af_packet and af_xdp);
+#   - RDMA write round trip (ib_write_lat style) vs plain DPDK ping-pong and busy-polling kernel UDP,
+#     and vs the floor of any RC transport on that path: the plain ping-pong with an ACK frame in
+#     front of every frame, in the same burst (each side acknowledges the peer's write with its own);
+#   - one-way goodput of 64 KiB RDMA writes vs iperf3 TCP (af_packet and af_xdp), and vs what the
+#     PMD carries one way with no transport at all (plain DPDK stream of path-MTU frames);
 #   - memif goodput of 64 KiB writes vs memcpy() of 64 KiB blocks.
 # A benchmark (figures and ratios), not a test.
 #   PORTTEST=... ENGINETEST=... tests/bench/bench_dp_engine.sh [ITERS] [SECONDS]
@@ -26,13 +29,23 @@ engine() {
 	grep -E '^(write_lat|write_bw)' $WORK/cli || echo "failed: $(cat $WORK/cli $WORK/srv | tr '\n' ' ')" >&2
 }
 
-port_plain_rtt() {	# pmd size
-	bg $WORK/pong inB $PORTTEST pong --pmd $1 --netdev $VB --qpn 0x300 --plain --timeout 120
+port_plain_rtt() {	# pmd size [--with-ack]
+	bg $WORK/pong inB $PORTTEST pong --pmd $1 --netdev $VB --qpn 0x300 --plain --timeout 120 ${3:-}
 	wait_port $WORK/pong >/dev/null
 	inA $PORTTEST ping --pmd $1 --netdev $VA --qpn 0x200 --peer $IPB --peer-qpn 0x300 --plain \
-		--peer-mac $(inB cat /sys/class/net/$VB/address) --count $ITERS --size $2 --quiet >$WORK/ping 2>&1
+		--peer-mac $(inB cat /sys/class/net/$VB/address) --count $ITERS --size $2 --quiet ${3:-} >$WORK/ping 2>&1
 	kill $LASTPID; wait $LASTPID 2>/dev/null
 	field rtt_median_us $WORK/ping
+}
+
+# plain_stream_gbps pmd payload: one-way goodput of raw bursts of one prebuilt frame (no transport).
+plain_stream_gbps() {
+	bg $WORK/sink inB $PORTTEST sink --pmd $1 --netdev $VB --plain --timeout $(( SECS + 20 )) --quiet
+	wait_port $WORK/sink >/dev/null
+	inA $PORTTEST stream --pmd $1 --netdev $VA --qpn 0x200 --peer $IPB --peer-qpn 0x300 --plain \
+		--peer-mac $(inB cat /sys/class/net/$VB/address) --size $2 --timeout $SECS --quiet >$WORK/stream 2>&1
+	wait $LASTPID 2>/dev/null
+	field goodput_gbps $WORK/sink
 }
 
 udp_rtt() {
@@ -59,31 +72,36 @@ conf ubA "netdev = $VA"; conf ubB "netdev = $VB"
 conf uxA "netdev = $VA" "pmd = af_xdp"; conf uxB "netdev = $VB" "pmd = af_xdp"
 
 echo
-echo "RDMA write round trip (median µs)"
-printf "%-9s %-6s %10s %10s %10s %12s %12s\n" pmd size rdma_write plain_dpdk kernel_udp write/dpdk write/kernel
+echo "RDMA write round trip (median µs); rc_floor: plain DPDK with an ACK frame per hop"
+HDR="%-9s %-6s %10s %10s %10s %10s %10s %10s %12s\n"
+printf "$HDR" pmd size rdma_write plain_dpdk rc_floor kernel_udp write/dpdk floor/dpdk write/kernel
 lat_row() {	# pmd devA devB size pmtu
-	local w p k
+	local w p f k
 	w=$(engine $2 $3 --mode lat --size $4 --iters $ITERS --mtu $5 | grep -o 'rtt_median_us=[^ ]*' | cut -d= -f2)
 	p=$(port_plain_rtt $1 $4)
+	f=$(port_plain_rtt $1 $4 --with-ack)
 	k=$(udp_rtt $(( $4 + 28 )))	# BTH + RETH + data + ICRC
-	printf "%-9s %-6s %10s %10s %10s %12s %12s\n" $1 $4 $w $p $k $(ratio $w $p) $(ratio $w $k)
+	printf "$HDR" $1 $4 $w $p $f $k $(ratio $w $p) $(ratio $f $p) $(ratio $w $k)
 }
 lat_row af_packet ubA ubB 64 4096
 lat_row af_packet ubA ubB 4096 4096
 echo
-echo "64 KiB RDMA write goodput (Gbit/s), 16 outstanding"
-printf "%-9s %-6s %10s %10s %10s\n" pmd pmtu rdma_write iperf3_tcp write/tcp
+echo "64 KiB RDMA write goodput (Gbit/s), 16 outstanding; plain_stream: path-MTU frames, no transport"
+GHDR="%-9s %-6s %10s %12s %10s %10s %14s\n"
+printf "$GHDR" pmd pmtu rdma_write plain_stream iperf3_tcp write/tcp plain_stream/tcp
 g=$(engine ubA ubB --mode bw --size 65536 --depth 16 --seconds $SECS --mtu 4096 | grep -o 'goodput_gbps=[^ ]*' | cut -d= -f2)
+c=$(plain_stream_gbps af_packet 4096)
 t=$(iperf_gbps)
-printf "%-9s %-6s %10s %10s %10s\n" af_packet 4096 $g $t $(ratio $g $t)
+printf "$GHDR" af_packet 4096 $g $c $t $(ratio $g $t) $(ratio $c $t)
 
 inA ip link set $VA mtu 3500; inB ip link set $VB mtu 3500
 g=$(engine uxA uxB --mode bw --size 65536 --depth 16 --seconds $SECS --mtu 2048 | grep -o 'goodput_gbps=[^ ]*' | cut -d= -f2)
+c=$(plain_stream_gbps af_xdp 2048)
 t=$(iperf_gbps)
-printf "%-9s %-6s %10s %10s %10s\n" af_xdp 2048 $g $t $(ratio $g $t)
+printf "$GHDR" af_xdp 2048 $g $c $t $(ratio $g $t) $(ratio $c $t)
 echo
 echo "RDMA write round trip over af_xdp (median µs)"
-printf "%-9s %-6s %10s %10s %10s %12s %12s\n" pmd size rdma_write plain_dpdk kernel_udp write/dpdk write/kernel
+printf "$HDR" pmd size rdma_write plain_dpdk rc_floor kernel_udp write/dpdk floor/dpdk write/kernel
 lat_row af_xdp uxA uxB 64 2048
 lat_row af_xdp uxA uxB 2048 2048
 

@@ -7,15 +7,22 @@
  *   uroce-porttest pong    [PORT] [--count N] [--timeout S]
  *   uroce-porttest ping    [PORT] --peer IP --peer-qpn N [--count N] [--size B] [--timeout S]
  *   uroce-porttest blast   [PORT] --peer IP --peer-qpn N [--count N] [--size B] [--wait-ms MS]
+ *   uroce-porttest stream  [PORT] --peer IP --peer-qpn N [--size B] [--timeout S] --plain
+ *   uroce-porttest sink    [PORT] [--timeout S] --plain
  *   uroce-porttest resolve [PORT] --peer IP
  *   uroce-porttest udp-pong --bind IP:PORT      (kernel UDP, busy-polling baseline)
  *   uroce-porttest udp-ping --peer IP:PORT [--count N] [--size B]
  *   uroce-porttest kfilter add|del IFACE        (dp_kernel_filter_install/remove)
  *
  * PORT: --pmd NAME --netdev IFACE [--pmd-args ARGS] [--mtu N] [--mac MAC]
- *       [--ip ADDR]... [--qpn N | --qpn-alloc] [--plain] [--name NAME]
+ *       [--ip ADDR]... [--qpn N | --qpn-alloc] [--plain] [--with-ack] [--name NAME]
  * --plain: bypass the port's receive path (raw rte_eth_rx/tx_burst on the
  * same ethdev): the plain DPDK baseline of the benchmark.
+ * --with-ack: ping and pong put an RC ACKNOWLEDGE in front of every frame,
+ * in the same burst: the frames an RC write ping-pong must send (each side
+ * acknowledges the peer's write along with its own), without a transport.
+ * stream/sink: one-way goodput of raw bursts of one prebuilt frame, what the
+ * PMD itself carries (no transport, no checks): the ceiling of the benchmark.
  * At exit the port's counters are printed as "name=value" lines.
  */
 #include <arpa/inet.h>
@@ -55,7 +62,7 @@ struct opts {
 	char		peer_udp[64];
 	char		bind_udp[64];
 	uint32_t	qpn, peer_qpn;
-	bool		qpn_alloc, plain, quiet;
+	bool		qpn_alloc, plain, quiet, with_ack;
 	unsigned long	count;
 	uint32_t	size;
 	double		timeout;
@@ -103,7 +110,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "peer-qpn", 1, 0, 'R' }, { "count", 1, 0, 'c' }, { "size", 1, 0, 's' },
 		{ "timeout", 1, 0, 't' }, { "plain", 0, 0, 'x' }, { "bind", 1, 0, 'b' },
 		{ "name", 1, 0, 'N' }, { "wait-ms", 1, 0, 'w' }, { "quiet", 0, 0, 'z' },
-		{ "eal-args", 1, 0, 'e' }, { "peer-mac", 1, 0, 'A' }, { 0, 0, 0, 0 } };
+		{ "eal-args", 1, 0, 'e' }, { "peer-mac", 1, 0, 'A' }, { "with-ack", 0, 0, 'K' },
+		{ 0, 0, 0, 0 } };
 	int c;
 
 	if (argc < 2)
@@ -158,6 +166,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'w': o->wait_ms = atof(optarg); break;
 		case 'x': o->plain = true; break;
 		case 'z': o->quiet = true; break;
+		case 'K': o->with_ack = true; break;
 		case 'b': snprintf(o->bind_udp, sizeof(o->bind_udp), "%s", optarg); break;
 		case 'N': snprintf(o->cfg.name, sizeof(o->cfg.name), "%s", optarg); break;
 		default: usage();
@@ -198,7 +207,7 @@ struct endpoint {
 	struct port	*p;
 	uint8_t		gid[16];	/* our address of the peer's family */
 	uint32_t	qpn;
-	bool		plain;
+	bool		plain, with_ack;
 	uint16_t	ethdev;
 	struct rte_mempool *pool;
 };
@@ -221,12 +230,11 @@ static void fill_desc(struct wire_build_desc *d, const struct endpoint *ep, cons
 	d->deth.src_qp = ep->qpn;
 }
 
-/* Build one frame in a port buffer and queue it.  Return: 0 or -errno. */
-static int send_frame(struct endpoint *ep, const struct wire_build_desc *d, const void *payload,
-		      uint32_t len)
+/* Build one frame of @d into a fresh buffer: an mbuf (plain) or a port buffer. */
+static int build_frame(struct endpoint *ep, const struct wire_build_desc *d, const void *payload,
+		       uint32_t len, struct port_frame *f)
 {
 	uint32_t flen = wire_frame_len(d, len);
-	struct port_frame f;
 	int ret;
 
 	if (ep->plain) {
@@ -236,21 +244,60 @@ static int send_frame(struct endpoint *ep, const struct wire_build_desc *d, cons
 			return -ENOBUFS;
 		m->data_len = (uint16_t)flen;
 		m->pkt_len = flen;
-		wire_build(rte_pktmbuf_mtod(m, void *), flen, d, payload, len);
-		if (rte_eth_tx_burst(ep->ethdev, 0, &m, 1) != 1) {
-			rte_pktmbuf_free(m);
-			return -ENOBUFS;
-		}
+		f->data = rte_pktmbuf_mtod(m, uint8_t *);
+		f->len = flen;
+		f->handle = m;
+	} else if ((ret = ep->p->ops->tx_alloc(ep->p, f, flen))) {
+		return ret;
+	}
+	if (wire_build(f->data, flen, d, payload, len))
+		return 0;
+	if (ep->plain)
+		rte_pktmbuf_free(f->handle);
+	else
+		ep->p->ops->tx_abort(ep->p, f);
+	return -EINVAL;
+}
+
+/*
+ * Build one frame and queue it (plain: send it), after an RC ACKNOWLEDGE
+ * to the same peer with --with-ack, both in one burst.  Return: 0 or -errno.
+ */
+static int send_frame(struct endpoint *ep, const struct wire_build_desc *d, const void *payload,
+		      uint32_t len)
+{
+	struct port_frame f[2];
+	unsigned n = 0, sent;
+	int ret;
+
+	if (ep->with_ack) {
+		struct wire_build_desc ack = *d;
+
+		ack.opcode = WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE;
+		ack.psn = (d->psn + 0x800000) & WIRE_24BIT_MASK;	/* never taken for an answer */
+		if ((ret = build_frame(ep, &ack, NULL, 0, &f[n])))
+			return ret;
+		n++;
+	}
+	if ((ret = build_frame(ep, d, payload, len, &f[n]))) {
+		if (n)
+			ep->plain ? rte_pktmbuf_free(f[0].handle) : ep->p->ops->tx_abort(ep->p, &f[0]);
+		return ret;
+	}
+	n++;
+	if (!ep->plain) {
+		ep->p->ops->tx_burst(ep->p, f, n);
 		return 0;
 	}
-	ret = ep->p->ops->tx_alloc(ep->p, &f, flen);
-	if (ret)
-		return ret;
-	if (!wire_build(f.data, flen, d, payload, len)) {
-		ep->p->ops->tx_abort(ep->p, &f);
-		return -EINVAL;
+	{
+		struct rte_mbuf *m[2] = { f[0].handle, f[1].handle };
+
+		sent = rte_eth_tx_burst(ep->ethdev, 0, m, (uint16_t)n);
+		if (sent < n) {
+			rte_pktmbuf_free_bulk(m + sent, n - sent);
+			return -ENOBUFS;
+		}
 	}
-	ep->p->ops->tx_burst(ep->p, &f, 1);
 	return 0;
 }
 
@@ -392,8 +439,13 @@ static int run_pong(struct endpoint *ep, const struct opts *o)
 			struct wire_pkt pkt;
 			const struct wire_deth *deth;
 
-			if (wire_parse(f[i].data, f[i].len, 0, &pkt) != WIRE_DROP_NONE ||
-			    pkt.opcode != (WIRE_OPC_UD | WIRE_OP_SEND_ONLY)) {
+			if (wire_parse(f[i].data, f[i].len, 0, &pkt) != WIRE_DROP_NONE) {
+				bad++;
+				continue;
+			}
+			if (o->with_ack && pkt.opcode == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE))
+				continue;
+			if (pkt.opcode != (WIRE_OPC_UD | WIRE_OP_SEND_ONLY)) {
 				bad++;
 				continue;
 			}
@@ -540,6 +592,86 @@ static int run_blast(struct endpoint *ep, const struct opts *o)
 	return bad || mismatched || dup ? 1 : 0;
 }
 
+/* Raw bursts of copies of one prebuilt frame for --timeout seconds, as fast as the PMD takes them. */
+static int run_stream(struct endpoint *ep, const struct opts *o)
+{
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(o->timeout * 1e9), sent = 0;
+	uint8_t *payload = calloc(1, o->size), mac[6];
+	struct rte_mbuf *m[DP_BURST];
+	struct wire_build_desc d;
+	uint32_t flen;
+	uint8_t *tmpl;
+
+	if (!ep->plain || !payload)
+		return 1;
+	if (o->have_peer_mac)
+		memcpy(mac, o->peer_mac, 6);
+	else if (resolve(ep, o->peer, mac, 5, !o->quiet))
+		return 1;
+	fill_desc(&d, ep, mac, o->peer, o->peer_qpn, 0);
+	flen = wire_frame_len(&d, o->size);
+	tmpl = malloc(flen);
+	if (!flen || !tmpl || !wire_build(tmpl, flen, &d, payload, o->size))
+		return 1;
+	while (!stop && now_ns() < end) {
+		unsigned n;
+
+		if (rte_pktmbuf_alloc_bulk(ep->pool, m, DP_BURST))
+			continue;
+		for (unsigned i = 0; i < DP_BURST; i++) {
+			m[i]->data_len = (uint16_t)flen;
+			m[i]->pkt_len = flen;
+			memcpy(rte_pktmbuf_mtod(m[i], void *), tmpl, flen);
+		}
+		n = rte_eth_tx_burst(ep->ethdev, 0, m, DP_BURST);
+		sent += n;
+		if (n < DP_BURST)
+			rte_pktmbuf_free_bulk(m + n, DP_BURST - n);
+	}
+	printf("stream size=%u frame=%u sent=%" PRIu64 " seconds=%.3f\n", o->size, flen, sent,
+	       (now_ns() - t0) / 1e9);
+	free(tmpl);
+	free(payload);
+	return 0;
+}
+
+/* Counts frames of the stream's length until --timeout or 1 s without one after the first. */
+static int run_sink(struct endpoint *ep, const struct opts *o)
+{
+	uint64_t end = now_ns() + (uint64_t)(o->timeout * 1e9), first = 0, last = 0, frames = 0;
+	uint64_t bytes = 0;
+	struct port_frame f[DP_BURST];
+
+	if (!ep->plain)
+		return 1;
+	while (!stop) {
+		uint64_t now = now_ns();
+		unsigned n = rx(ep, f);
+
+		if (n) {
+			if (!first)
+				first = now;
+			last = now;
+			for (unsigned i = 0; i < n; i++) {
+				struct wire_pkt pkt;
+
+				if (f[i].len > 64 && wire_parse(f[i].data, f[i].len, WIRE_PARSE_SKIP_ICRC,
+								&pkt) == WIRE_DROP_NONE) {
+					frames++;
+					bytes += pkt.payload_len;
+				}
+			}
+			rx_done(ep, f, n);
+		} else if (now > end || (first && now - last > 1000000000ull)) {
+			break;
+		}
+	}
+	printf("sink frames=%" PRIu64 " payload_bytes=%" PRIu64 " seconds=%.6f goodput_gbps=%.3f\n",
+	       frames, bytes, (last - first) / 1e9,
+	       last > first ? bytes * 8.0 / (double)(last - first) : 0.0);
+	return 0;
+}
+
 /* ---- Kernel UDP baseline: non-blocking sockets polled in a loop ---- */
 
 static int udp_socket(const char *spec, struct sockaddr_storage *sa, socklen_t *len, bool bind_it)
@@ -661,7 +793,7 @@ int main(int argc, char **argv)
 		return ret ? 1 : 0;
 	}
 	if (strcmp(o.mode, "pong") && strcmp(o.mode, "ping") && strcmp(o.mode, "resolve") &&
-	    strcmp(o.mode, "blast"))
+	    strcmp(o.mode, "blast") && strcmp(o.mode, "stream") && strcmp(o.mode, "sink"))
 		usage();
 	if (o.qpn_alloc) {
 		ret = dp_qpn_open(o.cfg.netdev, &qmap, err, sizeof(err));
@@ -681,6 +813,7 @@ int main(int argc, char **argv)
 	ep.p = dp_port_base(ep.dp);
 	ep.qpn = o.qpn;
 	ep.plain = o.plain;
+	ep.with_ack = o.with_ack;
 	ep.ethdev = dp_port_ethdev(ep.dp);
 	ep.pool = dp_port_mempool(ep.dp);
 	printf("port %s mac=%02x:%02x:%02x:%02x:%02x:%02x mtu=%u\n", ep.p->name, ep.p->mac[0],
@@ -695,6 +828,10 @@ int main(int argc, char **argv)
 		ret = run_ping(&ep, &o);
 	} else if (!strcmp(o.mode, "blast")) {
 		ret = run_blast(&ep, &o);
+	} else if (!strcmp(o.mode, "stream")) {
+		ret = run_stream(&ep, &o);
+	} else if (!strcmp(o.mode, "sink")) {
+		ret = run_sink(&ep, &o);
 	} else {
 		uint8_t mac[6];
 

@@ -81,7 +81,29 @@ if n != 2000:
     sys.exit("expected 2000 IPv4 frames, got %d" % n)
 PYEOF
 
-# 4. Removing the filter leaves the clsact qdisc alone.
+# 4. The benchmark's plain baselines (tests/bench/bench_dp_engine.sh): raw rte_eth bursts.
+MACB=$(inB cat /sys/class/net/$VB/address)
+bg $WORK/pong7 inB $PORTTEST pong --netdev $VB --qpn 0x300 --plain --with-ack --count 200
+wait_port $WORK/pong7 || fail "pong did not start"
+inA $PORTTEST ping --netdev $VA --qpn 0x200 --peer $IPB --peer-qpn 0x300 --plain --with-ack \
+	--peer-mac $MACB --count 200 --size 64 >$WORK/ping7 2>&1
+wait $LASTPID
+[ "$(field received $WORK/ping7)" = 200 ] && [ "$(field bad $WORK/ping7)" = 0 ] &&
+	[ "$(field echoed $WORK/pong7)" = 200 ] && [ "$(field bad $WORK/pong7)" = 0 ] &&
+	ok "plain ping-pong with an ACK frame per hop: 200 answered, ACKs not taken for answers" ||
+	fail "--with-ack: $(grep -h -E '^(ping|pong)' $WORK/ping7 $WORK/pong7 | tr '\n' ' ')"
+bg $WORK/sink inB $PORTTEST sink --netdev $VB --plain --timeout 10 --quiet
+wait_port $WORK/sink || fail "sink did not start"
+inA $PORTTEST stream --netdev $VA --qpn 0x200 --peer $IPB --peer-qpn 0x300 --plain \
+	--peer-mac $MACB --size 1024 --timeout 0.5 --quiet >$WORK/stream 2>&1
+wait $LASTPID
+sent=$(field sent $WORK/stream); got=$(field frames $WORK/sink)
+[ "${sent:-0}" -gt 1000 ] && [ "${got:-0}" -gt 0 ] && [ "$got" -le "$sent" ] &&
+	[ "$(field payload_bytes $WORK/sink)" = $(( got * 1024 )) ] &&
+	ok "plain stream: $sent frames sent, $got counted at the sink with their 1 KiB payloads" ||
+	fail "stream/sink: $(cat $WORK/stream $WORK/sink | grep -E '^(stream|sink)' | tr '\n' ' ')"
+
+# 5. Removing the filter leaves the clsact qdisc alone.
 inA $PORTTEST kfilter del $VA || fail "kfilter del"
 inA tc filter show dev $VA ingress | grep -q 'handle 0x4791' && fail "filter still there"
 inA $PORTTEST kfilter del $VA || fail "kfilter del is not idempotent"
