@@ -41,14 +41,7 @@ assert [o["frame"] for o in objs] == list(range(1, 124))
 ' "$tmp/out" || fail "-j: output is not 123 JSON frames with 105 good RoCE packets"
 
 # -j stays valid JSON on broken frames: every fuzz seed and regression input, in one pcap.
-/usr/bin/python3 -c '
-import glob, struct, sys
-with open(sys.argv[2], "wb") as o:
-    o.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for f in sorted(glob.glob(sys.argv[1] + "/corpus/*") + glob.glob(sys.argv[1] + "/regressions/*")):
-        d = open(f, "rb").read()
-        o.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
-' "$top/tests/fuzz" "$tmp/fuzz.pcap"
+fuzz_inputs_pcap "$tmp/fuzz.pcap"
 expect_exit 0 json-fuzz-inputs -- "$uroce" decode -j "$tmp/fuzz.pcap"
 /usr/bin/python3 -c '
 import json, sys

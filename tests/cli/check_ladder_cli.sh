@@ -223,14 +223,7 @@ assert [x.get("class") for x in g][4:6] == ["pkt nak", "pkt request resent"], [x
 ' "$tmp/out" || fail "svg-stdout: not 9 packets with the NAK and the resend"
 
 # Broken frames (every fuzz seed and regression input in one pcap) are drawn, never a crash.
-$py -c '
-import glob, struct, sys
-with open(sys.argv[2], "wb") as o:
-    o.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for f in sorted(glob.glob(sys.argv[1] + "/corpus/*") + glob.glob(sys.argv[1] + "/regressions/*")):
-        d = open(f, "rb").read()
-        o.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
-' "$top/tests/fuzz" "$tmp/fuzz.pcap"
+fuzz_inputs_pcap "$tmp/fuzz.pcap"
 expect_exit 0 fuzz-text -- "$uroce" ladder --all --max 0 "$tmp/fuzz.pcap"
 has_line fuzz-text 'DROP '
 expect_exit 0 fuzz-svg -- "$uroce" ladder --all --max 0 --svg "$tmp/fuzz.svg" "$tmp/fuzz.pcap"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Shared start of check_decode_cli.sh and check_ladder_cli.sh: arguments, scratch dir, counted checks.
+# Shared by check_decode_cli.sh and check_ladder_cli.sh: arguments, scratch dir, counted checks, fuzz pcap.
 # Sourced first thing by scripts run as SCRIPT UROCE SOURCE_ROOT; the scratch dir goes on exit.
 # shellcheck shell=bash disable=SC2034 # uroce and caps are for the scripts that source this file
 uroce=$1
@@ -28,6 +28,18 @@ one_error_line() {
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$name: stderr has $(wc -l <"$tmp/err") lines"
 	grep -q -- "$pattern" "$tmp/err" || fail "$name: stderr lacks '$pattern': $(cat "$tmp/err")"
 	[ ! -s "$tmp/out" ] || fail "$name: wrote to stdout"
+}
+
+# fuzz_inputs_pcap OUT: every fuzz seed and regression input of tests/fuzz, one frame each, in one pcap.
+fuzz_inputs_pcap() {
+	/usr/bin/python3 -c '
+import glob, struct, sys
+with open(sys.argv[2], "wb") as o:
+    o.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for f in sorted(glob.glob(sys.argv[1] + "/corpus/*") + glob.glob(sys.argv[1] + "/regressions/*")):
+        d = open(f, "rb").read()
+        o.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
+' "$top/tests/fuzz" "$1"
 }
 
 # finish WHAT: exits 1 if any check failed, else says WHAT passed.
