@@ -41,6 +41,37 @@ static void prov_async_write(struct prov_context *ctx, uint64_t element, enum ib
 
 static void prov_sync_gids(struct prov_dataplane *dpl);
 
+/* What an asynchronous event is about: the element its descriptor names. */
+enum prov_event_object {
+	PROV_EVENT_PORT,	/* unaffiliated: element is the port number */
+	PROV_EVENT_CQ,
+	PROV_EVENT_QP,
+	PROV_EVENT_SRQ,
+};
+
+/* Affiliated events name the CQ, QP or SRQ they are about; all others name the port. */
+static enum prov_event_object prov_event_object(enum ibv_event_type type)
+{
+	switch (type) {
+	case IBV_EVENT_CQ_ERR:
+		return PROV_EVENT_CQ;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return PROV_EVENT_QP;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return PROV_EVENT_SRQ;
+	default:
+		return PROV_EVENT_PORT;
+	}
+}
+
 /*
  * Affiliated events come from the engine with its lock held and go to the
  * context that owns the object; port events come from the dataplane's
@@ -51,38 +82,29 @@ static void prov_engine_async_event(void *arg, enum ibv_event_type type, void *o
 {
 	struct prov_dataplane *dpl = arg;
 
-	switch (type) {
-	case IBV_EVENT_CQ_ERR: {
+	switch (prov_event_object(type)) {
+	case PROV_EVENT_CQ: {
 		struct prov_cq *cq = obj_user;
 
 		prov_async_write(to_pctx(cq->vcq.cq.context), (uintptr_t)&cq->vcq.cq, type);
 		return;
 	}
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED: {
+	case PROV_EVENT_QP: {
 		struct prov_qp *qp = obj_user;
 
 		prov_async_write(to_pctx(qp->vqp.qp.context), (uintptr_t)&qp->vqp.qp, type);
 		return;
 	}
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED: {
+	case PROV_EVENT_SRQ: {
 		struct prov_srq *srq = obj_user;
 
 		prov_async_write(to_pctx(srq->vsrq.srq.context), (uintptr_t)&srq->vsrq.srq, type);
 		return;
 	}
-	case IBV_EVENT_GID_CHANGE:
+	case PROV_EVENT_PORT:
 		/* From the dataplane's thread, engine lock not held: sysfs first, then tell. */
-		prov_sync_gids(dpl);
-		/* fall through */
-	default:
+		if (type == IBV_EVENT_GID_CHANGE)
+			prov_sync_gids(dpl);
 		pthread_mutex_lock(&dpl->ctx_lock);
 		for (struct prov_context *c = dpl->contexts; c; c = c->next_ctx)
 			prov_async_write(c, PROV_PORT_NUM, type);
@@ -351,25 +373,17 @@ static int prov_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_por
 static void prov_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
 	(void)ctx;
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR:
+	switch (prov_event_object(event->event_type)) {
+	case PROV_EVENT_CQ:
 		atomic_fetch_add(&to_pcq(event->element.cq)->async_reported, 1);
 		break;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
+	case PROV_EVENT_QP:
 		atomic_fetch_add(&to_pqp(event->element.qp)->async_reported, 1);
 		break;
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case PROV_EVENT_SRQ:
 		atomic_fetch_add(&to_psrq(event->element.srq)->async_reported, 1);
 		break;
-	default:
+	case PROV_EVENT_PORT:
 		break;
 	}
 }

@@ -4,38 +4,13 @@
 # one clear error line with a non-zero exit for every kind of bad input.
 # Usage: check_decode_cli.sh UROCE SOURCE_ROOT
 set -uo pipefail
-uroce=$1
-top=$2
-caps=$top/pcap-fixtures/captures
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-# expect_exit CODE NAME -- CMD...: runs CMD, stdout/stderr into $tmp/out, $tmp/err.
-expect_exit() {
-	local want=$1 name=$2
-	shift 3
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	local got=$?
-	[ "$got" -eq "$want" ] || fail "$name: exit $got, expected $want ($(head -c 300 "$tmp/err"))"
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 last_line_is() {
 	local want=$1 got
 	got=$(tail -n 1 "$tmp/out")
 	[ "$got" = "$want" ] || fail "last line '$got', expected '$want'"
-}
-
-one_error_line() {
-	local name=$1 pattern=$2
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$name: stderr has $(wc -l <"$tmp/err") lines"
-	grep -q -- "$pattern" "$tmp/err" || fail "$name: stderr lacks '$pattern': $(cat "$tmp/err")"
-	[ ! -s "$tmp/out" ] || fail "$name: wrote to stdout"
 }
 
 # Classic pcap and pcapng (editcap's output) both decode, every frame, summary line last.
@@ -66,14 +41,7 @@ assert [o["frame"] for o in objs] == list(range(1, 124))
 ' "$tmp/out" || fail "-j: output is not 123 JSON frames with 105 good RoCE packets"
 
 # -j stays valid JSON on broken frames: every fuzz seed and regression input, in one pcap.
-/usr/bin/python3 -c '
-import glob, struct, sys
-with open(sys.argv[2], "wb") as o:
-    o.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for f in sorted(glob.glob(sys.argv[1] + "/corpus/*") + glob.glob(sys.argv[1] + "/regressions/*")):
-        d = open(f, "rb").read()
-        o.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
-' "$top/tests/fuzz" "$tmp/fuzz.pcap"
+fuzz_inputs_pcap "$tmp/fuzz.pcap"
 expect_exit 0 json-fuzz-inputs -- "$uroce" decode -j "$tmp/fuzz.pcap"
 /usr/bin/python3 -c '
 import json, sys
@@ -109,8 +77,4 @@ one_error_line bad-range "wants FRAME or FIRST-LAST"
 expect_exit 2 no-file -- "$uroce" decode
 grep -q "usage: uroce decode" "$tmp/err" || fail "no file: no usage"
 
-if [ "$failures" -ne 0 ]; then
-	echo "$failures check(s) failed"
-	exit 1
-fi
-echo "ok: uroce decode CLI checks passed"
+finish "uroce decode"

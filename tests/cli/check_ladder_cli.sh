@@ -4,35 +4,10 @@
 # out merged), trimming, widths, SVG parsed as XML, and one clear error line for every bad input.
 # Usage: check_ladder_cli.sh UROCE SOURCE_ROOT
 set -uo pipefail
-uroce=$1
-top=$2
-caps=$top/pcap-fixtures/captures
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
 spec=$top/pcap-fixtures/spec
 py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-# expect_exit CODE NAME -- CMD...: runs CMD, stdout/stderr into $tmp/out, $tmp/err.
-expect_exit() {
-	local want=$1 name=$2
-	shift 3
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	local got=$?
-	[ "$got" -eq "$want" ] || fail "$name: exit $got, expected $want ($(head -c 300 "$tmp/err"))"
-}
-
-one_error_line() {
-	local name=$1 pattern=$2
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$name: stderr has $(wc -l <"$tmp/err") lines"
-	grep -q -- "$pattern" "$tmp/err" || fail "$name: stderr lacks '$pattern': $(cat "$tmp/err")"
-	[ ! -s "$tmp/out" ] || fail "$name: wrote to stdout"
-}
 
 has_line() {
 	local name=$1 regex=$2
@@ -248,14 +223,7 @@ assert [x.get("class") for x in g][4:6] == ["pkt nak", "pkt request resent"], [x
 ' "$tmp/out" || fail "svg-stdout: not 9 packets with the NAK and the resend"
 
 # Broken frames (every fuzz seed and regression input in one pcap) are drawn, never a crash.
-$py -c '
-import glob, struct, sys
-with open(sys.argv[2], "wb") as o:
-    o.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for f in sorted(glob.glob(sys.argv[1] + "/corpus/*") + glob.glob(sys.argv[1] + "/regressions/*")):
-        d = open(f, "rb").read()
-        o.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
-' "$top/tests/fuzz" "$tmp/fuzz.pcap"
+fuzz_inputs_pcap "$tmp/fuzz.pcap"
 expect_exit 0 fuzz-text -- "$uroce" ladder --all --max 0 "$tmp/fuzz.pcap"
 has_line fuzz-text 'DROP '
 expect_exit 0 fuzz-svg -- "$uroce" ladder --all --max 0 --svg "$tmp/fuzz.svg" "$tmp/fuzz.pcap"
@@ -308,8 +276,4 @@ grep -q "usage: uroce ladder" "$tmp/out" || fail "-h: no usage"
 expect_exit 0 listed -- "$uroce" --help
 grep -q "uroce ladder" "$tmp/out" || fail "uroce --help does not list ladder"
 
-if [ "$failures" -ne 0 ]; then
-	echo "$failures check(s) failed"
-	exit 1
-fi
-echo "ok: uroce ladder CLI checks passed"
+finish "uroce ladder"

@@ -23,30 +23,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'integration'))
+import it  # noqa: E402
+
 DEMO_TIMEOUT = 300
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, name, detail=''):
-        self.n += 1
-        print(f'{"ok" if cond else "not ok"} {self.n} - {name}', flush=True)
-        if not cond:
-            self.failed += 1
-            for line in str(detail).strip().splitlines()[-60:]:
-                print(f'#   {line}', flush=True)
-        return cond
-
-    def diag(self, text):
-        for line in str(text).splitlines():
-            print(f'# {line}', flush=True)
-
-    def done(self):
-        print(f'1..{self.n}', flush=True)
-        return 1 if self.failed else 0
+# A failed check shows this much of the demo's output.
+DETAIL_LINES = 60
 
 
 class Demo:
@@ -57,20 +39,16 @@ class Demo:
                      '--prefix', self.prefix] + (['--prebuilt'] if prebuilt else [])
 
     def start(self):
+        """Start the demo in its own process group; returns its Popen."""
         env = dict(os.environ)
         env.pop('UROCE_RUN_DIR', None)
-        self.p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, env=env, start_new_session=True)
-        return self.p
+        self.proc = it.Proc(self.argv, env)
+        return self.proc.p
 
     def finish(self, timeout=DEMO_TIMEOUT):
-        try:
-            out, _ = self.p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.p.pid, signal.SIGKILL)
-            out, _ = self.p.communicate()
-            out += f'\n[killed after {timeout} s]'
-        return self.p.returncode, out
+        """(exit code, output) once it ends; after TIMEOUT seconds it is killed."""
+        rc = self.proc.wait(timeout)
+        return rc, self.proc.out
 
     def own_processes(self):
         """PIDs of processes run in the demo's namespaces: `uroce exec` names the run directory."""
@@ -215,7 +193,7 @@ def main():
     if os.geteuid() != 0:
         print('1..0 # SKIP needs root (network namespaces, /dev/infiniband)')
         return 77
-    tap = Tap()
+    tap = it.Tap(DETAIL_LINES)
     demo = Demo(source, build, {'run': 'r', 'interrupt': 'i', 'refuse': 'x'}[mode],
                 prebuilt=mode != 'run')
     {'run': test_run, 'interrupt': test_interrupt, 'refuse': test_refuse}[mode](tap, demo)

@@ -32,18 +32,20 @@ class TapFailure(Exception):
 class Tap:
     """TAP output: one line per check, the plan at the end."""
 
-    def __init__(self):
+    def __init__(self, detail_lines=40):
         self.n = 0
         self.failed = 0
+        self.detail_lines = detail_lines
 
     def ok(self, cond, name, detail=''):
+        """Print the check's line; when it failed, the last detail_lines lines of DETAIL too."""
         self.n += 1
         if cond:
             print(f'ok {self.n} - {name}', flush=True)
         else:
             self.failed += 1
             print(f'not ok {self.n} - {name}', flush=True)
-            for line in str(detail).strip().splitlines()[-40:]:
+            for line in str(detail).strip().splitlines()[-self.detail_lines:]:
                 print(f'#   {line}', flush=True)
         return cond
 
