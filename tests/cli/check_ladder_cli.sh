@@ -19,6 +19,13 @@ labels() {
 	sed -nE 's/^ *[0-9]* +[0-9.]*  +\|(<?[-=~.]{1,2} )(.*[^-=~.> ]) [-=~.]*>?\|.*$/\2/p; s/^ +\|-- (psn .* lost .*[)]) -*X.*$/\1/p' "$1"
 }
 
+# expect_labels NAME: the arrows' labels of the last output are the lines given on stdin.
+expect_labels() {
+	labels "$tmp/out" >"$tmp/labels"
+	cat >"$tmp/want"
+	diff -u "$tmp/want" "$tmp/labels" >"$tmp/diff" || fail "$1: arrows differ: $(cat "$tmp/diff")"
+}
+
 # --- A real loss capture, checked frame by frame against tshark --------------------------------
 loss=$caps/rxe/loss1pct_rc_write.pcap
 expect_exit 0 loss -- "$uroce" ladder --max 0 "$loss"
@@ -130,8 +137,7 @@ has_line read '\|<- READ RESP FIRST psn 9586593 msn 1 1024B -+\|$'
 
 # --- Fixtures: input and expected output merged, uroce named ---------------------------------
 expect_exit 0 fixture-gbn -- "$uroce" ladder "$spec/req_go_back_n_seq_nak.fixture"
-labels "$tmp/out" >"$tmp/labels"
-cat >"$tmp/want" <<'EOF'
+expect_labels fixture-gbn <<'EOF'
 WRITE FIRST psn 2097152 rkey 0xc0ffee len 4000 1024B
 WRITE MIDDLE psn 2097153 1024B
 WRITE MIDDLE psn 2097154 1024B
@@ -142,14 +148,12 @@ WRITE MIDDLE psn 2097154 1024B (resent)
 WRITE LAST psn 2097155 ackreq 928B (resent)
 ACK psn 2097155 msn 1
 EOF
-diff -u "$tmp/want" "$tmp/labels" >"$tmp/diff" || fail "fixture-gbn: arrows differ: $(cat "$tmp/diff")"
 has_line fixture-gbn '^frame +time  10\.0\.0\.1 \(uroce\) +10\.0\.0\.2 \(peer\)$'
 
 expect_exit 0 fixture-rnr -- "$uroce" ladder "$spec/req_rnr_retry.fixture"
-labels "$tmp/out" >"$tmp/labels"
-printf '%s\n' "SEND ONLY psn 2097152 ackreq 16B" "RNR NAK psn 2097152 wait 1.28ms msn 0" \
-	"SEND ONLY psn 2097152 ackreq 16B (resent: RNR)" "ACK psn 2097152 msn 1" >"$tmp/want"
-diff -u "$tmp/want" "$tmp/labels" >"$tmp/diff" || fail "fixture-rnr: arrows differ: $(cat "$tmp/diff")"
+expect_labels fixture-rnr < <(printf '%s\n' "SEND ONLY psn 2097152 ackreq 16B" \
+	"RNR NAK psn 2097152 wait 1.28ms msn 0" "SEND ONLY psn 2097152 ackreq 16B (resent: RNR)" \
+	"ACK psn 2097152 msn 1")
 
 # A fixture's work requests, expected completions and final QP state are printed under the diagram.
 expect_exit 0 fixture-retry -- "$uroce" ladder "$spec/req_retry_exhausted.fixture"
@@ -165,10 +169,8 @@ expect_exit 0 fixture-timeout -- "$uroce" ladder "$spec/req_go_back_n_timeout.fi
 has_line fixture-timeout '^    5 0\.004194  \|== WRITE MIDDLE psn 2097153 1024B \(resent: no NAK\) =+>\|$'
 
 expect_exit 0 fixture-uc-gap -- "$uroce" ladder "$spec/uc_gap_drops_message.fixture"
-labels "$tmp/out" >"$tmp/labels"
-printf '%s\n' "UC SEND FIRST psn 1048576 1024B" "psn 1048577 lost (not in capture)" \
-	"UC SEND LAST psn 1048578 952B" "UC SEND ONLY psn 1048579 100B" >"$tmp/want"
-diff -u "$tmp/want" "$tmp/labels" >"$tmp/diff" || fail "fixture-uc-gap: arrows differ: $(cat "$tmp/diff")"
+expect_labels fixture-uc-gap < <(printf '%s\n' "UC SEND FIRST psn 1048576 1024B" \
+	"psn 1048577 lost (not in capture)" "UC SEND LAST psn 1048578 952B" "UC SEND ONLY psn 1048579 100B")
 
 expect_exit 0 fixture-access -- "$uroce" ladder "$spec/rc_nak_remote_access_no_remote_write.fixture"
 has_line fixture-access '^    2 0\.000000  \|<~ NAK remote access error psn 1048576 msn 0 ~+\|$'
