@@ -418,6 +418,22 @@ static int resolve(struct endpoint *ep, const uint8_t peer[16], uint8_t mac[6], 
 	return ret;
 }
 
+/*
+ * Parse a received frame as RoCE.  A broken one counts in @bad; with
+ * --plain every frame of the netdev arrives, and the kernel's own (ARP,
+ * IPv6 neighbour discovery, other protocols) are passed over uncounted.
+ */
+static bool parse_roce(const struct port_frame *f, struct wire_pkt *pkt, unsigned long *bad)
+{
+	enum wire_drop r = wire_parse(f->data, f->len, 0, pkt);
+
+	if (r == WIRE_DROP_NONE)
+		return true;
+	if (r != WIRE_DROP_NOT_IP && r != WIRE_DROP_NOT_UDP && r != WIRE_DROP_NOT_ROCE_PORT)
+		(*bad)++;
+	return false;
+}
+
 static int run_pong(struct endpoint *ep, const struct opts *o)
 {
 	uint64_t end = now_ns() + (uint64_t)(o->timeout * 1e9);
@@ -439,10 +455,8 @@ static int run_pong(struct endpoint *ep, const struct opts *o)
 			struct wire_pkt pkt;
 			const struct wire_deth *deth;
 
-			if (wire_parse(f[i].data, f[i].len, 0, &pkt) != WIRE_DROP_NONE) {
-				bad++;
+			if (!parse_roce(&f[i], &pkt, &bad))
 				continue;
-			}
 			if (o->with_ack && pkt.opcode == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE))
 				continue;
 			if (pkt.opcode != (WIRE_OPC_UD | WIRE_OP_SEND_ONLY)) {
@@ -500,10 +514,8 @@ static int run_ping(struct endpoint *ep, const struct opts *o)
 			for (unsigned i = 0; i < n; i++) {
 				struct wire_pkt pkt;
 
-				if (wire_parse(f[i].data, f[i].len, 0, &pkt) != WIRE_DROP_NONE) {
-					bad++;
+				if (!parse_roce(&f[i], &pkt, &bad))
 					continue;
-				}
 				if (pkt.psn != ((sent - 1) & WIRE_24BIT_MASK) || pkt.dest_qp != ep->qpn)
 					continue;	/* a late answer to an earlier ping */
 				if (pkt.payload_len != o->size ||
@@ -560,10 +572,8 @@ static int run_blast(struct endpoint *ep, const struct opts *o)
 				struct wire_pkt pkt;
 				uint32_t psn;
 
-				if (wire_parse(f[i].data, f[i].len, 0, &pkt) != WIRE_DROP_NONE) {
-					bad++;
+				if (!parse_roce(&f[i], &pkt, &bad))
 					continue;
-				}
 				psn = pkt.psn;
 				if (psn >= o->count || pkt.dest_qp != ep->qpn)
 					continue;

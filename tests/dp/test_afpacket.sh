@@ -30,6 +30,7 @@ noports() { ip netns exec $1 awk '/^Udp:/{getline; print $3}' /proc/net/snmp; }
 np_a=$(noports $NSA); np_b=$(noports $NSB)
 export UROCE_PCAP=$WORK/rec-%p.pcap
 bg $WORK/pong2 inB $PORTTEST pong --netdev $VB --qpn 0x300 --count 1500
+pong2_pid=$LASTPID
 wait_port $WORK/pong2 || fail "pong did not start"
 inA $PORTTEST ping --netdev $VA --qpn 0x200 --peer $IPB --peer-qpn 0x300 --count 500 --size 1024 \
 	>$WORK/ping2 2>&1 || fail "ping 1 KB"
@@ -59,7 +60,7 @@ kill $LASTPID; wait $LASTPID 2>/dev/null
 	fail "default framesz: 4 KiB got $(field received $WORK/ping5), 1 KiB got $(field received $WORK/ping6)"
 
 # 3. UROCE_PCAP: every RoCE frame sent and received, readable by tshark, ICRC checked by scapy.
-pong_pcap=$(ls $WORK/rec-*.pcap | head -1)
+pong_pcap=$WORK/rec-$pong2_pid.pcap	# the pings recorded theirs too
 n=$(tshark -r "$pong_pcap" -Y 'infiniband' 2>/dev/null | wc -l)
 [ "$n" = 3000 ] && ok "UROCE_PCAP of the pong: 3000 RoCE frames (tshark)" || fail "UROCE_PCAP has $n frames, expected 3000"
 $PY - "$pong_pcap" <<'PYEOF' && ok "ICRC of recorded IPv4 frames verified by scapy" || fail "scapy ICRC check"
