@@ -593,7 +593,7 @@ int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge 
 		if (crc)
 			*crc = wire_crc32_copy(*crc, dst, p, n);
 		else
-			memcpy(dst, p, n);
+			wire_payload_copy(dst, p, n);
 		dst += n;
 		len -= n;
 		cur->off += n;
@@ -611,7 +611,7 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 
 		if (ret)
 			return ret;
-		memcpy(p, src, n);
+		wire_payload_copy(p, src, n);
 		src += n;
 		len -= n;
 		cur->off += n;

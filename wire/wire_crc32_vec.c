@@ -6,6 +6,7 @@
  * Also a variant that copies what it reads, so a sender gets the ICRC of a
  * payload for the cost of the copy.
  */
+#include <immintrin.h>
 #include <string.h>
 
 #include "uroce/wire.h"
@@ -14,7 +15,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
-#define VEC_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,vpclmulqdq,pclmul,sse4.1")))
+#define VEC_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,vpclmulqdq,pclmul,sse4.1,bmi2")))
 
 /* Constants of the 2048-bit (256-byte) fold; the narrower ones are in wire_crc32_fold.h. */
 #define K2048_LO	0x11542778aull
@@ -148,7 +149,8 @@ static int cpu_has_vec(void)
 	if (has < 0)
 		has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
 		      __builtin_cpu_supports("avx512bw") &&
-		      __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
+		      __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul") &&
+		      __builtin_cpu_supports("bmi2");
 	return has;
 }
 
@@ -188,6 +190,49 @@ uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
 	return crc;
 }
 
+/* 64-byte vector moves, in ascending order; the ends by masked moves (no byte outside is touched). */
+VEC_TARGET static void copy_vec(uint8_t *dst, const uint8_t *src, size_t len)
+{
+	size_t head = -(uintptr_t)dst & 63;
+
+	if (head) {
+		__mmask64 m = _bzhi_u64(~0ull, (unsigned)(head < len ? head : len));
+
+		_mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
+		if (head >= len)
+			return;
+		dst += head;
+		src += head;
+		len -= head;
+	}
+	for (; len >= 256; len -= 256, src += 256, dst += 256) {
+		__m512i a = _mm512_loadu_si512((const void *)src);
+		__m512i b = _mm512_loadu_si512((const void *)(src + 64));
+		__m512i c = _mm512_loadu_si512((const void *)(src + 128));
+		__m512i e = _mm512_loadu_si512((const void *)(src + 192));
+
+		_mm512_store_si512((void *)dst, a);
+		_mm512_store_si512((void *)(dst + 64), b);
+		_mm512_store_si512((void *)(dst + 128), c);
+		_mm512_store_si512((void *)(dst + 192), e);
+	}
+	for (; len >= 64; len -= 64, src += 64, dst += 64)
+		_mm512_store_si512((void *)dst, _mm512_loadu_si512((const void *)src));
+	if (len) {
+		__mmask64 m = _bzhi_u64(~0ull, (unsigned)len);
+
+		_mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
+	}
+}
+
+void wire_payload_copy(void *dst, const void *src, size_t len)
+{
+	if (len >= WIRE_PAYLOAD_COPY_VEC_MIN && cpu_has_vec())
+		copy_vec(dst, src, len);
+	else
+		memcpy(dst, src, len);
+}
+
 #else
 
 bool wire_crc32_vec_available(void)
@@ -219,6 +264,11 @@ uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
 	return wire_crc32(crc, src, len);
+}
+
+void wire_payload_copy(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #define WIRE_CRC32_VEC_MIN 256
+#define WIRE_PAYLOAD_COPY_VEC_MIN 512
 
 bool wire_crc32_vec_available(void);
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The AVX-512 CRC-32 path and wire_crc32_copy() against zlib and the table-driven reference. */
+/* The AVX-512 CRC-32 path, wire_crc32_copy() and wire_payload_copy() against zlib and memcpy(). */
 #include <check.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -39,9 +40,45 @@ START_TEST(crc_matches_reference)
 		ck_assert_uint_eq(wire_crc32_copy(seed, dst + (off ^ 5), src + off, len), want);
 		ck_assert_int_eq(memcmp(dst + (off ^ 5), src + off, len), 0);
 		ck_assert_uint_eq(dst[(off ^ 5) + len], 0);
+		if (off ^ 5)
+			ck_assert_uint_eq(dst[(off ^ 5) - 1], 0);
 	}
 	free(src);
 	free(dst);
+}
+END_TEST
+
+/*
+ * Every source and destination alignment, lengths around each boundary of
+ * the vector loop (the head to the next line, 64, 256, the masked tail):
+ * the bytes arrive, and not one byte around them is touched.
+ */
+START_TEST(payload_copy_is_memcpy)
+{
+	enum { GUARD = 128, MAX = 3000, SIZE = MAX + 3 * GUARD };
+	static const size_t lens[] = { 0, 1, 15, 63, 64, 65, 127, 255, 256, 257, 511, 512, 513,
+				       1000, 1024, 2047, 2048, 2999 };
+	uint8_t *src = aligned_alloc(64, SIZE), *dst = aligned_alloc(64, SIZE);
+	uint8_t *want = aligned_alloc(64, SIZE);
+
+	for (size_t i = 0; i < SIZE; i++)
+		src[i] = (uint8_t)next_rand();
+	for (size_t so = 0; so < 64; so += 3)
+		for (size_t dof = 0; dof < 64; dof++)
+			for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+				size_t len = lens[k];
+
+				memset(dst, 0xa5, SIZE);
+				memset(want, 0xa5, SIZE);
+				memcpy(want + GUARD + dof, src + GUARD + so, len);
+				wire_payload_copy(dst + GUARD + dof, src + GUARD + so, len);
+				ck_assert_msg(memcmp(dst, want, SIZE) == 0,
+					      "source offset %zu, destination offset %zu, length %zu",
+					      so, dof, len);
+			}
+	free(src);
+	free(dst);
+	free(want);
 }
 END_TEST
 
@@ -69,6 +106,7 @@ Suite *wire_crc32_vec_suite(void)
 
 	tcase_add_test(tc, crc_matches_reference);
 	tcase_add_test(tc, crc_check_value_and_chaining);
+	tcase_add_test(tc, payload_copy_is_memcpy);
 	suite_add_tcase(s, tc);
 	return s;
 }
