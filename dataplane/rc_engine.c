@@ -309,14 +309,39 @@ static bool type_matches(const struct rc_qp *qp, wire_op_flags fl)
 	}
 }
 
+bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt)
+{
+	if (wire_icrc(pkt->frame, pkt->l3_off, pkt->frame_len - WIRE_ICRC_LEN) == pkt->icrc)
+		return true;
+	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
+	return false;
+}
+
+/*
+ * A write's middle packet at the expected PSN goes into memory its message
+ * already owns (the range its first packet was checked for): its ICRC is
+ * computed while the payload is copied there, one pass over the bytes
+ * instead of two.  Should it not match, the packet is dropped like any
+ * other, and the bytes are written again by the retransmission before the
+ * message can complete (the last byte is never placed unchecked).  Every
+ * other packet is checked before anything acts on it.
+ */
+static bool icrc_in_copy(const struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	return pkt->opcode == (WIRE_OPC_RC | WIRE_OP_WRITE_MIDDLE) && qp->type == IBV_QPT_RC &&
+	       pkt->psn == qp->resp.epsn && !qp->resp.nak_sent &&
+	       pkt->payload_len >= RC_ICRC_IN_COPY_MIN;
+}
+
 static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, bool local)
 {
 	struct wire_pkt pkt;
 	enum wire_drop r;
 	struct rc_qp *qp;
+	bool unchecked;
 
 	/* Frames this engine built itself cannot be corrupted on the way. */
-	r = wire_parse(data, len, local ? WIRE_PARSE_SKIP_ICRC : 0, &pkt);
+	r = wire_parse(data, len, WIRE_PARSE_SKIP_ICRC, &pkt);
 	if (unlikely(r)) {
 		eng->cnt.rx_packets++;
 		eng->cnt.rx_bytes += len;
@@ -324,6 +349,12 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 		return;
 	}
 	qp = rc_hash_get(&eng->qps, pkt.dest_qp);
+	unchecked = !local && qp && icrc_in_copy(qp, &pkt);
+	if (!local && !unchecked && !rc_icrc_ok(eng, &pkt)) {
+		eng->cnt.rx_packets++;
+		eng->cnt.rx_bytes += len;
+		return;
+	}
 	if (unlikely(!qp)) {
 		/* Same host, another engine's QP: it is received there, not here. */
 		if (local && eng->cfg.local_forward &&
@@ -339,7 +370,8 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 	/* Addressed to us, and for a connected QP sent by its peer. */
 	if (unlikely((eng->n_gids && !rc_gid_is_local(eng, pkt.dst_gid)) ||
 		     (qp->type != IBV_QPT_UD && memcmp(pkt.src_gid, qp->path.dgid, 16)))) {
-		qp->cnt.bad_addr++;
+		if (!unchecked || rc_icrc_ok(eng, &pkt))
+			qp->cnt.bad_addr++;
 		return;
 	}
 	if (unlikely(pkt.op->flags & WIRE_OPF_CNP)) {
@@ -352,9 +384,12 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 		return;
 	}
 	if (pkt.op->flags & WIRE_OPF_REQUEST) {
-		if (unlikely((pkt.tclass & WIRE_ECN_MASK) == WIRE_ECN_CE))
+		if (unlikely((pkt.tclass & WIRE_ECN_MASK) == WIRE_ECN_CE) &&
+		    (!unchecked || rc_icrc_ok(eng, &pkt))) {
+			unchecked = false;
 			rc_resp_ecn(qp, &pkt);
-		rc_resp_rx(qp, &pkt);
+		}
+		rc_resp_rx(qp, &pkt, unchecked);
 		eng->pass_rx_request = true;
 	} else {
 		rc_comp_rx(qp, &pkt);

@@ -28,6 +28,7 @@
 #define RC_L3_OVERHEAD		(40 + 8 + 12 + 16 + 4 + 4)
 #define RC_CNP_INTERVAL_NS	50000ull	/* at most one CNP per QP per 50 us */
 #define RC_GRH_LEN		40		/* UD receive buffers start with a GRH area */
+#define RC_ICRC_IN_COPY_MIN	256		/* payload from which rx ICRC and copy are one pass */
 #define RC_DEFAULT_QPN		0x11
 
 #define container_of(ptr, type, member) \
@@ -536,7 +537,13 @@ void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt);
 void rc_comp_run(struct rc_qp *qp);
 
 /* Responder (rc_resp.c). */
-void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt);
+/*
+ * @icrc_unchecked: the packet's ICRC is still to be verified (an RC
+ * WRITE_MIDDLE at the expected PSN: checked while its payload is copied).
+ */
+void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked);
+/* Verify the ICRC of a packet parsed without it; a mismatch is counted as a drop. */
+bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt);
 int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more);
 void rc_resp_reset(struct rc_qp *qp);
 void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);

@@ -56,6 +56,7 @@ struct resp_ctx {
 	bool			uc;
 	uint8_t			*target;	/* host address of a write or atomic */
 	enum ibv_wc_status	status;		/* for the receive WQE on an error */
+	bool			icrc_unchecked;	/* checked in the payload copy (rx_frame) */
 };
 
 #define AETH_ACK_SYNDROME	(WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID)
@@ -458,11 +459,25 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 static void place_ordered(uint8_t *dst, const uint8_t *src, uint32_t len, bool last)
 {
 	if (!last) {
-		memcpy(dst, src, len);
+		wire_payload_copy(dst, src, len);
 		return;
 	}
-	memcpy(dst, src, len - 1);
+	wire_payload_copy(dst, src, len - 1);
 	__atomic_store_n(dst + len - 1, src[len - 1], __ATOMIC_RELEASE);
+}
+
+/* A middle packet's payload to @dst with its ICRC computed on the way; false: mismatch (counted). */
+static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_pkt *pkt)
+{
+	const uint8_t *payload = wire_pkt_payload(pkt);
+	uint32_t crc = wire_icrc(pkt->frame, pkt->l3_off, pkt->payload_off);
+
+	crc = wire_crc32_copy(crc, dst, payload, pkt->payload_len);
+	crc = wire_crc32(crc, payload + pkt->payload_len, pkt->pad);
+	if (crc == pkt->icrc)
+		return true;
+	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
+	return false;
 }
 
 static enum resp_state execute(struct resp_ctx *c)
@@ -493,8 +508,13 @@ static enum resp_state execute(struct resp_ctx *c)
 		return RESP_COMPLETE;
 	}
 	if (c->fl & WIRE_OPF_WRITE) {
-		if (len)
+		if (c->icrc_unchecked) {
+			if (!copy_checked(qp->eng, c->target, pkt))
+				return RESP_DROP;
+			c->icrc_unchecked = false;
+		} else if (len) {
 			place_ordered(c->target, wire_pkt_payload(pkt), len, ends(c->fl));
+		}
 		r->va += len;
 		r->resid -= len;
 		r->msg = ends(c->fl) ? RC_MSG_NONE : RC_MSG_WRITE;
@@ -718,7 +738,15 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	qp->cnt.completions++;
 }
 
-void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
+/* What may run before an unchecked ICRC is verified: checks that change nothing, and the copy. */
+static bool before_icrc(enum resp_state s)
+{
+	return s == RESP_CHECK_PSN || s == RESP_CHECK_OP_SEQ || s == RESP_CHECK_OP_VALID ||
+	       s == RESP_CHECK_RESOURCE || s == RESP_CHECK_LENGTH || s == RESP_CHECK_RKEY ||
+	       s == RESP_EXECUTE;
+}
+
+void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked)
 {
 	struct resp_ctx c = {
 		.qp = qp,
@@ -726,6 +754,7 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 		.fl = pkt->op->flags,
 		.low = pkt->opcode & 0x1f,
 		.uc = qp->type == IBV_QPT_UC,
+		.icrc_unchecked = icrc_unchecked,
 	};
 	enum resp_state s = RESP_CHECK_PSN;
 
@@ -742,6 +771,11 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	qp->resp.reply_mac_ok = true;
 	while (s != RESP_DONE && s != RESP_DROP) {
 		RC_TRACE(qp, "resp", resp_state_name[s]);
+		if (unlikely(c.icrc_unchecked) && !before_icrc(s)) {
+			if (!rc_icrc_ok(qp->eng, pkt))
+				return;
+			c.icrc_unchecked = false;
+		}
 		s = run_step(&c, s);
 	}
 	RC_TRACE(qp, "resp", resp_state_name[s]);
@@ -817,7 +851,7 @@ static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 	if (crc)
 		*crc = wire_crc32_copy(*crc, dst, src, len);
 	else
-		memcpy(dst, src, len);
+		wire_payload_copy(dst, src, len);
 	return 0;
 }
 

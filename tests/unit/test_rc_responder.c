@@ -721,6 +721,81 @@ START_TEST(data_lands_in_order)
 }
 END_TEST
 
+/* A request built here with one payload byte flipped after its ICRC was computed. */
+static void inject_corrupted(struct rsp *r, struct wire_build_desc *d, const void *payload,
+			     uint32_t len)
+{
+	uint8_t frame[4400];
+	struct wire_pkt pkt;
+	uint32_t n;
+
+	d->src_mac[0] = d->dst_mac[0] = 0x02;
+	d->src_mac[5] = 1;
+	d->dst_mac[5] = 2;
+	d->ip_version = 4;
+	h_gid(0, 0, d->src_gid);
+	h_gid(1, 0, d->dst_gid);
+	n = wire_build(frame, sizeof(frame), d, payload, len);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(wire_parse(frame, n, 0, &pkt), WIRE_DROP_NONE);
+	frame[pkt.payload_off + len / 2] ^= 0x10;
+	ck_assert_int_eq(port_sim_inject(r->e.link, 1, frame, n), 0);
+	h_run(&r->e, RUN_NS);
+}
+
+static uint64_t icrc_drops(struct rsp *r)
+{
+	struct rc_counters c;
+
+	rc_engine_counters(r->e.eng[1], &c);
+	return c.drops.count[WIRE_DROP_BAD_ICRC];
+}
+
+/*
+ * A write's middle packet is checked while it is copied: a corrupted one is
+ * dropped and counted, nothing answers it, the expected PSN stays, and the
+ * retransmission completes the message with the right bytes.  A corrupted
+ * packet out of sequence is dropped before it can cause a sequence NAK.
+ */
+START_TEST(corrupted_middle_dropped_then_rewritten)
+{
+	struct rsp r;
+	uint8_t data[3 * 1024];
+	struct wire_build_desc d;
+
+	rsp_init(&r);
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	d = req(&r, WIRE_OP_WRITE_FIRST, EPSN, false);
+	d.reth.va = (uintptr_t)r.mem;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = sizeof(data);
+	inject(&r, &d, data, 1024);
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 1, true);
+	inject_corrupted(&r, &d, data + 1024, 1024);
+	ck_assert_uint_eq(icrc_drops(&r), 1);
+	ck_assert_uint_eq(n_acks(&r), 0);
+	/* Out of sequence and corrupted: no NAK for it. */
+	d = req(&r, WIRE_OP_WRITE_LAST, EPSN + 2, true);
+	inject_corrupted(&r, &d, data + 2048, 1024);
+	ck_assert_uint_eq(icrc_drops(&r), 2);
+	ck_assert_uint_eq(n_acks(&r), 0);
+	ck_assert_uint_eq(qp_cnt(r.qp).out_of_sequence, 0);
+	/* The retransmission of the middle and the last packet. */
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 1, false);
+	inject(&r, &d, data + 1024, 1024);
+	d = req(&r, WIRE_OP_WRITE_LAST, EPSN + 2, true);
+	inject(&r, &d, data + 2048, 1024);
+	ck_assert_uint_eq(n_acks(&r), 1);
+	ck_assert_uint_eq(ack(&r, 0)->syndrome, SYN_ACK);
+	ck_assert_uint_eq(ack(&r, 0)->psn, (EPSN + 2) & 0xffffff);
+	ck_assert_int_eq(memcmp(r.mem, data, sizeof(data)), 0);
+	ck_assert_uint_eq(r.mem[sizeof(data)], 0);
+	ck_assert_uint_eq(icrc_drops(&r), 2);
+	rsp_fini(&r);
+}
+END_TEST
+
 /* ---- Atomicity against the CPU ---- */
 
 struct cpu_adder {
@@ -884,6 +959,7 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, send_with_invalidate_unknown_key);
 	tcase_add_test(tc, zero_length_write_skips_rkey);
 	tcase_add_test(tc, data_lands_in_order);
+	tcase_add_test(tc, corrupted_middle_dropped_then_rewritten);
 	tcase_add_test(tc, atomics_atomic_against_cpu);
 	tcase_add_test(tc, wrong_transport_or_source_dropped);
 	tcase_add_test(tc, uc_gap_drops_message);
