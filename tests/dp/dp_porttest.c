@@ -230,6 +230,15 @@ static void fill_desc(struct wire_build_desc *d, const struct endpoint *ep, cons
 	d->deth.src_qp = ep->qpn;
 }
 
+/* Give back a buffer from build_frame() that will not be sent. */
+static void discard_frame(struct endpoint *ep, struct port_frame *f)
+{
+	if (ep->plain)
+		rte_pktmbuf_free(f->handle);
+	else
+		ep->p->ops->tx_abort(ep->p, f);
+}
+
 /* Build one frame of @d into a fresh buffer: an mbuf (plain) or a port buffer. */
 static int build_frame(struct endpoint *ep, const struct wire_build_desc *d, const void *payload,
 		       uint32_t len, struct port_frame *f)
@@ -252,10 +261,7 @@ static int build_frame(struct endpoint *ep, const struct wire_build_desc *d, con
 	}
 	if (wire_build(f->data, flen, d, payload, len))
 		return 0;
-	if (ep->plain)
-		rte_pktmbuf_free(f->handle);
-	else
-		ep->p->ops->tx_abort(ep->p, f);
+	discard_frame(ep, f);
 	return -EINVAL;
 }
 
@@ -267,6 +273,7 @@ static int send_frame(struct endpoint *ep, const struct wire_build_desc *d, cons
 		      uint32_t len)
 {
 	struct port_frame f[2];
+	struct rte_mbuf *m[2];
 	unsigned n = 0, sent;
 	int ret;
 
@@ -281,7 +288,7 @@ static int send_frame(struct endpoint *ep, const struct wire_build_desc *d, cons
 	}
 	if ((ret = build_frame(ep, d, payload, len, &f[n]))) {
 		if (n)
-			ep->plain ? rte_pktmbuf_free(f[0].handle) : ep->p->ops->tx_abort(ep->p, &f[0]);
+			discard_frame(ep, &f[0]);
 		return ret;
 	}
 	n++;
@@ -289,14 +296,12 @@ static int send_frame(struct endpoint *ep, const struct wire_build_desc *d, cons
 		ep->p->ops->tx_burst(ep->p, f, n);
 		return 0;
 	}
-	{
-		struct rte_mbuf *m[2] = { f[0].handle, f[1].handle };
-
-		sent = rte_eth_tx_burst(ep->ethdev, 0, m, (uint16_t)n);
-		if (sent < n) {
-			rte_pktmbuf_free_bulk(m + sent, n - sent);
-			return -ENOBUFS;
-		}
+	for (unsigned i = 0; i < n; i++)
+		m[i] = f[i].handle;
+	sent = rte_eth_tx_burst(ep->ethdev, 0, m, (uint16_t)n);
+	if (sent < n) {
+		rte_pktmbuf_free_bulk(m + sent, n - sent);
+		return -ENOBUFS;
 	}
 	return 0;
 }
@@ -606,13 +611,13 @@ static int run_blast(struct endpoint *ep, const struct opts *o)
 static int run_stream(struct endpoint *ep, const struct opts *o)
 {
 	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(o->timeout * 1e9), sent = 0;
-	uint8_t *payload = calloc(1, o->size), mac[6];
 	struct rte_mbuf *m[DP_BURST];
 	struct wire_build_desc d;
+	uint8_t *payload, *tmpl, mac[6];
 	uint32_t flen;
-	uint8_t *tmpl;
+	bool built;
 
-	if (!ep->plain || !payload)
+	if (!ep->plain)
 		return 1;
 	if (o->have_peer_mac)
 		memcpy(mac, o->peer_mac, 6);
@@ -620,9 +625,14 @@ static int run_stream(struct endpoint *ep, const struct opts *o)
 		return 1;
 	fill_desc(&d, ep, mac, o->peer, o->peer_qpn, 0);
 	flen = wire_frame_len(&d, o->size);
-	tmpl = malloc(flen);
-	if (!flen || !tmpl || !wire_build(tmpl, flen, &d, payload, o->size))
+	payload = calloc(1, o->size ? o->size : 1);
+	tmpl = malloc(flen ? flen : 1);
+	built = flen && payload && tmpl && wire_build(tmpl, flen, &d, payload, o->size);
+	free(payload);
+	if (!built) {
+		free(tmpl);
 		return 1;
+	}
 	while (!stop && now_ns() < end) {
 		unsigned n;
 
@@ -641,11 +651,10 @@ static int run_stream(struct endpoint *ep, const struct opts *o)
 	printf("stream size=%u frame=%u sent=%" PRIu64 " seconds=%.3f\n", o->size, flen, sent,
 	       (now_ns() - t0) / 1e9);
 	free(tmpl);
-	free(payload);
 	return 0;
 }
 
-/* Counts frames of the stream's length until --timeout or 1 s without one after the first. */
+/* Counts RoCE frames and their payload bytes until --timeout, or 1 s without one after the first. */
 static int run_sink(struct endpoint *ep, const struct opts *o)
 {
 	uint64_t end = now_ns() + (uint64_t)(o->timeout * 1e9), first = 0, last = 0, frames = 0;
@@ -665,8 +674,8 @@ static int run_sink(struct endpoint *ep, const struct opts *o)
 			for (unsigned i = 0; i < n; i++) {
 				struct wire_pkt pkt;
 
-				if (f[i].len > 64 && wire_parse(f[i].data, f[i].len, WIRE_PARSE_SKIP_ICRC,
-								&pkt) == WIRE_DROP_NONE) {
+				if (wire_parse(f[i].data, f[i].len, WIRE_PARSE_SKIP_ICRC, &pkt) ==
+				    WIRE_DROP_NONE) {
 					frames++;
 					bytes += pkt.payload_len;
 				}
