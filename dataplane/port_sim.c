@@ -2,6 +2,7 @@
 /* The simulated link: a frame pool, arrivals in order per direction (heap for reordered ones), seeded faults. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +20,9 @@ struct flight {
 	uint32_t	slot;
 };
 
+/* Ends and directions each on cache lines of their own: the two ends may run on two CPUs. */
 struct sim_dir {
-	struct port_sim_faults	f;
+	alignas(64) struct port_sim_faults f;
 	struct port_sim_stats	st;
 	uint64_t		rng[4];	/* xoshiro256** */
 	uint64_t		last_at;	/* jitter never reorders: a link is FIFO */
@@ -33,10 +35,12 @@ struct sim_dir {
 	uint32_t		fhead, ftail;	/* free-running, fifo has nslots entries */
 	struct flight		*heap;
 	uint32_t		n;
+	/* Frames in the FIFO and heap: read without the lock by a receiver polling an idle link. */
+	uint32_t		queued;
 };
 
 struct sim_end {
-	struct port	port;
+	alignas(64) struct port	port;
 	struct port_sim	*sim;
 	int		idx;
 	int		resolve_result;
@@ -46,12 +50,13 @@ struct sim_end {
 };
 
 struct port_sim {
-	pthread_mutex_t	lock;		/* the two ends may run on two threads */
+	alignas(64) pthread_mutex_t lock;	/* the two ends may run on two threads */
 	struct port_sim_cfg cfg;
 	struct sim_end	end[2];
 	struct sim_dir	dir[2];		/* indexed by the sending end */
 	uint8_t		*buf;
 	uint32_t	*len;
+	struct port_frame *ext;		/* per slot: ext, ext_off, ext_len of a zero-copy frame */
 	uint32_t	slot_size, nslots;
 	uint32_t	*free_stack;
 	uint32_t	nfree;
@@ -111,10 +116,16 @@ static bool before(const struct flight *a, const struct flight *b)
 	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
 }
 
+static void queued_add(struct sim_dir *d, int n)
+{
+	__atomic_store_n(&d->queued, d->queued + (uint32_t)n, __ATOMIC_RELAXED);
+}
+
 static void heap_push(struct sim_dir *d, struct flight f)
 {
 	uint32_t i = d->n++;
 
+	queued_add(d, 1);
 	while (i) {
 		uint32_t p = (i - 1) / 2;
 
@@ -168,6 +179,7 @@ static bool next_flight(const struct port_sim *s, const struct sim_dir *d, struc
 
 static struct flight pop_flight(const struct port_sim *s, struct sim_dir *d)
 {
+	queued_add(d, -1);
 	if (fifo_len(d) && (!d->n || before(&d->fifo[d->fhead % s->nslots], &d->heap[0])))
 		return d->fifo[d->fhead++ % s->nslots];
 	return heap_pop(d);
@@ -200,17 +212,28 @@ static unsigned sim_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 	struct sim_end *e = end_of(p);
 	struct port_sim *s = e->sim;
 	struct sim_dir *d = &s->dir[!e->idx];
-	uint64_t now = s->cfg.now_ns(s->cfg.clock_arg);
+	uint64_t now = 0;
 	struct flight fl;
 	unsigned n = 0;
 
+	if (!__atomic_load_n(&d->queued, __ATOMIC_RELAXED))
+		return 0;
 	pthread_mutex_lock(&s->lock);
-	while (n < max && next_flight(s, d, &fl) && fl.at <= now) {
+	while (n < max && next_flight(s, d, &fl)) {
+		/* Frames sent with no delay arrive at 0: no clock needed for them. */
+		if (fl.at > now)
+			now = s->cfg.now_ns(s->cfg.clock_arg);
+		if (fl.at > now)
+			break;
 		fl = pop_flight(s, d);
 
 		f[n].data = slot_data(s, fl.slot);
 		f[n].len = s->len[fl.slot];
 		f[n].handle = (void *)(uintptr_t)fl.slot;
+		f[n].ext = s->ext[fl.slot].ext;
+		f[n].ext_off = s->ext[fl.slot].ext_off;
+		f[n].ext_len = s->ext[fl.slot].ext_len;
+		d->st.by_reference += f[n].ext != NULL;
 		d->st.delivered++;
 		n++;
 	}
@@ -317,9 +340,22 @@ static void corrupt(struct sim_dir *d, uint8_t *f, uint32_t len)
 	f[start + rng_next(d->rng) % (len - start)] ^= (uint8_t)(1u << (rng_next(d->rng) & 7));
 }
 
-static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, uint64_t now)
+/* The referenced payload into its place in the slot: the frame is whole from here on. */
+static void linearize(struct port_sim *s, struct sim_dir *d, uint32_t slot)
+{
+	struct port_frame *x = &s->ext[slot];
+
+	if (!x->ext)
+		return;
+	memcpy(slot_data(s, slot) + x->ext_off, x->ext, x->ext_len);
+	x->ext = NULL;
+	d->st.linearized++;
+}
+
+static void send_one(struct port_sim *s, int from, const struct port_frame *fr, uint64_t now)
 {
 	struct sim_dir *d = &s->dir[from];
+	uint32_t slot = (uint32_t)(uintptr_t)fr->handle, len = fr->len;
 	uint8_t *data = slot_data(s, slot);
 	uint64_t at = now + d->f.delay_ns;
 	uint32_t dup_slot;
@@ -327,6 +363,11 @@ static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, 
 
 	d->st.sent++;
 	s->len[slot] = len;
+	s->ext[slot].ext = s->cfg.zero_copy && fr->ext_len ? fr->ext : NULL;
+	s->ext[slot].ext_off = fr->ext_off;
+	s->ext[slot].ext_len = fr->ext_len;
+	if (s->filter)
+		linearize(s, d, slot);
 	if (s->filter && s->filter(s->filter_arg, from, data, len)) {
 		d->st.filtered++;
 		slot_put(s, slot);
@@ -343,11 +384,18 @@ static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, 
 		at = d->last_at;
 	d->last_at = at;
 	if (chance(d, d->f.reorder)) {
+		/*
+		 * Overtaken frames can arrive after their message completed
+		 * through a retransmission, its buffer reused: by value.
+		 */
+		linearize(s, d, slot);
 		d->st.reordered++;
 		at += d->f.reorder_ns;
 		in_order = false;
 	}
 	if (chance(d, d->f.dup) && !slot_get(s, &dup_slot)) {
+		linearize(s, d, slot);
+		s->ext[dup_slot].ext = NULL;
 		d->st.duplicated++;
 		memcpy(slot_data(s, dup_slot), data, len);
 		s->len[dup_slot] = len;
@@ -355,15 +403,18 @@ static void send_one(struct port_sim *s, int from, uint32_t slot, uint32_t len, 
 	}
 	if (chance(d, d->f.corrupt)) {
 		d->st.corrupted++;
+		linearize(s, d, slot);
 		corrupt(d, data, len);
 	}
 	if (chance(d, d->f.ce_mark)) {
 		d->st.ce_marked++;
+		linearize(s, d, slot);
 		mark_ce(data, len);
 	}
-	if (in_order)
+	if (in_order) {
 		d->fifo[d->ftail++ % s->nslots] = (struct flight){ at, s->seq++, slot };
-	else
+		queued_add(d, 1);
+	} else
 		heap_push(d, (struct flight){ at, s->seq++, slot });
 }
 
@@ -371,11 +422,15 @@ static void sim_tx_burst(struct port *p, struct port_frame *f, unsigned n)
 {
 	struct sim_end *e = end_of(p);
 	struct port_sim *s = e->sim;
-	uint64_t now = s->cfg.now_ns(s->cfg.clock_arg);
+	const struct port_sim_faults *faults = &s->dir[e->idx].f;
+	uint64_t now = 0;
 
 	pthread_mutex_lock(&s->lock);
+	/* Without delay a frame can be delivered at once: it arrives at 0 (or at last_at). */
+	if (faults->delay_ns || faults->jitter_ns || faults->reorder)
+		now = s->cfg.now_ns(s->cfg.clock_arg);
 	for (unsigned i = 0; i < n; i++)
-		send_one(s, e->idx, (uint32_t)(uintptr_t)f[i].handle, f[i].len, now);
+		send_one(s, e->idx, &f[i], now);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -415,13 +470,15 @@ static const struct port_ops sim_ops = {
 
 struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 {
+	pthread_mutexattr_t ma;
 	struct port_sim *s;
 
 	if (!cfg || !cfg->now_ns)
 		return NULL;
-	s = calloc(1, sizeof(*s));
+	s = aligned_alloc(alignof(struct port_sim), sizeof(*s));
 	if (!s)
 		return NULL;
+	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
 	if (!s->cfg.mtu)
 		s->cfg.mtu = DEFAULT_MTU;
@@ -429,12 +486,13 @@ struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 	s->slot_size = (uint32_t)((s->cfg.mtu + L2_MAX + 63) & ~63u);
 	s->buf = malloc((size_t)s->nslots * s->slot_size);
 	s->len = calloc(s->nslots, sizeof(*s->len));
+	s->ext = calloc(s->nslots, sizeof(*s->ext));
 	s->free_stack = malloc(s->nslots * sizeof(*s->free_stack));
 	s->dir[0].heap = malloc(s->nslots * sizeof(struct flight));
 	s->dir[1].heap = malloc(s->nslots * sizeof(struct flight));
 	s->dir[0].fifo = malloc(s->nslots * sizeof(struct flight));
 	s->dir[1].fifo = malloc(s->nslots * sizeof(struct flight));
-	if (!s->buf || !s->len || !s->free_stack || !s->dir[0].heap || !s->dir[1].heap ||
+	if (!s->buf || !s->len || !s->ext || !s->free_stack || !s->dir[0].heap || !s->dir[1].heap ||
 	    !s->dir[0].fifo || !s->dir[1].fifo) {
 		port_sim_destroy(s);
 		return NULL;
@@ -442,7 +500,11 @@ struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 	for (uint32_t i = 0; i < s->nslots; i++)
 		s->free_stack[i] = s->nslots - 1 - i;
 	s->nfree = s->nslots;
-	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutexattr_init(&ma);
+	/* Held for a few frames at a time: spin a little before sleeping. */
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&s->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	for (int i = 0; i < 2; i++) {
 		struct sim_end *e = &s->end[i];
 		static const char *const names[2] = { "sim:0", "sim:1" };
@@ -454,6 +516,7 @@ struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 		e->port.mac[5] = (uint8_t)(i + 1);
 		e->port.mtu = s->cfg.mtu;
 		e->port.name = names[i];
+		e->port.tx_ext = s->cfg.zero_copy;
 		/* A small link keeps most of its slots in the shared pool. */
 		e->cache_max = s->nslots / 16 < TX_CACHE ? s->nslots / 16 : TX_CACHE;
 		if (!e->cache_max)
@@ -475,6 +538,7 @@ void port_sim_destroy(struct port_sim *s)
 	free(s->dir[1].fifo);
 	free(s->free_stack);
 	free(s->len);
+	free(s->ext);
 	free(s->buf);
 	free(s);
 }
@@ -517,6 +581,7 @@ int port_sim_inject(struct port_sim *s, int to_end, const void *frame, uint32_t 
 	if (!ret) {
 		memcpy(slot_data(s, slot), frame, len);
 		s->len[slot] = len;
+		s->ext[slot].ext = NULL;
 		heap_push(d, (struct flight){ s->cfg.now_ns(s->cfg.clock_arg), s->seq++, slot });
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -26,6 +26,14 @@ struct port_sim_cfg {
 	uint64_t	seed;		/* same seed, same faults */
 	uint32_t	mtu;		/* IP MTU of both ends; 0: 4200 (PMTU 4096) */
 	unsigned	slots;		/* frame buffers of the link; 0: 4096 */
+	/*
+	 * Zero-copy transmit (port.tx_ext): a frame may refer to its payload in
+	 * the sender's memory until delivered, as a NIC's DMA would read it.
+	 * Faults that read or change a frame's bytes (filter, dup, corrupt,
+	 * CE mark) or let later frames overtake it (reorder) copy the payload
+	 * in first.
+	 */
+	bool		zero_copy;
 	/* Time in ns; the link delivers a frame once now_ns() reaches its arrival time. */
 	uint64_t	(*now_ns)(void *arg);
 	void		*clock_arg;
@@ -34,6 +42,8 @@ struct port_sim_cfg {
 struct port_sim_stats {
 	uint64_t sent, delivered, lost, duplicated, reordered, corrupted, ce_marked;
 	uint64_t filtered, no_buffer;
+	uint64_t by_reference;	/* delivered with the payload in the sender's memory */
+	uint64_t linearized;	/* payload copied in by the link for a fault */
 };
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The engine: lifetime, GID table, counters, receive dispatch, transmit batching, same-host path, timers. */
 #include <errno.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <sys/random.h>
 
@@ -200,10 +201,12 @@ uint8_t *rc_tx_alloc(struct rc_engine *eng, bool local, uint32_t len, struct por
 		f->data = s->data;
 		f->len = len;
 		f->handle = s;
+		f->ext = NULL;
 		return f->data;
 	}
 	if (unlikely(eng->port->ops->tx_alloc(eng->port, f, len)))
 		return NULL;
+	f->ext = NULL;
 	return f->data;
 }
 
@@ -234,6 +237,9 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
 	eng->txq[eng->ntx].data = f->data;
 	eng->txq[eng->ntx].len = f->len;
 	eng->txq[eng->ntx].handle = f->handle;
+	eng->txq[eng->ntx].ext = f->ext;
+	eng->txq[eng->ntx].ext_off = f->ext_off;
+	eng->txq[eng->ntx].ext_len = f->ext_len;
 	eng->ntx++;
 	if (eng->ntx == RC_BURST)
 		tx_flush_batch(eng);
@@ -245,13 +251,22 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
  * @local: deliver to this engine instead of the port.
  * @fill: writes the payload straight into the frame (one copy); may fail
  *	(a key went away), then nothing is sent and its error is returned.
+ * @ref: instead of @fill, the payload in registered memory that stays put
+ *	until the peer has it (see rc_tx_can_ref()): the frame refers to it.
  *
  * Over IPv4 the ICRC is computed while the payload is copied in; IPv6 also
  * needs the UDP checksum, so wire_seal() makes a pass of its own there.
  * Return: 0, -ENOBUFS when no frame buffer is free, or the error of @fill.
  */
+bool rc_tx_can_ref(const struct rc_engine *eng, bool local, const struct wire_build_desc *d,
+		   uint32_t payload_len)
+{
+	return eng->port->tx_ext && !local && d->ip_version == 4 && payload_len >= RC_TX_REF_MIN;
+}
+
 int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
-		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg)
+		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg,
+		 const uint8_t *ref)
 {
 	static const uint8_t zeros[4];
 	struct rc_counters *cnt = qp ? &qp->cnt : &eng->cnt;
@@ -266,11 +281,29 @@ int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		cnt->tx_no_buffer++;
 		return -ENOBUFS;
 	}
-	hdr = wire_build_headers(data, d, payload_len);
-	if (v4)
-		crc = wire_icrc(data, sizeof(struct wire_eth_hdr) +
+	if (!ref) {
+		hdr = wire_build_headers(data, d, payload_len);
+		if (v4)
+			crc = wire_icrc(data, sizeof(struct wire_eth_hdr) +
+					(d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0), hdr);
+	}
+	if (ref) {
+		/*
+		 * Headers built and summed where they are hot, then stored: the
+		 * frame's lines may still sit in the receiving CPU's cache, and
+		 * loads of stores to them would wait for those lines.
+		 */
+		alignas(64) uint8_t h[RC_HDR_MAX];
+
+		hdr = wire_build_headers(h, d, payload_len);
+		crc = wire_icrc(h, sizeof(struct wire_eth_hdr) +
 				(d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0), hdr);
-	if (payload_len) {
+		memcpy(data, h, hdr);
+		crc = wire_crc32(crc, ref, payload_len);
+		f.ext = ref;
+		f.ext_off = hdr;
+		f.ext_len = payload_len;
+	} else if (payload_len) {
 		ret = fill(arg, data + hdr, payload_len, v4 ? &crc : NULL);
 		if (unlikely(ret)) {
 			if (!local)
@@ -311,7 +344,7 @@ static bool type_matches(const struct rc_qp *qp, wire_op_flags fl)
 
 bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt)
 {
-	if (wire_icrc(pkt->frame, pkt->l3_off, pkt->frame_len - WIRE_ICRC_LEN) == pkt->icrc)
+	if (wire_pkt_icrc(pkt) == pkt->icrc)
 		return true;
 	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
 	return false;
@@ -333,7 +366,9 @@ static bool icrc_in_copy(const struct rc_qp *qp, const struct wire_pkt *pkt)
 	       pkt->payload_len >= RC_ICRC_IN_COPY_MIN;
 }
 
-static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, bool local)
+/* @ext: the frame's zero-copy payload (port_frame.ext), NULL when contiguous. */
+static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
+		     const struct port_frame *ext, bool local)
 {
 	struct wire_pkt pkt;
 	enum wire_drop r;
@@ -342,6 +377,13 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len, b
 
 	/* Frames this engine built itself cannot be corrupted on the way. */
 	r = wire_parse(data, len, WIRE_PARSE_SKIP_ICRC, &pkt);
+	if (ext && !r) {
+		/* The port said where the payload is: it must be where the headers put it. */
+		if (unlikely(pkt.payload_off != ext->ext_off || pkt.payload_len != ext->ext_len))
+			r = WIRE_DROP_BAD_PAYLOAD_LEN;
+		else
+			pkt.payload = ext->ext;
+	}
 	if (unlikely(r)) {
 		eng->cnt.rx_packets++;
 		eng->cnt.rx_bytes += len;
@@ -406,7 +448,7 @@ static unsigned loop_rx(struct rc_engine *eng, unsigned budget)
 	while (eng->loop_head != end && n < budget) {
 		struct rc_loop_slot *s = &eng->loop[eng->loop_head % RC_LOOP_SLOTS];
 
-		rx_frame(eng, s->data, s->len, true);
+		rx_frame(eng, s->data, s->len, NULL, true);
 		eng->loop_head++;
 		n++;
 	}
@@ -425,12 +467,15 @@ static unsigned port_rx(struct rc_engine *eng, unsigned budget)
 		if (n == 0)
 			break;
 		for (unsigned i = 0; i < n; i++) {
-			/* The next frame's headers load while this one is handled. */
+			/* The next frame's headers and trailer load while this one is handled. */
 			if (i + 1 < n) {
 				__builtin_prefetch(f[i + 1].data);
 				__builtin_prefetch(f[i + 1].data + 64);
+				/* Pad and ICRC: past the payload, on a line of their own. */
+				__builtin_prefetch(f[i + 1].data + f[i + 1].len - WIRE_ICRC_LEN);
 			}
-			rx_frame(eng, f[i].data, f[i].len, false);
+			rx_frame(eng, f[i].data, f[i].len,
+				 eng->port->tx_ext && f[i].ext ? &f[i] : NULL, false);
 		}
 		eng->port->ops->rx_release(eng->port, f, n);
 		total += n;

@@ -17,6 +17,8 @@
 #define RC_PSN_MASK		0x00ffffffu
 #define RC_WINDOW		256	/* unacknowledged PSNs a requester keeps in flight */
 #define RC_ACKREQ_PERIOD	32	/* AckReq at least every this many packets */
+#define RC_TX_REF_MIN		512	/* shorter payloads are copied into the frame */
+#define RC_HDR_MAX		128	/* Ethernet, VLAN, IPv6, UDP, BTH and the longest extensions */
 #define RC_QP_QUOTA		64	/* packets one QP may send per service pass */
 #define RC_TX_BUDGET		256	/* packets one progress pass may send */
 #define RC_LOOP_SLOTS		256	/* frames in flight on the same-host path */
@@ -466,6 +468,12 @@ void rc_sge_seek(const struct ibv_sge *sge, uint32_t num, uint32_t offset,
 int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len,
 		  uint32_t *crc);
+/*
+ * The next @len bytes of the SGE list at @cur when they lie in one mapped
+ * SGE (the cursor moves past them); NULL otherwise, the cursor unmoved.
+ */
+const uint8_t *rc_sge_ref(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+			 uint32_t num, struct rc_sge_cursor *cur, uint32_t len);
 int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len);
 
@@ -504,7 +512,11 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f);
  */
 typedef int (*rc_fill_fn)(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc);
 int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
-		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg);
+		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg,
+		 const uint8_t *ref);
+/* The port takes this packet's payload by reference (port.tx_ext, IPv4, long enough to pay). */
+bool rc_tx_can_ref(const struct rc_engine *eng, bool local, const struct wire_build_desc *d,
+		   uint32_t payload_len);
 
 /* Scheduling. */
 void rc_qp_kick(struct rc_qp *qp);		/* has something to send */

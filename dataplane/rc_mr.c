@@ -601,6 +601,20 @@ int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge 
 	return 0;
 }
 
+const uint8_t *rc_sge_ref(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+			 uint32_t num, struct rc_sge_cursor *cur, uint32_t len)
+{
+	struct rc_sge_cursor at = *cur;
+	uint32_t n;
+	uint8_t *p;
+
+	if (sge_next(eng, pd, sge, num, &at, len, 0, &p, &n) || n < len)
+		return NULL;
+	at.off += len;
+	*cur = at;
+	return p;
+}
+
 int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len)
 {

@@ -355,6 +355,8 @@ static enum req_state send_packet(struct req_ctx *c)
 	struct rc_qp *qp = c->qp;
 	struct rc_send_wqe *w = c->w;
 	struct gather_arg g = { qp, w };
+	struct rc_sge_cursor ref_cur = qp->req.cur;	/* moves once the packet is sent */
+	const uint8_t *ref = NULL;
 	struct wire_build_desc d;
 	uint32_t payload, npsn;
 	bool last, local;
@@ -371,7 +373,15 @@ static enum req_state send_packet(struct req_ctx *c)
 		}
 	}
 	local = qp->type == IBV_QPT_UD ? w->u.ud.path.local : qp->path.local;
-	ret = rc_tx_packet(qp->eng, qp, local, &d, payload, gather, &g);
+	/*
+	 * By reference only for RC: its buffers stay put until the ACK; UC and
+	 * UD complete when sent, and the application may reuse them at once.
+	 */
+	if (qp->type == IBV_QPT_RC && !w->is_inline && rc_tx_can_ref(qp->eng, local, &d, payload))
+		ref = rc_sge_ref(qp->eng, qp->pd, w->sge, w->num_sge, &ref_cur, payload);
+	ret = rc_tx_packet(qp->eng, qp, local, &d, payload, gather, &g, ref);
+	if (ref && !ret)
+		qp->req.cur = ref_cur;
 	if (unlikely(ret == -ENOBUFS)) {
 		c->err = ret;
 		return REQ_AGAIN;

@@ -473,7 +473,7 @@ static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_
 	uint32_t crc = wire_icrc(pkt->frame, pkt->l3_off, pkt->payload_off);
 
 	crc = wire_crc32_copy(crc, dst, payload, pkt->payload_len);
-	crc = wire_crc32(crc, payload + pkt->payload_len, pkt->pad);
+	crc = wire_crc32(crc, pkt->frame + pkt->payload_off + pkt->payload_len, pkt->pad);
 	if (crc == pkt->icrc)
 		return true;
 	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
@@ -832,7 +832,7 @@ static int send_cnp(struct rc_qp *qp)
 	d.dest_qp = r->cnp_qpn;
 	d.udp_sport = wire_udp_sport(qp->qpn, r->cnp_qpn);
 	d.pkey = WIRE_DEFAULT_PKEY;
-	ret = rc_tx_packet(qp->eng, qp, rc_gid_is_local(qp->eng, r->cnp_gid), &d, 0, NULL, NULL);
+	ret = rc_tx_packet(qp->eng, qp, rc_gid_is_local(qp->eng, r->cnp_gid), &d, 0, NULL, NULL, NULL);
 	if (!ret) {
 		r->cnp_pending = false;
 		qp->cnt.cnps_tx++;
@@ -887,7 +887,7 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 				return -EFAULT;
 		}
 	}
-	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, payload, copy_read, &a);
+	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, payload, copy_read, &a, NULL);
 	if (ret)
 		return ret;
 	if (x->cur_psn == x->last_psn)
@@ -935,7 +935,7 @@ static int send_ack(struct rc_qp *qp)
 	d.psn = r->ack_psn;
 	d.aeth.syndrome = r->ack_syndrome;
 	d.aeth.msn = r->ack_msn;
-	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, 0, NULL, NULL);
+	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, 0, NULL, NULL, NULL);
 	if (ret)
 		return ret;
 	r->ack_pending = false;

@@ -87,6 +87,18 @@ uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 			  end - covered - extra);
 }
 
+uint32_t wire_pkt_icrc(const struct wire_pkt *p)
+{
+	uint32_t crc;
+
+	if (p->payload == p->frame + p->payload_off)
+		return wire_icrc(p->frame, p->l3_off,
+				 p->payload_off + p->payload_len + p->pad);
+	crc = wire_icrc(p->frame, p->l3_off, p->payload_off);
+	crc = wire_crc32(crc, p->payload, p->payload_len);
+	return wire_crc32(crc, p->frame + p->payload_off + p->payload_len, p->pad);
+}
+
 uint32_t wire_icrc_load(const void *p)
 {
 	const uint8_t *b = p;

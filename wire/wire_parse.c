@@ -207,6 +207,7 @@ enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 	if (ip_end - p->bth_off < p->op->hdr_len + (uint32_t)WIRE_ICRC_LEN)
 		return WIRE_DROP_TRUNCATED_EXT;
 	p->payload_off = p->bth_off + p->op->hdr_len;
+	p->payload = f + p->payload_off;
 	area = ip_end - WIRE_ICRC_LEN - p->payload_off;
 	if (p->pad > area)
 		return WIRE_DROP_BAD_PAD;

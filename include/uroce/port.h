@@ -3,17 +3,25 @@
 #ifndef UROCE_PORT_H
 #define UROCE_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
  * One Ethernet frame (FCS excluded).  @handle is the backend's buffer (an
  * rte_mbuf for DPDK, a slot for the simulated link); the engine never looks
  * inside it.
+ *
+ * Zero-copy payload (only between the engine and a port with tx_ext set):
+ * when @ext is set, bytes [@ext_off, @ext_off + @ext_len) of the frame are
+ * at @ext, in the sender's registered memory, and that span of @data is
+ * unwritten; @len still counts the whole frame.
  */
 struct port_frame {
 	uint8_t		*data;
 	uint32_t	len;
 	void		*handle;
+	const uint8_t	*ext;
+	uint32_t	ext_off, ext_len;
 };
 
 struct port;
@@ -53,6 +61,14 @@ struct port {
 	uint8_t			mac[6];
 	uint32_t		mtu;		/* IP MTU of the link */
 	const char		*name;		/* for messages: "af_packet:veth0" */
+	/*
+	 * tx_burst() takes frames with a zero-copy payload (port_frame.ext) and
+	 * rx_burst() sets port_frame.ext on every frame (NULL when contiguous).
+	 * The referenced memory must stay put until the frame is delivered: the
+	 * engine offers it only for RC requests, whose buffers the application
+	 * keeps until their completion, which needs the peer's ACK.
+	 */
+	bool			tx_ext;
 };
 
 #endif

@@ -371,6 +371,11 @@ struct wire_pkt {
 	/* Payload: between the extension headers and pad + ICRC. */
 	uint32_t	payload_off;	/* from frame start */
 	uint32_t	payload_len;	/* without pad */
+	/*
+	 * frame + payload_off, or where a zero-copy frame's payload really is
+	 * (port_frame.ext); the pad always follows in frame.
+	 */
+	const uint8_t	*payload;
 	uint32_t	icrc;		/* as carried in the packet */
 };
 
@@ -389,7 +394,7 @@ static inline const struct wire_bth *wire_pkt_bth(const struct wire_pkt *p)
 
 static inline const uint8_t *wire_pkt_payload(const struct wire_pkt *p)
 {
-	return p->frame + p->payload_off;
+	return p->payload;
 }
 
 enum wire_parse_flag {
@@ -548,6 +553,12 @@ const char *wire_crc32_impl(void);
  * Return: the CRC as a number; it is sent least significant byte first.
  */
 uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end);
+
+/*
+ * wire_pkt_icrc() - ICRC of a parsed packet, its payload read through
+ * p->payload (so also for a zero-copy frame whose payload is elsewhere).
+ */
+uint32_t wire_pkt_icrc(const struct wire_pkt *p);
 
 /* Read/write the 4 ICRC bytes (least significant byte first on the wire). */
 uint32_t wire_icrc_load(const void *p);

@@ -35,6 +35,8 @@ struct bench {
 	struct rc_mr		*mr[2];
 	double			seconds;	/* per round */
 	bool			two_threads;
+	bool			copy_frames;	/* payloads copied into the link's frames */
+	bool			writes_only;	/* only the 64 KiB write figure (profiling) */
 	uint8_t			timeout;	/* local ACK timeout exponent */
 	atomic_bool		stop;
 	pthread_t		peer;
@@ -102,6 +104,17 @@ static void connect_qp(struct bench *b, int s)
 		die("RTS");
 }
 
+/* Two hosts, one CPU each: the scheduler may otherwise put both spinning threads on one. */
+static void pin_to_cpu(pthread_t t, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(t, sizeof(set), &set))
+		fprintf(stderr, "bench_engine: cannot pin a thread to CPU %d; figures may vary\n", cpu);
+}
+
 static void *peer_loop(void *arg)
 {
 	struct bench *b = arg;
@@ -113,7 +126,8 @@ static void *peer_loop(void *arg)
 
 static void setup(struct bench *b, double loss)
 {
-	struct port_sim_cfg sc = { .seed = 42, .mtu = 4200, .slots = 4096, .now_ns = now_ns };
+	struct port_sim_cfg sc = { .seed = 42, .mtu = 4200, .slots = 4096, .now_ns = now_ns,
+				    .zero_copy = !b->copy_frames };
 	struct port_sim_faults f = { .loss = loss };
 
 	b->link = port_sim_create(&sc);
@@ -154,8 +168,12 @@ static void setup(struct bench *b, double loss)
 	connect_qp(b, 0);
 	connect_qp(b, 1);
 	atomic_store(&b->stop, false);
-	if (b->two_threads && pthread_create(&b->peer, NULL, peer_loop, b))
-		die("thread");
+	if (b->two_threads) {
+		if (pthread_create(&b->peer, NULL, peer_loop, b))
+			die("thread");
+		pin_to_cpu(pthread_self(), 0);
+		pin_to_cpu(b->peer, 1);
+	}
 }
 
 static void teardown(struct bench *b)
@@ -178,7 +196,7 @@ static void teardown(struct bench *b)
 static double run_ops(struct bench *b, enum ibv_wr_opcode op, uint32_t len, unsigned depth,
 		      double *msgs_per_s)
 {
-	uint64_t posted = 0, done = 0;
+	uint64_t posted = 0, done = 0, loops = 0;
 	double t0 = now_s(), t;
 	struct ibv_wc wc[32];
 
@@ -212,6 +230,8 @@ static double run_ops(struct bench *b, enum ibv_wr_opcode op, uint32_t len, unsi
 				done = wc[i].wr_id + 1;
 			}
 		}
+		if (++loops % 16)
+			continue;
 		t = now_s() - t0;
 		if (t >= b->seconds)
 			break;
@@ -241,12 +261,52 @@ static double memcpy_rate(uint32_t len, double seconds, double *ops_per_s)
 	return (double)n * len / t;
 }
 
+/*
+ * What one 64 KiB write costs in data passes alone, in path-MTU packets and
+ * with no engine: the sender's ICRC over its buffer (zero-copy: frames
+ * refer to it) and the receiver's ICRC while it copies into place.  Every
+ * software RoCE makes both; one CPU makes them one after the other.
+ */
+static void data_passes(double seconds, double *send_rate, double *recv_rate)
+{
+	uint8_t *src = aligned_alloc(4096, BIG), *dst = aligned_alloc(4096, BIG);
+	volatile uint32_t sink = 0;
+
+	memset(src, 1, BIG);
+	memset(dst, 2, BIG);
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t n = 0;
+		double t0 = now_s(), t;
+
+		do {
+			for (int i = 0; i < 16; i++, n++) {
+				uint32_t crc = 0;
+
+				for (uint32_t off = 0; off < BIG; off += 4096)
+					crc = pass ? wire_crc32_copy(crc, dst + off, src + off, 4096) :
+						     wire_crc32(crc, src + off, 4096);
+				sink += crc;
+			}
+			t = now_s() - t0;
+		} while (t < seconds);
+		*(pass ? recv_rate : send_rate) = (double)n * BIG / t;
+	}
+	(void)sink;
+	free(src);
+	free(dst);
+}
+
 static double max(double a, double b)
 {
 	return a > b ? a : b;
 }
 
-static void measure(double seconds, bool two_threads)
+static double min(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static void measure(double seconds, bool two_threads, bool copy_frames, bool writes_only)
 {
 	/*
 	 * The link itself has no latency, so the local ACK timeout only has to
@@ -254,8 +314,10 @@ static void measure(double seconds, bool two_threads)
 	 * machine one of them can be off the CPU for milliseconds, so 4.2 ms.
 	 */
 	struct bench b = { .seconds = seconds / ROUNDS, .two_threads = two_threads,
+			   .copy_frames = copy_frames, .writes_only = writes_only,
 			   .timeout = two_threads ? 10 : 6 };
-	double mps = 0, mc_ops = 0, wr = 0, rd = 0, mc = 0, x, unused;
+	double mps = 0, mc_ops = 0, wr = 0, rd = 0, mc = 0, snd = 0, rcv = 0, x, y, unused;
+	struct port_sim_stats st;
 	static const double losses[] = { 0.001, 0.01, 0.05 };
 
 	printf("\n%s, local ACK timeout %.0f us\n",
@@ -264,18 +326,34 @@ static void measure(double seconds, bool two_threads)
 	       4.096 * (1 << b.timeout));
 	setup(&b, 0);
 	for (int r = 0; r < ROUNDS; r++) {
+		wr = max(wr, run_ops(&b, IBV_WR_RDMA_WRITE, BIG, DEPTH, &unused));
+		mc = max(mc, memcpy_rate(BIG, b.seconds, &unused));
+		data_passes(b.seconds / 2, &x, &y);
+		snd = max(snd, x);
+		rcv = max(rcv, y);
+		if (writes_only)
+			continue;
 		run_ops(&b, IBV_WR_RDMA_WRITE, 8, SMALL_DEPTH, &x);
 		mps = max(mps, x);
 		memcpy_rate(8, b.seconds, &x);
 		mc_ops = max(mc_ops, x);
-		wr = max(wr, run_ops(&b, IBV_WR_RDMA_WRITE, BIG, DEPTH, &unused));
-		mc = max(mc, memcpy_rate(BIG, b.seconds, &unused));
 		rd = max(rd, run_ops(&b, IBV_WR_RDMA_READ, BIG, DEPTH, &unused));
 	}
+	port_sim_get_stats(b.link, 0, &st);
 	teardown(&b);
+	printf("  64 KiB writes: %10.2f GB/s    memcpy %.2f GB/s   ratio %.0f %%   "
+	       "(%.0f %% of frames with the payload by reference)\n",
+	       wr / 1e9, mc / 1e9, 100 * wr / mc, 100.0 * (double)st.by_reference /
+	       (double)(st.delivered ? st.delivered : 1));
+	printf("  data passes alone (no engine): sender ICRC %.2f GB/s, receiver ICRC+copy "
+	       "%.2f GB/s\n", snd / 1e9, rcv / 1e9);
+	printf("    ceiling with %s: %.2f GB/s = %.0f %% of memcpy\n",
+	       two_threads ? "one CPU per side (the slower pass)" : "both on one CPU (the sum)",
+	       (two_threads ? min(snd, rcv) : 1 / (1 / snd + 1 / rcv)) / 1e9,
+	       100 * (two_threads ? min(snd, rcv) : 1 / (1 / snd + 1 / rcv)) / mc);
+	if (writes_only)
+		return;
 	printf("  8 B writes:    %10.0f msg/s   (memcpy of 8 B: %.0f/s)\n", mps, mc_ops);
-	printf("  64 KiB writes: %10.2f GB/s    memcpy %.2f GB/s   ratio %.0f %%\n",
-	       wr / 1e9, mc / 1e9, 100 * wr / mc);
 	printf("  64 KiB reads:  %10.2f GB/s    memcpy %.2f GB/s   ratio %.0f %%\n",
 	       rd / 1e9, mc / 1e9, 100 * rd / mc);
 
@@ -298,21 +376,28 @@ static void measure(double seconds, bool two_threads)
 int main(int argc, char **argv)
 {
 	double seconds = 2.0;
+	bool copy_frames = false, writes_only = false;
 	int threads = 1;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--copy"))
+			copy_frames = true;
+		else if (!strcmp(argv[i], "--writes"))
+			writes_only = true;
 		else
 			seconds = atof(argv[i]);
 	}
 	if (seconds <= 0 || threads < 1 || threads > 2) {
-		fprintf(stderr, "usage: bench_engine [SECONDS per figure] [--threads 1|2]\n");
+		fprintf(stderr, "usage: bench_engine [SECONDS per figure] [--threads 1|2] [--copy] "
+			"[--writes]\n");
 		return 2;
 	}
 	printf("uroce engine over the simulated link: PMTU 4096, %d ops in flight, "
-	       "best of %d rounds in %.1f s per figure, CRC %s\n", DEPTH, ROUNDS, seconds,
-	       wire_crc32_impl());
-	measure(seconds, threads == 2);
+	       "best of %d rounds in %.1f s per figure, CRC %s, payloads %s\n", DEPTH, ROUNDS,
+	       seconds, wire_crc32_impl(), copy_frames ? "copied into frames (--copy)" :
+	       "by reference (zero-copy transmit)");
+	measure(seconds, threads == 2, copy_frames, writes_only);
 	return 0;
 }

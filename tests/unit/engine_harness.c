@@ -109,6 +109,7 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 	sc.seed = o->seed;
 	sc.mtu = o->mtu;
 	sc.slots = o->slots;
+	sc.zero_copy = o->zero_copy;
 	sc.now_ns = clock_now;
 	sc.clock_arg = e;
 	e->link = port_sim_create(&sc);

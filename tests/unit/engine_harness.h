@@ -36,6 +36,7 @@ struct h_opts {
 	int		cqe;		/* 0: 4096 */
 	unsigned	slots;		/* link buffers, 0: default */
 	uint64_t	delay_ns;	/* one-way latency of the link */
+	bool		zero_copy;	/* the link takes RC payloads by reference */
 	/*
 	 * Two processes on one device: both engines hold side 0's GIDs, QPNs
 	 * from disjoint ranges, and each hands frames for the other's QPs to

@@ -658,6 +658,7 @@ static int setup(struct soak *k)
 	const struct soak_cfg *c = k->cfg;
 	struct port_sim_cfg sc = {
 		.seed = c->seed, .mtu = 4200, .slots = 8192, .now_ns = clock_now, .clock_arg = k,
+		.zero_copy = c->zero_copy,
 	};
 	struct port_sim_faults f = {
 		.loss = c->loss, .dup = c->dup, .reorder = c->reorder, .corrupt = c->corrupt,
@@ -721,6 +722,8 @@ static void collect(struct soak *k)
 		r->corrupted += st.corrupted;
 		r->duplicated += st.duplicated;
 		r->reordered += st.reordered;
+		r->by_reference += st.by_reference;
+		r->linearized += st.linearized;
 	}
 }
 

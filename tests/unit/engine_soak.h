@@ -16,6 +16,7 @@ struct soak_cfg {
 	double		loss, dup, reorder, corrupt;
 	uint64_t	delay_ns, jitter_ns;
 	uint64_t	max_virtual_ns;	/* a run taking longer than this has hung */
+	bool		zero_copy;	/* the link takes RC payloads by reference */
 };
 
 struct soak_result {
@@ -29,6 +30,7 @@ struct soak_result {
 	uint64_t	virtual_ns;
 	uint64_t	retransmits, timeouts, seq_naks, rnr_naks, duplicates, drops;
 	uint64_t	lost, corrupted, duplicated, reordered;
+	uint64_t	by_reference, linearized;	/* zero-copy frames: as sent, copied in */
 };
 
 /* Fills @cfg with the defaults for @seed (a mix of everything, 5 % loss). */

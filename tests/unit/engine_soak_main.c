@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--ops N] [--pairs N]`. */
+/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--ops N] [--pairs N] [--zero-copy]`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] "
-			"[--ops N] [--pairs N] [--depth N] [--max-msg BYTES]\n");
+			"[--ops N] [--pairs N] [--depth N] [--max-msg BYTES] [--zero-copy]\n");
 	exit(2);
 }
 
@@ -23,6 +23,11 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i += 2) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(argv[i], "--zero-copy")) {
+			base.zero_copy = true;
+			i--;
+			continue;
+		}
 		if (!v)
 			usage();
 		if (!strcmp(argv[i], "--seeds"))

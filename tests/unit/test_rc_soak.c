@@ -72,6 +72,24 @@ START_TEST(soak_heavy_loss)
 }
 END_TEST
 
+/*
+ * Payloads by reference (port.tx_ext): the same checks, and the link copies
+ * a payload in wherever a fault needs the frame's bytes.
+ */
+START_TEST(soak_zero_copy)
+{
+	struct soak_cfg c;
+	struct soak_result r;
+
+	soak_defaults(&c, 3000 + (uint64_t)_i);
+	c.zero_copy = true;
+	run_checked(&c);
+	soak_run(&c, &r);
+	ck_assert_uint_gt(r.by_reference, 0);
+	ck_assert_uint_gt(r.linearized, 0);
+}
+END_TEST
+
 Suite *rc_soak_suite(void)
 {
 	Suite *s = suite_create("rc_soak");
@@ -81,6 +99,7 @@ Suite *rc_soak_suite(void)
 	tcase_add_test(tc, soak_lossless);
 	tcase_add_loop_test(tc, soak_mixed, 0, 4);
 	tcase_add_loop_test(tc, soak_heavy_loss, 0, 3);
+	tcase_add_loop_test(tc, soak_zero_copy, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -102,6 +102,42 @@ START_TEST(no_retransmits_without_loss)
 }
 END_TEST
 
+/*
+ * Payloads by reference over a link of 8 frame buffers: the requester runs
+ * out of them mid-message again and again, and each packet it could not
+ * send then goes out later with the bytes it should carry.
+ */
+START_TEST(zero_copy_when_buffers_run_out)
+{
+	struct h_opts o = { .zero_copy = true, .slots = 8 };
+	struct port_sim_stats st;
+	struct h_pair p;
+	struct ibv_sge s[2];
+	struct ibv_wc wc;
+	uint32_t len = 96 * 1024;
+
+	h_pair_init(&p, &o, NULL, NULL);
+	h_fill(p.buf[0], 2 * len, 9);
+	/* Two SGEs, the first not a whole number of packets: one packet spans both. */
+	s[0] = h_sge(&p, 0, 0, len / 2 + 100);
+	s[1] = h_sge(&p, 0, len, len / 2 - 100);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, s, 2,
+				     (uintptr_t)p.buf[1], rc_mr_rkey(p.mr[1]),
+				     IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[1], p.buf[0], len / 2 + 100), 0);
+	ck_assert_int_eq(memcmp(p.buf[1] + len / 2 + 100, p.buf[0] + len, len / 2 - 100), 0);
+	ck_assert_uint_gt(h_qp_counters(p.qp[0]).tx_no_buffer, 0);
+	port_sim_get_stats(p.e.link, 0, &st);
+	ck_assert_uint_gt(st.by_reference, 0);
+	/* The packet spanning both SGEs (and the last, short one) was copied. */
+	ck_assert_uint_lt(st.by_reference, st.delivered);
+	ck_assert_uint_eq(st.linearized, 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
 /* Every path MTU, for a message of several packets each way. */
 START_TEST(every_mtu)
 {
@@ -483,6 +519,7 @@ Suite *rc_transfer_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, send_recv_sizes, 0, N_SIZES);
 	tcase_add_loop_test(tc, write_read_sizes, 0, N_SIZES);
+	tcase_add_test(tc, zero_copy_when_buffers_run_out);
 	tcase_add_loop_test(tc, every_mtu, 0, 5);
 	tcase_add_loop_test(tc, no_retransmits_without_loss, 0, 4);
 	tcase_add_test(tc, write_with_imm);
