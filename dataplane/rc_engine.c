@@ -296,10 +296,10 @@ int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		alignas(64) uint8_t h[RC_HDR_MAX];
 
 		hdr = wire_build_headers(h, d, payload_len);
-		crc = wire_icrc(h, sizeof(struct wire_eth_hdr) +
-				(d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0), hdr);
+		crc = wire_icrc_split(h, sizeof(struct wire_eth_hdr) +
+				      (d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0), hdr,
+				      ref, payload_len);
 		memcpy(data, h, hdr);
-		crc = wire_crc32(crc, ref, payload_len);
 		f.ext = ref;
 		f.ext_off = hdr;
 		f.ext_len = payload_len;

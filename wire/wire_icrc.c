@@ -87,6 +87,25 @@ uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 			  end - covered - extra);
 }
 
+uint32_t wire_icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
+			 const void *payload, uint32_t len)
+{
+	const uint8_t *ip = (const uint8_t *)frame + l3_off;
+	uint32_t crc;
+	size_t used = 0;
+
+	/* Nothing between BTH and payload (a middle packet): one carry-less chain over both. */
+	if (ip[0] == 0x45 && l3_off >= LRH_PLACEHOLDER_LEN &&
+	    hdr_end == l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN) {
+		crc = wire_crc32_vec_head(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask, ICRC_V4_SPAN,
+					  payload, len, &used);
+		if (used)
+			return wire_crc32(crc, (const uint8_t *)payload + used, len - used);
+	}
+	crc = wire_icrc(frame, l3_off, hdr_end);
+	return wire_crc32(crc, payload, len);
+}
+
 uint32_t wire_pkt_icrc(const struct wire_pkt *p)
 {
 	uint32_t crc;
@@ -94,8 +113,7 @@ uint32_t wire_pkt_icrc(const struct wire_pkt *p)
 	if (p->payload == p->frame + p->payload_off)
 		return wire_icrc(p->frame, p->l3_off,
 				 p->payload_off + p->payload_len + p->pad);
-	crc = wire_icrc(p->frame, p->l3_off, p->payload_off);
-	crc = wire_crc32(crc, p->payload, p->payload_len);
+	crc = wire_icrc_split(p->frame, p->l3_off, p->payload_off, p->payload, p->payload_len);
 	return wire_crc32(crc, p->frame + p->payload_off + p->payload_len, p->pad);
 }
 

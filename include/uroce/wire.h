@@ -555,6 +555,14 @@ const char *wire_crc32_impl(void);
 uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end);
 
 /*
+ * wire_icrc_split() - wire_icrc() of headers [@l3_off, @hdr_end) of @frame
+ * followed by @len payload bytes at @payload (kept elsewhere: zero-copy),
+ * to be continued over the pad.  Same value as over one contiguous frame.
+ */
+uint32_t wire_icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
+			 const void *payload, uint32_t len);
+
+/*
  * wire_pkt_icrc() - ICRC of a parsed packet, its payload read through
  * p->payload (so also for a zero-copy frame whose payload is elsewhere).
  */
