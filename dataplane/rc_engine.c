@@ -245,6 +245,12 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
 		tx_flush_batch(eng);
 }
 
+bool rc_tx_can_ref(const struct rc_engine *eng, bool local, const struct wire_build_desc *d,
+		   uint32_t payload_len)
+{
+	return eng->port->tx_ext && !local && d->ip_version == 4 && payload_len >= RC_TX_REF_MIN;
+}
+
 /**
  * rc_tx_packet() - build and queue one packet.
  * @qp: counted against this QP (may be NULL for engine-level packets).
@@ -258,12 +264,6 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
  * needs the UDP checksum, so wire_seal() makes a pass of its own there.
  * Return: 0, -ENOBUFS when no frame buffer is free, or the error of @fill.
  */
-bool rc_tx_can_ref(const struct rc_engine *eng, bool local, const struct wire_build_desc *d,
-		   uint32_t payload_len)
-{
-	return eng->port->tx_ext && !local && d->ip_version == 4 && payload_len >= RC_TX_REF_MIN;
-}
-
 int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg,
 		 const uint8_t *ref)
@@ -271,6 +271,7 @@ int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 	static const uint8_t zeros[4];
 	struct rc_counters *cnt = qp ? &qp->cnt : &eng->cnt;
 	uint32_t flen = wire_frame_len(d, payload_len), hdr, pad, crc = 0;
+	uint32_t l3 = sizeof(struct wire_eth_hdr) + (d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0);
 	bool v4 = d->ip_version == 4;
 	struct port_frame f;
 	uint8_t *data;
@@ -281,12 +282,6 @@ int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		cnt->tx_no_buffer++;
 		return -ENOBUFS;
 	}
-	if (!ref) {
-		hdr = wire_build_headers(data, d, payload_len);
-		if (v4)
-			crc = wire_icrc(data, sizeof(struct wire_eth_hdr) +
-					(d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0), hdr);
-	}
 	if (ref) {
 		/*
 		 * Headers built and summed where they are hot, then stored: the
@@ -296,15 +291,16 @@ int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
 		alignas(64) uint8_t h[RC_HDR_MAX];
 
 		hdr = wire_build_headers(h, d, payload_len);
-		crc = wire_icrc_split(h, sizeof(struct wire_eth_hdr) +
-				      (d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0), hdr,
-				      ref, payload_len);
+		crc = wire_icrc_split(h, l3, hdr, ref, payload_len);
 		memcpy(data, h, hdr);
 		f.ext = ref;
 		f.ext_off = hdr;
 		f.ext_len = payload_len;
-	} else if (payload_len) {
-		ret = fill(arg, data + hdr, payload_len, v4 ? &crc : NULL);
+	} else {
+		hdr = wire_build_headers(data, d, payload_len);
+		if (v4)
+			crc = wire_icrc(data, l3, hdr);
+		ret = payload_len ? fill(arg, data + hdr, payload_len, v4 ? &crc : NULL) : 0;
 		if (unlikely(ret)) {
 			if (!local)
 				eng->port->ops->tx_abort(eng->port, &f);
