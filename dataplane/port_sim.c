@@ -49,14 +49,20 @@ struct sim_end {
 	uint32_t	n_cache, cache_max;
 };
 
+/* What the link knows of the frame in a slot. */
+struct slot_info {
+	uint32_t	len;
+	uint32_t	ext_off, ext_len;
+	const uint8_t	*ext;		/* zero-copy payload in the sender's memory, or NULL */
+};
+
 struct port_sim {
 	alignas(64) pthread_mutex_t lock;	/* the two ends may run on two threads */
 	struct port_sim_cfg cfg;
 	struct sim_end	end[2];
 	struct sim_dir	dir[2];		/* indexed by the sending end */
 	uint8_t		*buf;
-	uint32_t	*len;
-	struct port_frame *ext;		/* per slot: ext, ext_off, ext_len of a zero-copy frame */
+	struct slot_info *info;		/* per slot */
 	uint32_t	slot_size, nslots;
 	uint32_t	*free_stack;
 	uint32_t	nfree;
@@ -228,11 +234,11 @@ static unsigned sim_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 		fl = pop_flight(s, d);
 
 		f[n].data = slot_data(s, fl.slot);
-		f[n].len = s->len[fl.slot];
+		f[n].len = s->info[fl.slot].len;
 		f[n].handle = (void *)(uintptr_t)fl.slot;
-		f[n].ext = s->ext[fl.slot].ext;
-		f[n].ext_off = s->ext[fl.slot].ext_off;
-		f[n].ext_len = s->ext[fl.slot].ext_len;
+		f[n].ext = s->info[fl.slot].ext;
+		f[n].ext_off = s->info[fl.slot].ext_off;
+		f[n].ext_len = s->info[fl.slot].ext_len;
 		d->st.by_reference += f[n].ext != NULL;
 		d->st.delivered++;
 		n++;
@@ -343,7 +349,7 @@ static void corrupt(struct sim_dir *d, uint8_t *f, uint32_t len)
 /* The referenced payload into its place in the slot: the frame is whole from here on. */
 static void linearize(struct port_sim *s, struct sim_dir *d, uint32_t slot)
 {
-	struct port_frame *x = &s->ext[slot];
+	struct slot_info *x = &s->info[slot];
 
 	if (!x->ext)
 		return;
@@ -362,16 +368,17 @@ static void send_one(struct port_sim *s, int from, const struct port_frame *fr, 
 	bool in_order = true;
 
 	d->st.sent++;
-	s->len[slot] = len;
-	s->ext[slot].ext = s->cfg.zero_copy && fr->ext_len ? fr->ext : NULL;
-	s->ext[slot].ext_off = fr->ext_off;
-	s->ext[slot].ext_len = fr->ext_len;
-	if (s->filter)
+	s->info[slot] = (struct slot_info){
+		.len = len, .ext_off = fr->ext_off, .ext_len = fr->ext_len,
+		.ext = s->cfg.zero_copy && fr->ext_len ? fr->ext : NULL,
+	};
+	if (s->filter) {
 		linearize(s, d, slot);
-	if (s->filter && s->filter(s->filter_arg, from, data, len)) {
-		d->st.filtered++;
-		slot_put(s, slot);
-		return;
+		if (s->filter(s->filter_arg, from, data, len)) {
+			d->st.filtered++;
+			slot_put(s, slot);
+			return;
+		}
 	}
 	if (chance(d, d->f.loss)) {
 		d->st.lost++;
@@ -395,10 +402,9 @@ static void send_one(struct port_sim *s, int from, const struct port_frame *fr, 
 	}
 	if (chance(d, d->f.dup) && !slot_get(s, &dup_slot)) {
 		linearize(s, d, slot);
-		s->ext[dup_slot].ext = NULL;
 		d->st.duplicated++;
 		memcpy(slot_data(s, dup_slot), data, len);
-		s->len[dup_slot] = len;
+		s->info[dup_slot] = (struct slot_info){ .len = len };
 		heap_push(d, (struct flight){ at + 1, s->seq++, dup_slot });
 	}
 	if (chance(d, d->f.corrupt)) {
@@ -485,14 +491,13 @@ struct port_sim *port_sim_create(const struct port_sim_cfg *cfg)
 	s->nslots = s->cfg.slots ? s->cfg.slots : DEFAULT_SLOTS;
 	s->slot_size = (uint32_t)((s->cfg.mtu + L2_MAX + 63) & ~63u);
 	s->buf = malloc((size_t)s->nslots * s->slot_size);
-	s->len = calloc(s->nslots, sizeof(*s->len));
-	s->ext = calloc(s->nslots, sizeof(*s->ext));
+	s->info = calloc(s->nslots, sizeof(*s->info));
 	s->free_stack = malloc(s->nslots * sizeof(*s->free_stack));
 	s->dir[0].heap = malloc(s->nslots * sizeof(struct flight));
 	s->dir[1].heap = malloc(s->nslots * sizeof(struct flight));
 	s->dir[0].fifo = malloc(s->nslots * sizeof(struct flight));
 	s->dir[1].fifo = malloc(s->nslots * sizeof(struct flight));
-	if (!s->buf || !s->len || !s->ext || !s->free_stack || !s->dir[0].heap || !s->dir[1].heap ||
+	if (!s->buf || !s->info || !s->free_stack || !s->dir[0].heap || !s->dir[1].heap ||
 	    !s->dir[0].fifo || !s->dir[1].fifo) {
 		port_sim_destroy(s);
 		return NULL;
@@ -537,8 +542,7 @@ void port_sim_destroy(struct port_sim *s)
 	free(s->dir[0].fifo);
 	free(s->dir[1].fifo);
 	free(s->free_stack);
-	free(s->len);
-	free(s->ext);
+	free(s->info);
 	free(s->buf);
 	free(s);
 }
@@ -580,8 +584,7 @@ int port_sim_inject(struct port_sim *s, int to_end, const void *frame, uint32_t 
 	ret = slot_get(s, &slot);
 	if (!ret) {
 		memcpy(slot_data(s, slot), frame, len);
-		s->len[slot] = len;
-		s->ext[slot].ext = NULL;
+		s->info[slot] = (struct slot_info){ .len = len };
 		heap_push(d, (struct flight){ s->cfg.now_ns(s->cfg.clock_arg), s->seq++, slot });
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -265,8 +265,8 @@ static double memcpy_rate(uint32_t len, double seconds, double *ops_per_s)
  * What one 64 KiB write costs in data passes alone, in path-MTU packets and
  * with no engine: the sender's ICRC over its buffer (zero-copy: frames
  * refer to it; with --copy it copies too) and the receiver's ICRC while it
- * copies into place.  Every
- * software RoCE makes both; one CPU makes them one after the other.
+ * copies into place.  Every software RoCE makes both; one CPU makes them
+ * one after the other.
  */
 static void data_passes(double seconds, bool copy_frames, double *send_rate, double *recv_rate)
 {
@@ -318,7 +318,7 @@ static void measure(double seconds, bool two_threads, bool copy_frames, bool wri
 	struct bench b = { .seconds = seconds / ROUNDS, .two_threads = two_threads,
 			   .copy_frames = copy_frames, .writes_only = writes_only,
 			   .timeout = two_threads ? 10 : 6 };
-	double mps = 0, mc_ops = 0, wr = 0, rd = 0, mc = 0, snd = 0, rcv = 0, x, y, unused;
+	double mps = 0, mc_ops = 0, wr = 0, rd = 0, mc = 0, snd = 0, rcv = 0, ceiling, x, y, unused;
 	struct port_sim_stats st;
 	uint64_t by_ref = 0, delivered = 0;	/* frames of the 64 KiB write rounds */
 	static const double losses[] = { 0.001, 0.01, 0.05 };
@@ -355,10 +355,10 @@ static void measure(double seconds, bool two_threads, bool copy_frames, bool wri
 	       100.0 * (double)by_ref / (double)(delivered ? delivered : 1));
 	printf("  data passes alone (no engine): sender ICRC%s %.2f GB/s, receiver ICRC+copy "
 	       "%.2f GB/s\n", copy_frames ? "+copy" : "", snd / 1e9, rcv / 1e9);
+	ceiling = two_threads ? min(snd, rcv) : 1 / (1 / snd + 1 / rcv);
 	printf("    ceiling with %s: %.2f GB/s = %.0f %% of memcpy\n",
 	       two_threads ? "one CPU per side (the slower pass)" : "both on one CPU (the sum)",
-	       (two_threads ? min(snd, rcv) : 1 / (1 / snd + 1 / rcv)) / 1e9,
-	       100 * (two_threads ? min(snd, rcv) : 1 / (1 / snd + 1 / rcv)) / mc);
+	       ceiling / 1e9, 100 * ceiling / mc);
 	if (writes_only)
 		return;
 	printf("  8 B writes:    %10.0f msg/s   (memcpy of 8 B: %.0f/s)\n", mps, mc_ops);
