@@ -469,12 +469,7 @@ static void place_ordered(uint8_t *dst, const uint8_t *src, uint32_t len, bool l
 /* A middle packet's payload to @dst with its ICRC computed on the way; false: mismatch (counted). */
 static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_pkt *pkt)
 {
-	const uint8_t *payload = wire_pkt_payload(pkt);
-	uint32_t crc = wire_icrc(pkt->frame, pkt->l3_off, pkt->payload_off);
-
-	crc = wire_crc32_copy(crc, dst, payload, pkt->payload_len);
-	crc = wire_crc32(crc, pkt->frame + pkt->payload_off + pkt->payload_len, pkt->pad);
-	if (crc == pkt->icrc)
+	if (wire_pkt_icrc_copy(pkt, dst) == pkt->icrc)
 		return true;
 	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
 	return false;

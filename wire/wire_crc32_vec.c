@@ -119,11 +119,12 @@ VEC_TARGET static uint32_t crc_vec(uint32_t c, const uint8_t *src, uint8_t *dst,
 /*
  * @head (a multiple of 16 bytes, 16..48) ORed with @ormask, folded into an
  * unreduced 128-bit state that goes straight on into @rest: no reduction
- * to 32 bits in between, one dependency chain shorter per packet.
+ * to 32 bits in between, one dependency chain shorter per packet.  @rest
+ * is copied to @dst on the way when @dst is set.
  */
 VEC_TARGET static uint32_t crc_vec_head(uint32_t c, const uint8_t *head, const uint8_t *ormask,
-					size_t head_len, const uint8_t *rest, size_t rest_len,
-					size_t *used)
+					size_t head_len, const uint8_t *rest, uint8_t *dst,
+					size_t rest_len, size_t *used)
 {
 	__m128i k = wire_crc_k128();
 	__m128i x1 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)head),
@@ -139,7 +140,7 @@ VEC_TARGET static uint32_t crc_vec_head(uint32_t c, const uint8_t *head, const u
 	}
 	/* Moved forward over 16 bytes: what the first 16 bytes of @rest are XORed with. */
 	x1 = _mm_xor_si128(_mm_clmulepi64_si128(x1, k, 0x00), _mm_clmulepi64_si128(x1, k, 0x11));
-	return crc_vec128(x1, rest, NULL, rest_len, used);
+	return crc_vec128(x1, rest, dst, rest_len, used);
 }
 
 static int cpu_has_vec(void)
@@ -168,13 +169,13 @@ uint32_t wire_crc32_vec(uint32_t crc, const void *buf, size_t len, size_t *used)
 }
 
 uint32_t wire_crc32_vec_head(uint32_t crc, const void *head, const uint8_t *ormask, size_t head_len,
-			     const void *rest, size_t rest_len, size_t *used)
+			     const void *rest, void *dst, size_t rest_len, size_t *used)
 {
 	*used = 0;
 	if (rest_len < WIRE_CRC32_VEC_MIN || head_len < 16 || head_len > 48 || head_len % 16 ||
 	    !cpu_has_vec())
 		return crc;
-	return ~crc_vec_head(~crc, head, ormask, head_len, rest, rest_len, used);
+	return ~crc_vec_head(~crc, head, ormask, head_len, rest, dst, rest_len, used);
 }
 
 uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
@@ -241,12 +242,13 @@ bool wire_crc32_vec_available(void)
 }
 
 uint32_t wire_crc32_vec_head(uint32_t crc, const void *head, const uint8_t *ormask, size_t head_len,
-			     const void *rest, size_t rest_len, size_t *used)
+			     const void *rest, void *dst, size_t rest_len, size_t *used)
 {
 	(void)head;
 	(void)ormask;
 	(void)head_len;
 	(void)rest;
+	(void)dst;
 	(void)rest_len;
 	*used = 0;
 	return crc;

@@ -20,11 +20,12 @@ uint32_t wire_crc32_vec(uint32_t crc, const void *buf, size_t len, size_t *used)
 /*
  * Continue @crc over @head_len bytes of @head ORed with @ormask (16, 32 or
  * 48), then over a prefix of @rest (a multiple of 16, at least 256; *used
- * says how long) without reducing in between.  *used is 0 and @crc is
- * returned unchanged when the CPU lacks the path or @rest is too short.
+ * says how long) without reducing in between, copying that prefix to @dst
+ * when @dst is set.  *used is 0 and @crc is returned unchanged when the CPU
+ * lacks the path or @rest is too short.
  */
 uint32_t wire_crc32_vec_head(uint32_t crc, const void *head, const uint8_t *ormask, size_t head_len,
-			     const void *rest, size_t rest_len, size_t *used);
+			     const void *rest, void *dst, size_t rest_len, size_t *used);
 
 /*
  * CRC-32 of @len bytes of @buf, each ORed with the same byte of @ormask: the

@@ -45,7 +45,7 @@ uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 		covered = l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN;
 		rest = (const uint8_t *)frame + covered;
 		crc = wire_crc32_vec_head(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask, ICRC_V4_SPAN,
-					  rest, end - covered, &used);
+					  rest, NULL, end - covered, &used);
 		if (!used)
 			crc = wire_crc32_or_mask(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask,
 						 ICRC_V4_SPAN);
@@ -87,8 +87,9 @@ uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 			  end - covered - extra);
 }
 
-uint32_t wire_icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
-			 const void *payload, uint32_t len)
+/* wire_icrc_split(), copying the payload to @dst on the way when @dst is set. */
+static uint32_t icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
+			   const void *payload, void *dst, uint32_t len)
 {
 	const uint8_t *ip = (const uint8_t *)frame + l3_off;
 	uint32_t crc;
@@ -96,14 +97,21 @@ uint32_t wire_icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
 
 	/* Nothing between BTH and payload (a middle packet): one carry-less chain over both. */
 	if (ip[0] == 0x45 && l3_off >= LRH_PLACEHOLDER_LEN &&
-	    hdr_end == l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN) {
+	    hdr_end == l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN)
 		crc = wire_crc32_vec_head(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask, ICRC_V4_SPAN,
-					  payload, len, &used);
-		if (used)
-			return wire_crc32(crc, (const uint8_t *)payload + used, len - used);
-	}
-	crc = wire_icrc(frame, l3_off, hdr_end);
-	return wire_crc32(crc, payload, len);
+					  payload, dst, len, &used);
+	if (!used)
+		crc = wire_icrc(frame, l3_off, hdr_end);
+	if (!dst)
+		return wire_crc32(crc, (const uint8_t *)payload + used, len - used);
+	return wire_crc32_copy(crc, (uint8_t *)dst + used, (const uint8_t *)payload + used,
+			       len - used);
+}
+
+uint32_t wire_icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
+			 const void *payload, uint32_t len)
+{
+	return icrc_split(frame, l3_off, hdr_end, payload, NULL, len);
 }
 
 uint32_t wire_pkt_icrc(const struct wire_pkt *p)
@@ -113,7 +121,15 @@ uint32_t wire_pkt_icrc(const struct wire_pkt *p)
 	if (p->payload == p->frame + p->payload_off)
 		return wire_icrc(p->frame, p->l3_off,
 				 p->payload_off + p->payload_len + p->pad);
-	crc = wire_icrc_split(p->frame, p->l3_off, p->payload_off, p->payload, p->payload_len);
+	crc = icrc_split(p->frame, p->l3_off, p->payload_off, p->payload, NULL, p->payload_len);
+	return wire_crc32(crc, p->frame + p->payload_off + p->payload_len, p->pad);
+}
+
+uint32_t wire_pkt_icrc_copy(const struct wire_pkt *p, void *dst)
+{
+	uint32_t crc = icrc_split(p->frame, p->l3_off, p->payload_off, p->payload, dst,
+				  p->payload_len);
+
 	return wire_crc32(crc, p->frame + p->payload_off + p->payload_len, p->pad);
 }
 

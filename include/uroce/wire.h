@@ -568,6 +568,13 @@ uint32_t wire_icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
  */
 uint32_t wire_pkt_icrc(const struct wire_pkt *p);
 
+/*
+ * wire_pkt_icrc_copy() - wire_pkt_icrc() computed while the payload is
+ * copied to @dst, in one pass over it (a receiver checking what it places).
+ * The bytes are copied whatever the result.
+ */
+uint32_t wire_pkt_icrc_copy(const struct wire_pkt *p, void *dst);
+
 /* Read/write the 4 ICRC bytes (least significant byte first on the wire). */
 uint32_t wire_icrc_load(const void *p);
 void wire_icrc_store(void *p, uint32_t icrc);

@@ -224,6 +224,54 @@ START_TEST(icrc_of_payload_elsewhere)
 }
 END_TEST
 
+/*
+ * wire_pkt_icrc_copy() equals wire_pkt_icrc() and leaves exactly the payload
+ * at the destination: middle packets (headers and payload in one chain),
+ * packets with RETH, with pad, over IPv6, payload in the frame or elsewhere.
+ */
+START_TEST(icrc_while_copying)
+{
+	static const uint8_t ops[] = { WIRE_OPC_RC | WIRE_OP_WRITE_MIDDLE,
+				       WIRE_OPC_RC | WIRE_OP_WRITE_FIRST,
+				       WIRE_OPC_RC | WIRE_OP_SEND_LAST };
+	static const uint32_t lens[] = { 0, 17, 255, 256, 1001, 4096 };
+	enum { GUARD = 64 };
+	static uint8_t frame[5000], payload[4096], dst[4096 + 2 * GUARD];
+	struct test_rng r;
+
+	test_rng_seed(&r, 11 + (uint64_t)_i);
+	for (unsigned o = 0; o < sizeof(ops); o++)
+		for (unsigned k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+			/* Only a LAST packet may have pad. */
+			uint32_t len = o == 2 ? lens[k] : lens[k] & ~3u, flen;
+			struct wire_build_desc d;
+			struct wire_pkt pkt;
+
+			test_random_desc(&r, ops[o], &d);
+			d.ip_version = _i ? 6 : 4;
+			test_rng_fill(&r, payload, len);
+			flen = wire_build(frame, sizeof(frame), &d, payload, len);
+			ck_assert_uint_gt(flen, 0);
+			ck_assert_int_eq(wire_parse(frame, flen, WIRE_PARSE_SKIP_LEN_RULES, &pkt),
+					 WIRE_DROP_NONE);
+			for (int elsewhere = 0; elsewhere < 2; elsewhere++) {
+				if (elsewhere)
+					pkt.payload = payload;
+				memset(dst, 0xa5, sizeof(dst));
+				ck_assert_uint_eq(wire_pkt_icrc_copy(&pkt, dst + GUARD), pkt.icrc);
+				ck_assert_int_eq(memcmp(dst + GUARD, payload, len), 0);
+				ck_assert_uint_eq(dst[GUARD - 1], 0xa5);
+				ck_assert_uint_eq(dst[GUARD + len], 0xa5);
+			}
+			if (len) {
+				payload[len - 1] ^= 0x01;
+				ck_assert_uint_ne(wire_pkt_icrc_copy(&pkt, dst + GUARD), pkt.icrc);
+				ck_assert_uint_eq(dst[GUARD + len - 1], payload[len - 1]);
+			}
+		}
+}
+END_TEST
+
 Suite *wire_icrc_suite(void);
 
 Suite *wire_icrc_suite(void)
@@ -238,6 +286,7 @@ Suite *wire_icrc_suite(void)
 	tcase_add_test(t, icrc_matches_masked_reference);
 	tcase_add_test(t, icrc_byte_order);
 	tcase_add_loop_test(t, icrc_of_payload_elsewhere, 0, 3);
+	tcase_add_loop_test(t, icrc_while_copying, 0, 2);
 	suite_add_tcase(s, t);
 	return s;
 }
