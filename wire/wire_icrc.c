@@ -30,19 +30,26 @@ static const uint8_t icrc_v4_mask[ICRC_V4_SPAN] = {
 	[8 + 20 + 8 + 4] = 0xff,				/* BTH resv8a */
 };
 
+/* Where the 48-byte IPv4 span ends (BTH's end) when the packet has one; 0 otherwise. */
+static uint32_t v4_span_end(const uint8_t *ip, uint32_t l3_off)
+{
+	if (ip[0] != 0x45 || l3_off < LRH_PLACEHOLDER_LEN)
+		return 0;
+	return l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN;
+}
+
 uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 {
 	const uint8_t *ip = (const uint8_t *)frame + l3_off;
 	uint8_t buf[ICRC_SCRATCH];
 	uint32_t ip_len, udp_at, covered, extra, n;
 
-	if (ip[0] == 0x45 && l3_off >= LRH_PLACEHOLDER_LEN &&
-	    end >= l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN) {
+	covered = v4_span_end(ip, l3_off);
+	if (covered && end >= covered) {
 		const uint8_t *rest;
 		uint32_t crc;
 		size_t used;
 
-		covered = l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN;
 		rest = (const uint8_t *)frame + covered;
 		crc = wire_crc32_vec_head(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask, ICRC_V4_SPAN,
 					  rest, NULL, end - covered, &used);
@@ -96,8 +103,7 @@ static uint32_t icrc_split(const void *frame, uint32_t l3_off, uint32_t hdr_end,
 	size_t used = 0;
 
 	/* Nothing between BTH and payload (a middle packet): one carry-less chain over both. */
-	if (ip[0] == 0x45 && l3_off >= LRH_PLACEHOLDER_LEN &&
-	    hdr_end == l3_off + ICRC_V4_SPAN - LRH_PLACEHOLDER_LEN)
+	if (hdr_end == v4_span_end(ip, l3_off))
 		crc = wire_crc32_vec_head(0, ip - LRH_PLACEHOLDER_LEN, icrc_v4_mask, ICRC_V4_SPAN,
 					  payload, dst, len, &used);
 	if (!used)
