@@ -123,26 +123,26 @@ static void prov_engine_async_event(void *arg, enum ibv_event_type type, void *o
  */
 static void prov_sync_gids(struct prov_dataplane *dpl)
 {
-	struct rc_gid_entry fresh[RC_GID_TABLE_LEN], seen[RC_GID_TABLE_LEN];
-	struct dp_link_info link;
+	struct wire_gid_entry fresh[WIRE_GID_TABLE_LEN], seen[WIRE_GID_TABLE_LEN];
+	struct host_link_info link;
 	int ret;
 
 	pthread_mutex_lock(&dpl->gid_lock);
 	if (!dpl->ready)
 		goto out;
-	for (unsigned i = 0; i < RC_GID_TABLE_LEN; i++)
+	for (unsigned i = 0; i < WIRE_GID_TABLE_LEN; i++)
 		if (rc_engine_get_gid(dpl->eng, i, &fresh[i]))
 			memset(&fresh[i], 0, sizeof(fresh[i]));
-	if (prov_sysfs_read_gids(dpl->ibdev_path, seen, RC_GID_TABLE_LEN) ||
-	    prov_gid_tables_equal(fresh, seen, RC_GID_TABLE_LEN))
+	if (prov_sysfs_read_gids(dpl->ibdev_path, seen, WIRE_GID_TABLE_LEN) ||
+	    prov_gid_tables_equal(fresh, seen, WIRE_GID_TABLE_LEN))
 		goto out;
 	if (dp_device_link(dpl->dp, &link))
 		link.netdev[0] = '\0';
 	if (!link.netdev[0] || !if_nametoindex(link.netdev))
 		link.netdev[0] = '\0';
-	ret = prov_sysfs_write_gids(dpl->ibdev_path, fresh, RC_GID_TABLE_LEN, link.netdev);
+	ret = prov_sysfs_write_gids(dpl->ibdev_path, fresh, WIRE_GID_TABLE_LEN, link.netdev);
 	if (ret) {
-		for (unsigned i = 0; i < RC_GID_TABLE_LEN; i++)
+		for (unsigned i = 0; i < WIRE_GID_TABLE_LEN; i++)
 			rc_engine_set_gid(dpl->eng, i, &seen[i]);
 		fprintf(stderr, PROV_NAME ": the GID table of %s is stale (addresses of %s "
 			"changed) and cannot be updated here (%s): run `uroce link refresh %s`\n",
@@ -230,7 +230,7 @@ static void prov_dataplane_put(struct prov_dataplane *dpl)
 
 static uint64_t prov_guid_be(struct ibv_context *ctx)
 {
-	struct dp_link_info link;
+	struct host_link_info link;
 
 	if (dp_device_link(prov_dp(ctx), &link))
 		return 0;
@@ -338,7 +338,7 @@ static void prov_ib_speed(uint32_t mbps, uint8_t *width, uint8_t *speed)
 
 static int prov_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
 {
-	struct dp_link_info link;
+	struct host_link_info link;
 	int ret;
 
 	if (port != PROV_PORT_NUM)
@@ -357,7 +357,7 @@ static int prov_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_por
 	attr->phys_state = link.up ? 5 : 3;	/* LinkUp : Disabled (IBA 14.2.5.6) */
 	attr->max_mtu = IBV_MTU_4096;
 	attr->active_mtu = prov_ib_mtu(link.mtu);
-	attr->gid_tbl_len = RC_GID_TABLE_LEN;
+	attr->gid_tbl_len = WIRE_GID_TABLE_LEN;
 	attr->port_cap_flags = IBV_PORT_IP_BASED_GIDS;
 	attr->max_msg_sz = RC_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;

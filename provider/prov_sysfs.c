@@ -62,7 +62,7 @@ int prov_sysfs_parse_gid(const char *s, uint8_t gid[16])
 	return 0;
 }
 
-bool prov_gid_tables_equal(const struct rc_gid_entry *a, const struct rc_gid_entry *b, unsigned n)
+bool prov_gid_tables_equal(const struct wire_gid_entry *a, const struct wire_gid_entry *b, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		if (a[i].valid != b[i].valid)
@@ -160,7 +160,7 @@ static int write_fmt(const char *text, const char *fmt, ...)
 	return ret ? ret : write_file(path, text);
 }
 
-int prov_sysfs_write_gids(const char *ibdev_path, const struct rc_gid_entry *gids, unsigned n,
+int prov_sysfs_write_gids(const char *ibdev_path, const struct wire_gid_entry *gids, unsigned n,
 			  const char *netdev)
 {
 	char text[64], path[PATH_MAX];
@@ -168,7 +168,7 @@ int prov_sysfs_write_gids(const char *ibdev_path, const struct rc_gid_entry *gid
 
 	for (unsigned i = 0; i < n; i++) {
 		static const uint8_t zero[16];
-		const struct rc_gid_entry *e = &gids[i];
+		const struct wire_gid_entry *e = &gids[i];
 
 		prov_sysfs_format_gid(e->valid ? e->gid : zero, text);
 		strcat(text, "\n");
@@ -180,7 +180,7 @@ int prov_sysfs_write_gids(const char *ibdev_path, const struct rc_gid_entry *gid
 		 * file cannot, and "IB/RoCE v1" with a zero GID makes
 		 * libibverbs answer ENODATA for it exactly as with the kernel.
 		 */
-		ret = write_fmt(e->valid && e->type == RC_GID_ROCE_V2 ? PROV_GID_TYPE_V2 "\n" :
+		ret = write_fmt(e->valid && e->type == WIRE_GID_ROCE_V2 ? PROV_GID_TYPE_V2 "\n" :
 				PROV_GID_TYPE_V1 "\n",
 				"%s/ports/1/gid_attrs/types/%u", ibdev_path, i);
 		if (ret)
@@ -215,13 +215,13 @@ static int read_small(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
-int prov_sysfs_read_gids(const char *ibdev_path, struct rc_gid_entry *gids, unsigned n)
+int prov_sysfs_read_gids(const char *ibdev_path, struct wire_gid_entry *gids, unsigned n)
 {
 	char path[PATH_MAX], text[64];
 	int ret;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct rc_gid_entry *e = &gids[i];
+		struct wire_gid_entry *e = &gids[i];
 		static const uint8_t zero[16];
 
 		memset(e, 0, sizeof(*e));
@@ -245,7 +245,7 @@ int prov_sysfs_read_gids(const char *ibdev_path, struct rc_gid_entry *gids, unsi
 		if (ret < 0)
 			return ret;
 		e->type = strncmp(text, PROV_GID_TYPE_V2, strlen(PROV_GID_TYPE_V2)) == 0 ?
-			  RC_GID_ROCE_V2 : RC_GID_ROCE_V1;
+			  WIRE_GID_ROCE_V2 : WIRE_GID_ROCE_V1;
 	}
 	return 0;
 }
@@ -312,7 +312,7 @@ int prov_sysfs_remove(const char *root, const char *ibdev, const char *uverbs)
 	return ret;
 }
 
-int prov_sysfs_create(const struct prov_sysfs_dev *d, const struct rc_gid_entry *gids,
+int prov_sysfs_create(const struct prov_sysfs_dev *d, const struct wire_gid_entry *gids,
 		      unsigned n, char *err, size_t errlen)
 {
 	char ibdev_path[PATH_MAX], uv_path[PATH_MAX], text[64];

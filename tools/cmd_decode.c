@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "uroce/decode.h"
+#include "uroce/inspect_decode.h"
 
 enum decode_mode { MODE_LINE, MODE_VERBOSE, MODE_JSON };
 
@@ -25,11 +25,11 @@ static void decode_usage(FILE *out)
 }
 
 /* Times relative to the first frame, like tcpdump -ttttt. */
-static struct wire_decode_ts rel_time(const struct timeval *t, const struct timeval *start)
+static struct inspect_decode_ts rel_time(const struct timeval *t, const struct timeval *start)
 {
 	int64_t ns = ((int64_t)t->tv_sec - start->tv_sec) * 1000000000 +
 		     ((int64_t)t->tv_usec - start->tv_usec);
-	struct wire_decode_ts ts;
+	struct inspect_decode_ts ts;
 
 	if (ns < 0)
 		ns = 0;
@@ -150,7 +150,7 @@ int cmd_decode(int argc, char **argv)
 
 	while ((rc = pcap_next_ex(pc, &hdr, &data)) == 1) {
 		struct wire_frame fr;
-		struct wire_decode_ts ts;
+		struct inspect_decode_ts ts;
 
 		if (!frames)
 			start = hdr->ts;
@@ -161,19 +161,19 @@ int cmd_decode(int argc, char **argv)
 			break;
 		if (frames < first)
 			continue;
-		wire_decode_frame(&fr, data, hdr->caplen, hdr->len);
+		inspect_decode_frame(&fr, data, hdr->caplen, hdr->len);
 		stats.count[fr.drop]++;
 		roce += fr.kind == WIRE_FRAME_ROCE;
 		shown++;
 		switch (mode) {
 		case MODE_LINE:
-			wire_decode_line(stdout, &ts, &fr);
+			inspect_decode_line(stdout, &ts, &fr);
 			break;
 		case MODE_VERBOSE:
-			wire_decode_verbose(stdout, frames, &ts, &fr);
+			inspect_decode_verbose(stdout, frames, &ts, &fr);
 			break;
 		case MODE_JSON:
-			wire_decode_json(stdout, frames, &ts, &fr);
+			inspect_decode_json(stdout, frames, &ts, &fr);
 			break;
 		}
 	}

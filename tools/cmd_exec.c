@@ -37,7 +37,7 @@ static int exec_usage(FILE *out)
 		"Runs PROGRAM with SYSFS_PATH=%s/%s, the uroce provider, the completion-channel\n"
 		"interposer (for event mode, e.g. -e) and kernel RDMA netlink hidden.\n"
 		"Polling programs also run with just `export SYSFS_PATH=%s/%s`.\n",
-		uroce_run_dir(), UROCE_SYSFS_DIR, uroce_run_dir(), UROCE_SYSFS_DIR);
+		host_run_dir(), UROCE_SYSFS_DIR, host_run_dir(), UROCE_SYSFS_DIR);
 	return 2;
 }
 
@@ -118,11 +118,11 @@ int cmd_exec(int argc, char **argv)
 		return 1;
 	}
 
-	snprintf(sysfs, sizeof(sysfs), "%s/%s", uroce_run_dir(), UROCE_SYSFS_DIR);
+	snprintf(sysfs, sizeof(sysfs), "%s/%s", host_run_dir(), UROCE_SYSFS_DIR);
 	snprintf(path, sizeof(path), "%s/class/infiniband_verbs", sysfs);
 	if (stat(path, &st)) {
 		fprintf(stderr, "uroce exec: no uroce device in %s: create one with "
-			"`uroce link add NAME netdev IFACE`\n", uroce_run_dir());
+			"`uroce link add NAME netdev IFACE`\n", host_run_dir());
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s" PROVIDER_SUFFIX, provider);
@@ -137,7 +137,7 @@ int cmd_exec(int argc, char **argv)
 		return 1;
 	}
 
-	if (setenv("SYSFS_PATH", sysfs, 1) || setenv("UROCE_RUN_DIR", uroce_run_dir(), 1) ||
+	if (setenv("SYSFS_PATH", sysfs, 1) || setenv("UROCE_RUN_DIR", host_run_dir(), 1) ||
 	    env_prepend("RDMAV_DRIVERS", provider, ':') || env_prepend("LD_PRELOAD", compchan, ':')) {
 		fprintf(stderr, "uroce exec: cannot set the environment: %s\n", strerror(errno));
 		return 1;

@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "replay.h"
-#include "uroce/ladder.h"
+#include "uroce/inspect_ladder.h"
 
 #define DEFAULT_MAX	200
 #define DEFAULT_WIDTH	100
@@ -24,7 +24,7 @@ struct ladder_opts {
 	bool		ranged;		/* -n given */
 	uint64_t	max;		/* packets drawn at most; 0: all */
 	unsigned	width;
-	unsigned	flags;		/* enum wire_ladder_flag */
+	unsigned	flags;		/* enum inspect_ladder_flag */
 };
 
 /* One pcap file being read; a fixture merges two. */
@@ -51,7 +51,7 @@ static void ladder_usage(FILE *out)
 		"  --max N   draw at most N frames (default %d; 0: all)\n"
 		"  --width N text width in characters (default %d, at least %d)\n"
 		"  --all     also draw ARP, ICMP and bare TCP ACKs (counted only by default)\n",
-		DEFAULT_MAX, DEFAULT_WIDTH, WIRE_LADDER_MIN_WIDTH);
+		DEFAULT_MAX, DEFAULT_WIDTH, INSPECT_LADDER_MIN_WIDTH);
 }
 
 /* "N" or "N-M", frames numbered from 1 (as uroce decode -n). */
@@ -179,7 +179,7 @@ static bool is_fixture_path(const char *path)
 }
 
 /* A fixture names its hosts: uroce's port and its peers. */
-static int load_fixture(const char *path, struct fixture *fx, struct wire_ladder *l)
+static int load_fixture(const char *path, struct fixture *fx, struct inspect_ladder *l)
 {
 	char err[1200];
 
@@ -187,10 +187,10 @@ static int load_fixture(const char *path, struct fixture *fx, struct wire_ladder
 		fprintf(stderr, "uroce ladder: %s\n", err);
 		return -1;
 	}
-	if (wire_ladder_name_host(l, fx->local_gid, "uroce"))
+	if (inspect_ladder_name_host(l, fx->local_gid, "uroce"))
 		return -ENOMEM;
 	for (unsigned i = 0; i < fx->n_peers; i++)
-		if (wire_ladder_name_host(l, fx->peers[i].gid, fx->peers[i].name))
+		if (inspect_ladder_name_host(l, fx->peers[i].gid, fx->peers[i].name))
 			return -ENOMEM;
 	return 0;
 }
@@ -301,13 +301,13 @@ static void fixture_title(char *buf, size_t cap, const char *path)
 	fclose(f);
 }
 
-static int write_output(const struct wire_ladder *l, const struct ladder_opts *o,
+static int write_output(const struct inspect_ladder *l, const struct ladder_opts *o,
 			const char *title, const char *note)
 {
 	FILE *out = stdout;
 
 	if (!o->svg) {
-		wire_ladder_print_text(stdout, l, o->width, title, note);
+		inspect_ladder_print_text(stdout, l, o->width, title, note);
 	} else {
 		if (strcmp(o->svg, "-")) {
 			out = fopen(o->svg, "w");
@@ -317,7 +317,7 @@ static int write_output(const struct wire_ladder *l, const struct ladder_opts *o
 				return 1;
 			}
 		}
-		wire_ladder_print_svg(out, l, title, note);
+		inspect_ladder_print_svg(out, l, title, note);
 		if (out != stdout && fclose(out) != 0) {
 			fprintf(stderr, "uroce ladder: writing %s: %s\n", o->svg, strerror(errno));
 			return 1;
@@ -332,7 +332,7 @@ static int write_output(const struct wire_ladder *l, const struct ladder_opts *o
 
 /* Read, draw, say what was left out. */
 static int run(struct source *srcs, int n_src, const char *file, const struct fixture *fx,
-	       const struct ladder_opts *o, struct wire_ladder *l)
+	       const struct ladder_opts *o, struct inspect_ladder *l)
 {
 	struct timeval start = { 0, 0 };
 	uint64_t frames = 0, drawn = 0, shown_last = 0;
@@ -343,7 +343,7 @@ static int run(struct source *srcs, int n_src, const char *file, const struct fi
 
 	while ((i = next_frame(srcs, n_src, frames)) >= 0) {
 		struct source *s = &srcs[i];
-		struct wire_decode_ts ts;
+		struct inspect_decode_ts ts;
 		struct wire_frame fr;
 		int64_t ns;
 		size_t before;
@@ -359,9 +359,9 @@ static int run(struct source *srcs, int n_src, const char *file, const struct fi
 			ns = 0;
 		ts.sec = ns / 1000000000;
 		ts.nsec = (uint32_t)(ns % 1000000000);
-		wire_decode_frame(&fr, s->data, s->hdr->caplen, s->hdr->len);
+		inspect_decode_frame(&fr, s->data, s->hdr->caplen, s->hdr->len);
 		before = l->n_rows;
-		if (wire_ladder_add(l, frames, &ts, &fr, frames >= o->first)) {
+		if (inspect_ladder_add(l, frames, &ts, &fr, frames >= o->first)) {
 			fprintf(stderr, "uroce ladder: out of memory at frame %" PRIu64 "\n", frames);
 			return 1;
 		}
@@ -377,7 +377,7 @@ static int run(struct source *srcs, int n_src, const char *file, const struct fi
 			PRIu64 "\n", file, frames, frames == 1 ? "" : "s", o->first);
 		return 1;
 	}
-	if (wire_ladder_finish(l)) {
+	if (inspect_ladder_finish(l)) {
 		fprintf(stderr, "uroce ladder: out of memory\n");
 		return 1;
 	}
@@ -433,7 +433,7 @@ int cmd_ladder(int argc, char **argv)
 	struct ladder_opts o = { NULL, 1, UINT64_MAX, false, DEFAULT_MAX, DEFAULT_WIDTH, 0 };
 	struct source srcs[2];
 	struct fixture fx;
-	struct wire_ladder l;
+	struct inspect_ladder l;
 	const char *file, *paths[2];
 	uint64_t v;
 	int opt, n_src = 1, rc = 1;
@@ -462,15 +462,15 @@ int cmd_ladder(int argc, char **argv)
 			}
 			break;
 		case 'w':
-			if (!parse_count(optarg, &v) || v < WIRE_LADDER_MIN_WIDTH || v > MAX_WIDTH) {
+			if (!parse_count(optarg, &v) || v < INSPECT_LADDER_MIN_WIDTH || v > MAX_WIDTH) {
 				fprintf(stderr, "uroce ladder: --width wants %d to %d characters, got "
-					"'%s'\n", WIRE_LADDER_MIN_WIDTH, MAX_WIDTH, optarg);
+					"'%s'\n", INSPECT_LADDER_MIN_WIDTH, MAX_WIDTH, optarg);
 				return 2;
 			}
 			o.width = (unsigned)v;
 			break;
 		case 'a':
-			o.flags |= WIRE_LADDER_ALL_FRAMES;
+			o.flags |= INSPECT_LADDER_ALL_FRAMES;
 			break;
 		case 'h':
 			ladder_usage(stdout);
@@ -494,7 +494,7 @@ int cmd_ladder(int argc, char **argv)
 	}
 	file = argv[optind];
 
-	wire_ladder_init(&l, o.flags);
+	inspect_ladder_init(&l, o.flags);
 	memset(&fx, 0, sizeof(fx));
 	memset(srcs, 0, sizeof(srcs));
 	paths[0] = file;
@@ -521,6 +521,6 @@ out:
 			pcap_close(srcs[i].pc);
 	if (have_fx)
 		fixture_free(&fx);
-	wire_ladder_free(&l);
+	inspect_ladder_free(&l);
 	return rc;
 }

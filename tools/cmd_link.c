@@ -18,7 +18,7 @@
 
 #include "commands.h"
 #include "uroce/config.h"
-#include "uroce/dp.h"
+#include "uroce/host.h"
 #include "uroce/sysfs.h"
 
 #define DEV_DIR		"/dev/infiniband"
@@ -53,7 +53,7 @@ static bool valid_name(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n >= sizeof(((struct uroce_link_cfg *)0)->name) || n >= IBV_SYSFS_NAME_MAX)
+	if (n == 0 || n >= sizeof(((struct host_link_cfg *)0)->name) || n >= IBV_SYSFS_NAME_MAX)
 		return false;
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
@@ -63,12 +63,12 @@ static bool valid_name(const char *s)
 
 static void sysfs_root(char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s", uroce_run_dir(), UROCE_SYSFS_DIR);
+	snprintf(buf, len, "%s/%s", host_run_dir(), UROCE_SYSFS_DIR);
 }
 
 static int ibdev_path(char *buf, size_t len, const char *name)
 {
-	int n = snprintf(buf, len, "%s/%s/class/infiniband/%s", uroce_run_dir(), UROCE_SYSFS_DIR,
+	int n = snprintf(buf, len, "%s/%s/class/infiniband/%s", host_run_dir(), UROCE_SYSFS_DIR,
 			 name);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
@@ -157,7 +157,7 @@ static int list_devices(char ***names)
 	char **v = NULL;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/devices", uroce_run_dir());
+	snprintf(dir, sizeof(dir), "%s/devices", host_run_dir());
 	d = opendir(dir);
 	if (!d) {
 		*names = NULL;
@@ -205,7 +205,7 @@ static int netdev_admin_up(const char *name)
 }
 
 /* The netdev named in gid_attrs/ndevs: only one that exists here (not a pci/pcap label). */
-static const char *ndev_of(const struct uroce_link_cfg *cfg)
+static const char *ndev_of(const struct host_link_cfg *cfg)
 {
 	return if_nametoindex(cfg->netdev) ? cfg->netdev : NULL;
 }
@@ -216,9 +216,9 @@ static const char *ndev_of(const struct uroce_link_cfg *cfg)
  * (no process has the device open).  The tc ingress filter keeps it from
  * answering them with ICMP port unreachable.
  */
-static bool kernel_filtered(enum uroce_pmd pmd)
+static bool kernel_filtered(enum host_pmd pmd)
 {
-	return pmd == UROCE_PMD_AF_PACKET || pmd == UROCE_PMD_AF_XDP;
+	return pmd == HOST_PMD_AF_PACKET || pmd == HOST_PMD_AF_XDP;
 }
 
 /* True when another configured device on @netdev needs the kernel filter too. */
@@ -229,9 +229,9 @@ static bool netdev_shared(const char *name, const char *netdev)
 	int n = list_devices(&names);
 
 	for (int i = 0; i < n; i++) {
-		struct uroce_link_cfg other;
+		struct host_link_cfg other;
 
-		if (strcmp(names[i], name) && !uroce_link_cfg_load(names[i], &other, err, sizeof(err)) &&
+		if (strcmp(names[i], name) && !host_link_cfg_load(names[i], &other, err, sizeof(err)) &&
 		    kernel_filtered(other.pmd) && !strcmp(other.netdev, netdev))
 			shared = true;
 		free(names[i]);
@@ -241,7 +241,7 @@ static bool netdev_shared(const char *name, const char *netdev)
 }
 
 /* Split "--pmd NAME[:ARGS]" into the configuration. */
-static int parse_pmd(const char *s, struct uroce_link_cfg *cfg)
+static int parse_pmd(const char *s, struct host_link_cfg *cfg)
 {
 	const char *colon = strchr(s, ':');
 	char name[32];
@@ -251,21 +251,21 @@ static int parse_pmd(const char *s, struct uroce_link_cfg *cfg)
 		return -EINVAL;
 	memcpy(name, s, n);
 	name[n] = '\0';
-	if (uroce_pmd_parse(name, &cfg->pmd))
+	if (host_pmd_parse(name, &cfg->pmd))
 		return -EINVAL;
 	if (colon && snprintf(cfg->pmd_args, sizeof(cfg->pmd_args), "%s", colon + 1) >=
 		     (int)sizeof(cfg->pmd_args))
 		return -E2BIG;
-	if (cfg->pmd == UROCE_PMD_PCI && !cfg->pmd_args[0])
+	if (cfg->pmd == HOST_PMD_PCI && !cfg->pmd_args[0])
 		return -EINVAL;
 	return 0;
 }
 
 static int link_add(int argc, char **argv)
 {
-	struct uroce_link_cfg cfg = { 0 }, old;
-	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
-	struct dp_link_info link;
+	struct host_link_cfg cfg = { 0 }, old;
+	struct wire_gid_entry gids[WIRE_GID_TABLE_LEN];
+	struct host_link_info link;
 	struct prov_sysfs_dev sd;
 	char root[PATH_MAX], err[256];
 	bool filter = false;
@@ -280,7 +280,7 @@ static int link_add(int argc, char **argv)
 	if (strlen(argv[4]) >= sizeof(cfg.netdev))
 		return fail("add", "netdev name '%s' is too long", argv[4]);
 	snprintf(cfg.netdev, sizeof(cfg.netdev), "%s", argv[4]);
-	cfg.pmd = UROCE_PMD_AF_PACKET;
+	cfg.pmd = HOST_PMD_AF_PACKET;
 	for (int i = 5; i < argc; i++) {
 		if (!strcmp(argv[i], "--pmd") && i + 1 < argc) {
 			ret = parse_pmd(argv[++i], &cfg);
@@ -297,7 +297,7 @@ static int link_add(int argc, char **argv)
 	}
 
 	/* The link as the dataplane will see it (a pci or pcap IFACE only labels the device). */
-	ret = dp_link_query(&cfg, &link, err, sizeof(err));
+	ret = host_link_query(&cfg, &link, err, sizeof(err));
 	if (ret == -ENODEV)
 		return fail("add", "netdev %s does not exist (see `ip link show`)", cfg.netdev);
 	if (ret)
@@ -308,20 +308,20 @@ static int link_add(int argc, char **argv)
 	/* The kernel reports carrier up to a second after `ip link set up` (linkwatch). */
 	for (int i = 0; i < 40 && !link.up; i++) {
 		usleep(50000);
-		if (dp_link_query(&cfg, &link, err, sizeof(err)))
+		if (host_link_query(&cfg, &link, err, sizeof(err)))
 			break;
 	}
 	if (!link.up)
 		return fail("add", "netdev %s has no carrier: check its cable or peer", cfg.netdev);
 	if (geteuid() != 0)
 		return fail("add", "permission denied: creating %s/uverbsN and %s needs root "
-			    "(run it with sudo)", DEV_DIR, uroce_run_dir());
-	if (!uroce_link_cfg_load(cfg.name, &old, err, sizeof(err)))
+			    "(run it with sudo)", DEV_DIR, host_run_dir());
+	if (!host_link_cfg_load(cfg.name, &old, err, sizeof(err)))
 		return fail("add", "device %s exists (on netdev %s); remove it with "
 			    "`uroce link del %s`", cfg.name, old.netdev, cfg.name);
 
 	sysfs_root(root, sizeof(root));
-	ret = dp_gid_table(&cfg, gids, RC_GID_TABLE_LEN, err, sizeof(err));
+	ret = host_gid_table(&cfg, gids, WIRE_GID_TABLE_LEN, err, sizeof(err));
 	if (ret < 0)
 		return fail("add", "%s", err);
 	ret = claim_uverbs(root, cfg.uverbs, sizeof(cfg.uverbs));
@@ -334,21 +334,21 @@ static int link_add(int argc, char **argv)
 		.root = root, .ibdev = cfg.name, .uverbs = cfg.uverbs, .netdev = ndev_of(&cfg),
 	};
 	memcpy(sd.mac, link.mac, 6);
-	ret = prov_sysfs_create(&sd, gids, RC_GID_TABLE_LEN, err, sizeof(err));
+	ret = prov_sysfs_create(&sd, gids, WIRE_GID_TABLE_LEN, err, sizeof(err));
 	if (ret) {
 		fail("add", "%s", err);
 		devnode_remove(cfg.uverbs);
 		return 1;
 	}
 	if (kernel_filtered(cfg.pmd)) {
-		ret = dp_kernel_filter_install(cfg.netdev, err, sizeof(err));
+		ret = host_kernel_filter_install(cfg.netdev, err, sizeof(err));
 		if (ret) {
 			fail("add", "%s", err);
 			goto err_remove;
 		}
 		filter = true;
 	}
-	ret = uroce_link_cfg_save(&cfg, err, sizeof(err));
+	ret = host_link_cfg_save(&cfg, err, sizeof(err));
 	if (ret) {
 		fail("add", "%s", err);
 		goto err_remove_filter;
@@ -357,7 +357,7 @@ static int link_add(int argc, char **argv)
 
 err_remove_filter:
 	if (filter && !netdev_shared(cfg.name, cfg.netdev))
-		dp_kernel_filter_remove(cfg.netdev, err, sizeof(err));
+		host_kernel_filter_remove(cfg.netdev, err, sizeof(err));
 err_remove:
 	prov_sysfs_remove(root, cfg.name, cfg.uverbs);
 	devnode_remove(cfg.uverbs);
@@ -366,13 +366,13 @@ err_remove:
 
 static int link_del(int argc, char **argv)
 {
-	struct uroce_link_cfg cfg;
+	struct host_link_cfg cfg;
 	char root[PATH_MAX], err[256];
 	int ret;
 
 	if (argc != 3)
 		return link_usage(stderr);
-	if (uroce_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
+	if (host_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
 		return fail("del", "no device %s (`uroce link show` lists them)", argv[2]);
 	if (geteuid() != 0)
 		return fail("del", "permission denied: removing %s/%s needs root (run it with sudo)",
@@ -383,35 +383,35 @@ static int link_del(int argc, char **argv)
 	if (ret)
 		return fail("del", "cannot remove the sysfs tree of %s: %s", cfg.name,
 			    strerror(-ret));
-	ret = uroce_link_cfg_remove(cfg.name);
+	ret = host_link_cfg_remove(cfg.name);
 	if (ret)
 		return fail("del", "cannot remove the configuration of %s: %s", cfg.name,
 			    strerror(-ret));
 	/* A netdev that is gone took its filter with it. */
 	if (kernel_filtered(cfg.pmd) && if_nametoindex(cfg.netdev) &&
 	    !netdev_shared(cfg.name, cfg.netdev) &&
-	    dp_kernel_filter_remove(cfg.netdev, err, sizeof(err)))
+	    host_kernel_filter_remove(cfg.netdev, err, sizeof(err)))
 		return fail("del", "%s", err);
 	return 0;
 }
 
 static int link_refresh(int argc, char **argv)
 {
-	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
-	struct uroce_link_cfg cfg;
+	struct wire_gid_entry gids[WIRE_GID_TABLE_LEN];
+	struct host_link_cfg cfg;
 	char path[PATH_MAX], err[256];
 	int ret;
 
 	if (argc != 3)
 		return link_usage(stderr);
-	if (uroce_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
+	if (host_link_cfg_load(argv[2], &cfg, err, sizeof(err)))
 		return fail("refresh", "no device %s (`uroce link show` lists them)", argv[2]);
-	ret = dp_gid_table(&cfg, gids, RC_GID_TABLE_LEN, err, sizeof(err));
+	ret = host_gid_table(&cfg, gids, WIRE_GID_TABLE_LEN, err, sizeof(err));
 	if (ret < 0)
 		return fail("refresh", "%s", err);
 	if (ibdev_path(path, sizeof(path), cfg.name))
 		return fail("refresh", "run directory path is too long");
-	ret = prov_sysfs_write_gids(path, gids, RC_GID_TABLE_LEN, ndev_of(&cfg));
+	ret = prov_sysfs_write_gids(path, gids, WIRE_GID_TABLE_LEN, ndev_of(&cfg));
 	if (ret == -EACCES || ret == -EPERM)
 		return fail("refresh", "permission denied writing %s (run it with sudo)", path);
 	if (ret)
@@ -421,34 +421,34 @@ static int link_refresh(int argc, char **argv)
 
 /* ---- show ---- */
 
-static const char *gid_text(const struct rc_gid_entry *e, char *out, size_t len)
+static const char *gid_text(const struct wire_gid_entry *e, char *out, size_t len)
 {
 	return inet_ntop(AF_INET6, e->gid, out, (socklen_t)len) ? out : "?";
 }
 
-static void show_one(const struct uroce_link_cfg *cfg, bool json, bool first)
+static void show_one(const struct host_link_cfg *cfg, bool json, bool first)
 {
-	struct rc_gid_entry gids[RC_GID_TABLE_LEN];
-	struct dp_link_info link = { 0 };
+	struct wire_gid_entry gids[WIRE_GID_TABLE_LEN];
+	struct host_link_info link = { 0 };
 	char err[256];
-	bool active = !dp_link_query(cfg, &link, err, sizeof(err)) && link.up;
+	bool active = !host_link_query(cfg, &link, err, sizeof(err)) && link.up;
 	uint32_t mtu = link.mtu;
 	char path[PATH_MAX], gid[INET6_ADDRSTRLEN];
 	bool first_gid = true;
 
 	if (ibdev_path(path, sizeof(path), cfg->name) ||
-	    prov_sysfs_read_gids(path, gids, RC_GID_TABLE_LEN))
+	    prov_sysfs_read_gids(path, gids, WIRE_GID_TABLE_LEN))
 		memset(gids, 0, sizeof(gids));
 
 	if (!json) {
 		printf("link %s/1 state %s physical_state %s netdev %s pmd %s mtu %u uverbs %s\n",
 		       cfg->name, active ? "ACTIVE" : "DOWN", active ? "LINK_UP" : "DISABLED",
-		       cfg->netdev, uroce_pmd_name(cfg->pmd), mtu, cfg->uverbs);
-		for (unsigned i = 0; i < RC_GID_TABLE_LEN; i++) {
+		       cfg->netdev, host_pmd_name(cfg->pmd), mtu, cfg->uverbs);
+		for (unsigned i = 0; i < WIRE_GID_TABLE_LEN; i++) {
 			if (!gids[i].valid)
 				continue;
 			printf("    gid %u %s %s\n", i, gid_text(&gids[i], gid, sizeof(gid)),
-			       gids[i].type == RC_GID_ROCE_V2 ? "RoCE v2" : "RoCE v1");
+			       gids[i].type == WIRE_GID_ROCE_V2 ? "RoCE v2" : "RoCE v1");
 		}
 		return;
 	}
@@ -456,13 +456,13 @@ static void show_one(const struct uroce_link_cfg *cfg, bool json, bool first)
 	       "\"netdev\":\"%s\",\"pmd\":\"%s\",\"pmd_args\":\"%s\",\"mtu\":%u,\"uverbs\":\"%s\","
 	       "\"gids\":[",
 	       first ? "" : ",", cfg->name, active ? "ACTIVE" : "DOWN",
-	       active ? "LINK_UP" : "DISABLED", cfg->netdev, uroce_pmd_name(cfg->pmd),
+	       active ? "LINK_UP" : "DISABLED", cfg->netdev, host_pmd_name(cfg->pmd),
 	       cfg->pmd_args, mtu, cfg->uverbs);
-	for (unsigned i = 0; i < RC_GID_TABLE_LEN; i++) {
+	for (unsigned i = 0; i < WIRE_GID_TABLE_LEN; i++) {
 		if (!gids[i].valid)
 			continue;
 		printf("%s{\"index\":%u,\"gid\":\"%s\",\"type\":\"%s\"}", first_gid ? "" : ",", i,
-		       gid_text(&gids[i], gid, sizeof(gid)), gids[i].type == RC_GID_ROCE_V2 ? "RoCE v2" : "RoCE v1");
+		       gid_text(&gids[i], gid, sizeof(gid)), gids[i].type == WIRE_GID_ROCE_V2 ? "RoCE v2" : "RoCE v1");
 		first_gid = false;
 	}
 	printf("]}");
@@ -485,14 +485,14 @@ static int link_show(int argc, char **argv)
 	}
 	n = list_devices(&names);
 	if (n < 0)
-		return fail("show", "cannot list %s/devices: %s", uroce_run_dir(), strerror(-n));
+		return fail("show", "cannot list %s/devices: %s", host_run_dir(), strerror(-n));
 	if (json)
 		printf("[");
 	for (int i = 0; i < n; i++) {
-		struct uroce_link_cfg cfg;
+		struct host_link_cfg cfg;
 
 		if ((!only || !strcmp(only, names[i])) &&
-		    !uroce_link_cfg_load(names[i], &cfg, err, sizeof(err))) {
+		    !host_link_cfg_load(names[i], &cfg, err, sizeof(err))) {
 			show_one(&cfg, json, !any);
 			any = true;
 		}

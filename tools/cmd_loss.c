@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "commands.h"
-#include "uroce/dp.h"
-#include "dp_bpf.h"
+#include "uroce/host.h"
+#include "host_bpf.h"
 
 /* "1%", "0.5%", "0.01" (a fraction), "5000ppm" -> parts per million. */
 static int parse_rate(const char *s, uint32_t *ppm)
@@ -44,7 +44,7 @@ int cmd_loss(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[2], "show")) {
-		ret = dp_loss_get(argv[1], &ppm, &seen, &dropped);
+		ret = host_loss_get(argv[1], &ppm, &seen, &dropped);
 		if (ret == -ENOENT) {
 			printf("%s: no loss injection\n", argv[1]);
 			return 0;
@@ -58,12 +58,12 @@ int cmd_loss(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[2], "off"))
-		ret = dp_loss_clear(argv[1], err, sizeof(err));
+		ret = host_loss_clear(argv[1], err, sizeof(err));
 	else if (parse_rate(argv[2], &ppm)) {
 		fprintf(stderr, "uroce loss: '%s' is not a rate (1%%, 0.01 or 500ppm)\n", argv[2]);
 		return 2;
 	} else
-		ret = dp_loss_set(argv[1], ppm, err, sizeof(err));
+		ret = host_loss_set(argv[1], ppm, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "uroce loss: %s\n", err);
 		return 1;

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "commands.h"
-#include "dp_stats.h"
+#include "host_stats.h"
 
 struct stat_opts {
 	bool		all, json;
@@ -16,10 +16,10 @@ struct stat_opts {
 	unsigned	shown;
 };
 
-static void print_text(const struct stat_opts *o, const struct dp_stats_view *v)
+static void print_text(const struct stat_opts *o, const struct host_stats_view *v)
 {
-	const struct dp_stats_hdr *h = v->hdr;
-	const uint64_t *dev = dp_stats_dev_values(v);
+	const struct host_stats_hdr *h = v->hdr;
+	const uint64_t *dev = host_stats_dev_values(v);
 	struct timespec ts;
 	unsigned col = 0;
 
@@ -30,51 +30,51 @@ static void print_text(const struct stat_opts *o, const struct dp_stats_view *v)
 	for (unsigned i = 0; i < h->n_dev; i++) {
 		if (!dev[i] && !o->all)
 			continue;
-		printf("%s%-24s %14" PRIu64, col % 2 ? "   " : "    ", dp_stats_name(v, i), dev[i]);
+		printf("%s%-24s %14" PRIu64, col % 2 ? "   " : "    ", host_stats_name(v, i), dev[i]);
 		if (++col % 2 == 0)
 			printf("\n");
 	}
 	if (col % 2)
 		printf("\n");
 	for (unsigned q = 0; q < h->n_qp_slots; q++) {
-		const struct dp_stats_qp_slot *s = dp_stats_qp_view(v, q);
+		const struct host_stats_qp_slot *s = host_stats_qp_view(v, q);
 
 		if (!s->live)
 			continue;
 		printf("  qp 0x%06x:", s->qpn);
 		for (unsigned i = 0; i < h->n_qp; i++)
 			if (s->v[i] || o->all)
-				printf(" %s=%" PRIu64, dp_stats_name(v, h->n_dev + i), s->v[i]);
+				printf(" %s=%" PRIu64, host_stats_name(v, h->n_dev + i), s->v[i]);
 		printf("\n");
 	}
 }
 
-static void print_json(struct stat_opts *o, const struct dp_stats_view *v)
+static void print_json(struct stat_opts *o, const struct host_stats_view *v)
 {
-	const struct dp_stats_hdr *h = v->hdr;
-	const uint64_t *dev = dp_stats_dev_values(v);
+	const struct host_stats_hdr *h = v->hdr;
+	const uint64_t *dev = host_stats_dev_values(v);
 	bool first = true;
 
 	printf("%s{\"device\":\"%s\",\"pid\":%d,\"pmd\":\"%s\",\"netdev\":\"%s\",\"counters\":{",
 	       o->shown ? "," : "", h->ibdev, h->pid, h->pmd, h->netdev);
 	for (unsigned i = 0; i < h->n_dev; i++)
-		printf("%s\"%s\":%" PRIu64, i ? "," : "", dp_stats_name(v, i), dev[i]);
+		printf("%s\"%s\":%" PRIu64, i ? "," : "", host_stats_name(v, i), dev[i]);
 	printf("},\"qps\":[");
 	for (unsigned q = 0; q < h->n_qp_slots; q++) {
-		const struct dp_stats_qp_slot *s = dp_stats_qp_view(v, q);
+		const struct host_stats_qp_slot *s = host_stats_qp_view(v, q);
 
 		if (!s->live)
 			continue;
 		printf("%s{\"qpn\":%u", first ? "" : ",", s->qpn);
 		for (unsigned i = 0; i < h->n_qp; i++)
-			printf(",\"%s\":%" PRIu64, dp_stats_name(v, h->n_dev + i), s->v[i]);
+			printf(",\"%s\":%" PRIu64, host_stats_name(v, h->n_dev + i), s->v[i]);
 		printf("}");
 		first = false;
 	}
 	printf("]}");
 }
 
-static int show(void *arg, const struct dp_stats_view *v)
+static int show(void *arg, const struct host_stats_view *v)
 {
 	struct stat_opts *o = arg;
 
@@ -122,7 +122,7 @@ int cmd_stat(int argc, char **argv)
 		o.device = argv[optind];
 	if (o.json)
 		printf("[");
-	ret = dp_stats_read_all(show, &o, true);
+	ret = host_stats_read_all(show, &o, true);
 	if (o.json)
 		printf("]\n");
 	if (ret < 0) {

@@ -17,15 +17,15 @@
  * network namespace named by `ip netns`, /run/uroce/netns/NAME (devices are
  * per network namespace, like netdevs); else /run/uroce.
  */
-const char *uroce_run_dir(void);
+const char *host_run_dir(void);
 
-enum uroce_pmd {
-	UROCE_PMD_AF_PACKET,	/* any Linux netdev; the default */
-	UROCE_PMD_AF_XDP,	/* a netdev, frames bypass the kernel */
-	UROCE_PMD_PCI,		/* a NIC bound to vfio-pci, DPDK owns it */
-	UROCE_PMD_MEMIF,	/* shared memory between two processes of one host */
-	UROCE_PMD_PCAP,		/* rx_pcap/tx_pcap files: replay */
-	UROCE_PMD_TAP,
+enum host_pmd {
+	HOST_PMD_AF_PACKET,	/* any Linux netdev; the default */
+	HOST_PMD_AF_XDP,	/* a netdev, frames bypass the kernel */
+	HOST_PMD_PCI,		/* a NIC bound to vfio-pci, DPDK owns it */
+	HOST_PMD_MEMIF,	/* shared memory between two processes of one host */
+	HOST_PMD_PCAP,		/* rx_pcap/tx_pcap files: replay */
+	HOST_PMD_TAP,
 };
 
 /*
@@ -35,26 +35,26 @@ enum uroce_pmd {
  *   mtu, mac, ipv4 / ipv6 (repeatable: addresses when DPDK owns the NIC),
  *   uverbs (the uverbsN name of the sysfs tree).
  */
-#define UROCE_MAX_ADDRS 8
-struct uroce_link_cfg {
+#define HOST_MAX_ADDRS 8
+struct host_link_cfg {
 	char		name[64];
 	char		netdev[IF_NAMESIZE];
-	enum uroce_pmd	pmd;
+	enum host_pmd	pmd;
 	char		pmd_args[256];
 	char		eal_args[512];
 	uint32_t	mtu;		/* 0: from the netdev */
 	uint8_t		mac[6];		/* all zero: from the netdev */
 	unsigned	n_addrs;
-	uint8_t		addrs[UROCE_MAX_ADDRS][16];	/* GID form */
+	uint8_t		addrs[HOST_MAX_ADDRS][16];	/* GID form */
 	char		uverbs[32];
 };
 
-const char *uroce_pmd_name(enum uroce_pmd pmd);
-int uroce_pmd_parse(const char *s, enum uroce_pmd *out);
+const char *host_pmd_name(enum host_pmd pmd);
+int host_pmd_parse(const char *s, enum host_pmd *out);
 
 /* Return: 0, or -errno with a one-line reason in @err. */
-int uroce_link_cfg_load(const char *name, struct uroce_link_cfg *cfg, char *err, size_t errlen);
-int uroce_link_cfg_save(const struct uroce_link_cfg *cfg, char *err, size_t errlen);
-int uroce_link_cfg_remove(const char *name);
+int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, size_t errlen);
+int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen);
+int host_link_cfg_remove(const char *name);
 
 #endif

@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <net/if.h>
 
 #include "uroce/config.h"
+#include "uroce/host.h"
 #include "uroce/rc.h"
 
 struct dp_device;
@@ -18,15 +18,6 @@ struct dp_open_args {
 	void	(*cq_event)(void *arg, struct rc_cq *cq, void *cq_user);
 	void	(*async_event)(void *arg, enum ibv_event_type type, void *obj_user);
 	void	*event_arg;
-};
-
-struct dp_link_info {
-	char		netdev[IF_NAMESIZE];
-	int		ifindex;
-	uint8_t		mac[6];
-	uint32_t	mtu;		/* IP MTU */
-	bool		up;
-	uint32_t	speed_mbps;	/* 0 if unknown */
 };
 
 /**
@@ -43,7 +34,7 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args,
 void dp_device_close(struct dp_device *dev);
 
 struct rc_engine *dp_device_engine(struct dp_device *dev);
-int dp_device_link(struct dp_device *dev, struct dp_link_info *info);
+int dp_device_link(struct dp_device *dev, struct host_link_info *info);
 
 /*
  * Progress from an application thread that polls (poll_cq): one engine
@@ -79,61 +70,5 @@ void dp_device_qp_del(struct dp_device *dev, struct rc_qp *qp);
  * table is already updated).  They come from the progress thread, without
  * the engine lock.
  */
-
-/* ---- A configured device without opening it (`uroce link add`, sysfs) ---- */
-
-/**
- * dp_link_query() - the link of a configured device.
- *
- * af_packet/af_xdp: the netdev's index, MAC, MTU (the configured mtu when
- * smaller), state and speed.  PMDs that own the link (pci, memif, pcap,
- * tap): the configured MAC (else one derived from the device name), mtu
- * (else 1500), up.
- * Return: 0, or -errno with one line in @err (-ENODEV: no such netdev).
- */
-int dp_link_query(const struct uroce_link_cfg *cfg, struct dp_link_info *info,
-		  char *err, size_t errlen);
-
-/**
- * dp_gid_table() - the port's GID table, built as the kernel builds it for RoCE.
- *
- * Entries come in pairs, RoCE v1 then v2: first the IPv6 link-local
- * address made from the MAC (the default GID), then each IPv4 address
- * (IPv4-mapped), then each other IPv6 address; from the netdev, or from
- * the configuration where DPDK owns the link.  The rest of @tbl is zeroed.
- * Return: entries filled (at most @max), or -errno with one line in @err.
- */
-int dp_gid_table(const struct uroce_link_cfg *cfg, struct rc_gid_entry *tbl,
-		 unsigned max, char *err, size_t errlen);
-
-/* ---- Kernel side of af_packet links (`uroce link add` / `uroce link del`) ---- */
-
-/**
- * dp_kernel_filter_install() - stop the kernel answering RoCE with ICMP.
- *
- * With af_packet the kernel stack sees RoCE frames too and would answer
- * UDP 4791 with ICMP port unreachable.  This attaches a tc clsact ingress
- * BPF filter that drops UDP 4791 before the IP stack; packet sockets see
- * frames before tc ingress, so uroce still receives them.  Idempotent;
- * needs root (CAP_NET_ADMIN, CAP_BPF).
- * Return: 0, or -errno with one line in @err.
- */
-int dp_kernel_filter_install(const char *netdev, char *err, size_t errlen);
-/* Remove it (leaves other tc filters and the clsact qdisc alone).  0 if it was not there. */
-int dp_kernel_filter_remove(const char *netdev, char *err, size_t errlen);
-
-/**
- * dp_loss_set() - drop a random fraction of the UDP 4791 frames a netdev receives.
- * @ppm: drop probability in parts per million (0 keeps the program, drops nothing).
- *
- * For tests and benchmarks (this kernel has no netem): an XDP program on
- * @netdev, so neither the kernel nor a packet socket on @netdev sees the
- * dropped frames.  A netdev where uroce runs af_xdp already has an XDP
- * program: start that device with pmd_args xdp_prog=dp_loss_xdp_path()
- * and set the rate here.
- * Return: 0, or -errno with one line in @err.
- */
-int dp_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen);
-int dp_loss_clear(const char *netdev, char *err, size_t errlen);
 
 #endif

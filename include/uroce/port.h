@@ -27,9 +27,9 @@ struct port_frame {
 struct port;
 
 /*
- * Implemented by: the DPDK backend (dataplane/dp_port_dpdk.c), the
- * simulated link (dataplane/port_sim.c) and the pcap port
- * (dataplane/port_pcap.c).  Calls come from one thread at a time (the
+ * Implemented by: the DPDK backend (dataplane/dpdk/dp_port.c), the
+ * simulated link (dataplane/ports/port_sim.c) and the pcap port
+ * (dataplane/ports/port_pcap.c).  Calls come from one thread at a time (the
  * engine holds its lock), so a backend needs no locking of its own.
  */
 struct port_ops {

@@ -48,18 +48,6 @@ struct rc_ah;
 #define RC_MAX_AH		65536
 #define RC_MAX_MW		65536
 #define RC_MAX_MSG_SIZE		(1u << 31)
-#define RC_GID_TABLE_LEN	16
-
-enum rc_gid_type {
-	RC_GID_ROCE_V1 = 0,	/* listed as the kernel lists it; not used for transport */
-	RC_GID_ROCE_V2 = 1,
-};
-
-struct rc_gid_entry {
-	bool		valid;
-	uint8_t		gid[16];	/* IPv4-mapped or IPv6 */
-	enum rc_gid_type type;
-};
 
 struct rc_engine_cfg {
 	struct port	*port;
@@ -119,8 +107,8 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg);
 void rc_engine_destroy(struct rc_engine *eng);
 
 /* The GID table of the device's port (index as ibv_query_gid). */
-int rc_engine_set_gid(struct rc_engine *eng, unsigned index, const struct rc_gid_entry *e);
-int rc_engine_get_gid(struct rc_engine *eng, unsigned index, struct rc_gid_entry *e);
+int rc_engine_set_gid(struct rc_engine *eng, unsigned index, const struct wire_gid_entry *e);
+int rc_engine_get_gid(struct rc_engine *eng, unsigned index, struct wire_gid_entry *e);
 
 /**
  * rc_engine_progress() - receive, run the state machines, send, fire timers.

@@ -57,7 +57,7 @@ int prov_sysfs_parse_gid(const char *s, uint8_t gid[16]);
  * Return: 0, -EEXIST if the device or the uverbs name is taken, or -errno
  * with a one-line reason in @err.
  */
-int prov_sysfs_create(const struct prov_sysfs_dev *d, const struct rc_gid_entry *gids,
+int prov_sysfs_create(const struct prov_sysfs_dev *d, const struct wire_gid_entry *gids,
 		      unsigned n, char *err, size_t errlen);
 
 /* Remove a device's tree (and the class directories once empty).  Return: 0 or -errno. */
@@ -70,13 +70,13 @@ int prov_sysfs_remove(const char *root, const char *ibdev, const char *uverbs);
  * Each file is replaced by rename(), so a reader sees the old or the new
  * entry, never a torn one.  Return: 0 or -errno.
  */
-int prov_sysfs_write_gids(const char *ibdev_path, const struct rc_gid_entry *gids, unsigned n,
+int prov_sysfs_write_gids(const char *ibdev_path, const struct wire_gid_entry *gids, unsigned n,
 			  const char *netdev);
 
 /* Read the GID table of port 1 back (missing entries read as invalid).  Return: 0 or -errno. */
-int prov_sysfs_read_gids(const char *ibdev_path, struct rc_gid_entry *gids, unsigned n);
+int prov_sysfs_read_gids(const char *ibdev_path, struct wire_gid_entry *gids, unsigned n);
 
 /* True when the two tables hold the same valid entries at the same indexes. */
-bool prov_gid_tables_equal(const struct rc_gid_entry *a, const struct rc_gid_entry *b, unsigned n);
+bool prov_gid_tables_equal(const struct wire_gid_entry *a, const struct wire_gid_entry *b, unsigned n);
 
 #endif

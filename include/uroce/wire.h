@@ -122,6 +122,22 @@ _Static_assert(sizeof(struct wire_udp_hdr) == 8, "udp");
 #define WIRE_ECN_ECT1	0x01
 #define WIRE_ECN_CE	0x03
 
+/* ---- GIDs (IBA 4.1.1) and the RoCE version a GID table entry speaks ---- */
+
+/* Entries in a port's GID table (the pairs host_gid_table() fills, the engine's, sysfs). */
+#define WIRE_GID_TABLE_LEN	16
+
+enum wire_gid_type {
+	WIRE_GID_ROCE_V1 = 0,	/* listed as the kernel lists it; not used for transport */
+	WIRE_GID_ROCE_V2 = 1,
+};
+
+struct wire_gid_entry {
+	bool		valid;
+	uint8_t		gid[16];	/* IPv4-mapped or IPv6 */
+	enum wire_gid_type type;
+};
+
 /* ---- InfiniBand transport headers (IBA 9.2, 9.3) ---- */
 
 struct wire_bth {

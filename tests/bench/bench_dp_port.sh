@@ -4,7 +4,7 @@
 # the same ethdev (rte_eth_rx/tx_burst, same PMD settings) and a busy-polling kernel UDP
 # ping-pong (non-blocking sockets), all over the same veth pair between two namespaces.
 # Prints figures and ratios measured in this run; it is a benchmark, not a test.
-#   PORTTEST=build/tests/dp/uroce-porttest tests/bench/bench_dp_port.sh [ITERS]
+#   PORTTEST=build/tests/dpdk/uroce-porttest tests/bench/bench_dp_port.sh [ITERS]
 PORTTEST=${PORTTEST:?PORTTEST must point at uroce-porttest}
 SUFFIX=b$$
 . "$(dirname "$0")/../dp/lib.sh"

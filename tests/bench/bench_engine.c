@@ -138,7 +138,7 @@ static void setup(struct bench *b, double loss)
 	for (int s = 0; s < 2; s++) {
 		struct rc_engine_cfg ec = { .port = port_sim_port(b->link, s), .now_ns = now_ns,
 					    .seed = 7 + (uint64_t)s };
-		struct rc_gid_entry g = { .valid = true, .type = RC_GID_ROCE_V2 };
+		struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 		struct rc_qp_init init = { .qp_type = IBV_QPT_RC };
 
 		b->eng[s] = rc_engine_create(&ec);

@@ -63,8 +63,8 @@ fi
 LOSS_SIZE=65536
 
 UROCE=$BUILD/tools/uroce
-PORTTEST=$BUILD/tests/dp/uroce-porttest
-ENGINETEST=$BUILD/tests/dp/uroce-enginetest
+PORTTEST=$BUILD/tests/dpdk/uroce-porttest
+ENGINETEST=$BUILD/tests/dpdk/uroce-enginetest
 for f in "$UROCE" "$PORTTEST" "$ENGINETEST"; do
 	[ -x "$f" ] || { echo "run-suite: $f is missing: build first (ninja -C $BUILD)" >&2; exit 1; }
 done

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "fuzz_checks.h"
-#include "uroce/decode.h"
+#include "uroce/inspect_decode.h"
 #include "uroce/wire.h"
 #include "wire_testutil.h"
 
@@ -75,14 +75,14 @@ void fuzz_check_parse(const uint8_t *data, size_t len)
 								     p.pad)) == p.icrc, "ICRC");
 	}
 
-	wire_decode_frame(&fr, data, (uint32_t)len, 0);
+	inspect_decode_frame(&fr, data, (uint32_t)len, 0);
 	/* The decoder checks the ICRC after the rest, exactly as wire_parse() does. */
 	FUZZ_ASSERT(fr.drop == r[0], "decoder says %s, parser %s", wire_drop_name(fr.drop),
 		    wire_drop_name(r[0]));
-	wire_decode_line(sink(), NULL, &fr);
-	wire_decode_verbose(sink(), 1, NULL, &fr);
-	wire_decode_json(sink(), 1, NULL, &fr);
-	FUZZ_ASSERT(wire_decode_summary(sum, sizeof(sum), &fr) > 0, "empty summary");
+	inspect_decode_line(sink(), NULL, &fr);
+	inspect_decode_verbose(sink(), 1, NULL, &fr);
+	inspect_decode_json(sink(), 1, NULL, &fr);
+	FUZZ_ASSERT(inspect_decode_summary(sum, sizeof(sum), &fr) > 0, "empty summary");
 }
 
 void fuzz_check_roundtrip(const uint8_t *data, size_t len)

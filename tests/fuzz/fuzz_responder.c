@@ -147,7 +147,7 @@ static void qp_connect(struct fz *f, struct rc_qp *qp, enum ibv_qp_type t)
 static void setup(struct fz *f)
 {
 	struct port_sim_cfg sc = { .seed = 1, .slots = 128, .now_ns = clock_now, .clock_arg = f };
-	struct rc_gid_entry g = { .valid = true, .type = RC_GID_ROCE_V2 };
+	struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 	static const enum ibv_qp_type types[NQ] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
 	struct rc_engine_cfg ec = { .now_ns = clock_now, .clock_arg = f, .seed = 1 };
 

@@ -413,7 +413,7 @@ int main(int argc, char **argv)
 	struct run r = { .mtu_enum = 3, .iters = 200, .size = 4096 };
 	struct pt_report rep = { 0 };
 	struct rc_qp_init qi = { .qp_type = IBV_QPT_RC };	/* UD for --case [serve-]ud */
-	struct rc_gid_entry ge = { .valid = true, .type = RC_GID_ROCE_V2 };
+	struct wire_gid_entry ge = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 	struct rc_engine_cfg cfg = { .port = &port.base, .now_ns = clock_ns };
 	bool serve;
 	double secs;

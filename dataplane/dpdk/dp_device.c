@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: MIT
+/* A device: configuration + EAL + DPDK port + GID table + engine + a progress thread that backs off. */
+#include <ctype.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uroce/dp.h"
+#include "dp_eal.h"
+#include "host_ring.h"
+#include "host_netdev.h"
+#include "dp_port.h"
+#include "host_qpn.h"
+#include "host_stats.h"
+
+/* Passes dp_device_close() gives the engine to send what is queued. */
+#define CLOSE_DRAIN_PASSES 16
+
+/*
+ * Progress thread timing (docs/dataplane.md, "Progress").  While an
+ * application thread polls (it did within DP_APP_ACTIVE_NS) it drives the
+ * engine and the thread only checks back after DP_APP_WAIT_MIN_NS, doubling
+ * to DP_APP_WAIT_MAX_NS while it keeps finding nothing to do when the
+ * application has stopped (back to the minimum when it did).  Otherwise
+ * the thread runs passes while they find work, spins DP_SPIN_NS more, then
+ * sleeps in poll() on the port's receive socket until a frame arrives, the
+ * next engine timer or housekeeping is due.  Ports without such a socket
+ * spin DP_SPIN_POLLED_NS, then sleep DP_IDLE_SLEEP_MIN_NS doubling to
+ * DP_IDLE_SLEEP_MAX_NS instead.
+ */
+#define DP_APP_ACTIVE_NS	50000ull
+#define DP_APP_WAIT_MIN_NS	50000ull
+#define DP_APP_WAIT_MAX_NS	1000000ull
+#define DP_SPIN_NS		200000ull
+#define DP_SPIN_POLLED_NS	200000ull	/* ports without a receive socket */
+#define DP_LINGER_NS		10000ull
+#define DP_IDLE_SLEEP_MIN_NS	2000ull
+#define DP_IDLE_SLEEP_MAX_NS	1000000ull
+#define DP_TIMER_SLACK_NS	1000ul
+#define DP_HOUSEKEEPING_NS	100000000ull	/* counters, netlink events */
+#define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
+
+struct dp_device {
+	struct host_link_cfg	cfg;
+	struct dp_open_args	args;
+	struct dp_port		*port;
+	struct host_qpn_map	*qpns;
+	struct host_ring		*loop;
+	struct rc_engine	*eng;
+	struct host_stats		*stats;
+	int			watch_fd;
+	bool			link_up;
+
+	pthread_t		thread;
+	atomic_bool		stop;
+	_Atomic uint64_t	app_poll_ns;
+	int			rx_fd;		/* the port's receive socket, or -1 */
+	int			wake_fd;	/* eventfd: wakes the sleeping thread */
+	_Atomic uint64_t	wake_ns;	/* the thread sleeps until then; 0: awake */
+	atomic_bool		waiting_app;	/* that sleep defers to a polling application */
+
+	pthread_mutex_t		qp_lock;
+	struct rc_qp		*qps[HOST_STATS_QP_SLOTS];
+
+	/* Counter names for the stats file: port, neighbour, engine, drop reasons. */
+	const char		*dev_names[128];
+	char			drop_names[WIRE_DROP_COUNT][HOST_STATS_NAME_LEN];
+};
+
+static uint64_t mono_ns(void)
+{
+	return dp_clock_ns();
+}
+
+static uint64_t engine_clock(void *arg)
+{
+	(void)arg;
+	return dp_clock_ns();
+}
+
+/*
+ * A packet socket whose netdev went down polls POLLERR (ENETDOWN) until the
+ * error is read, which the PMD never does: read it here, or every later
+ * sleep would return at once.  A socket that cannot be waited on any more
+ * is given up: the thread then sleeps by the clock like other ports.
+ */
+static void rx_fd_error(struct dp_device *dev, int fd, short revents)
+{
+	socklen_t len = sizeof(int);
+	int e;
+
+	if ((revents & (POLLHUP | POLLNVAL)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) || !e)
+		dev->rx_fd = -1;
+}
+
+/*
+ * Sleep until @until (ns) or until @fd (if >= 0) polls readable or the
+ * wake eventfd is written.  With @timers, @until is the engine's next timer
+ * at most, and dp_device_poll() wakes the thread when an application pass
+ * arms an earlier one; without, the thread defers to a polling application
+ * and dp_device_app_waits() wakes it.
+ */
+static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timers)
+{
+	struct pollfd pfd[3] = { { .fd = dev->wake_fd, .events = POLLIN },
+				 { .fd = fd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+	uint64_t now = mono_ns(), ns = until > now ? until - now : 0;
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+	uint64_t v;
+
+	atomic_store(&dev->wake_ns, until);
+	/*
+	 * Published before this last look, so that dp_device_poll() sees the
+	 * wake-up time or we see its earlier timer (and dp_device_app_waits()
+	 * the wake-up time or we its application leaving).
+	 */
+	/* Frames from processes of this host ring the loop doorbell while we sleep. */
+	if (timers && dev->loop) {
+		pfd[2].fd = host_ring_wake_fd(dev->loop);
+		if (!host_ring_sleep_begin(dev->loop))
+			goto out;
+	}
+	if ((timers ? rc_engine_deadline_hint(dev->eng) >= until : atomic_load(&dev->app_poll_ns)) &&
+	    ppoll(pfd, 3, &ts, NULL) > 0) {
+		if (pfd[0].revents & POLLIN)
+			(void)!read(dev->wake_fd, &v, sizeof(v));
+		if (fd >= 0 && (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
+			rx_fd_error(dev, fd, pfd[1].revents);
+	}
+out:
+	if (pfd[2].fd >= 0)
+		host_ring_sleep_end(dev->loop);
+	atomic_store(&dev->wake_ns, 0);
+}
+
+static void wake_thread(struct dp_device *dev)
+{
+	uint64_t one = 1;
+
+	(void)!write(dev->wake_fd, &one, sizeof(one));
+}
+
+/* The engine's GID table from the link's addresses (all entries rewritten). */
+static int load_gids(struct dp_device *dev, char *err, size_t errlen)
+{
+	struct wire_gid_entry tbl[WIRE_GID_TABLE_LEN];
+	int n = host_gid_table(&dev->cfg, tbl, WIRE_GID_TABLE_LEN, err, errlen);
+
+	if (n < 0)
+		return n;
+	for (unsigned i = 0; i < WIRE_GID_TABLE_LEN; i++)
+		rc_engine_set_gid(dev->eng, i, &tbl[i]);
+	return 0;
+}
+
+/* ---- Counters for `uroce stat` ---- */
+
+static void name_counters(struct dp_device *dev)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; dp_port_counter_names[i]; i++)
+		dev->dev_names[n++] = dp_port_counter_names[i];
+	for (unsigned i = 0; host_neigh_counter_names[i]; i++)
+		dev->dev_names[n++] = host_neigh_counter_names[i];
+	for (unsigned i = 0; rc_counter_names[i]; i++)
+		dev->dev_names[n++] = rc_counter_names[i];
+	for (unsigned i = 1; i < WIRE_DROP_COUNT; i++) {
+		char *s = dev->drop_names[i];
+
+		snprintf(s, HOST_STATS_NAME_LEN, "drop_%s", wire_drop_name((enum wire_drop)i));
+		for (; *s; s++)
+			*s = (char)tolower((unsigned char)*s);
+		dev->dev_names[n++] = dev->drop_names[i];
+	}
+	dev->dev_names[n] = NULL;
+}
+
+static unsigned count_names(const char *const *names)
+{
+	unsigned n = 0;
+
+	while (names[n])
+		n++;
+	return n;
+}
+
+static void publish_counters(struct dp_device *dev)
+{
+	struct dp_port_counters pc;
+	struct host_neigh_counters nc;
+	struct rc_counters rc;
+	unsigned n_port = count_names(dp_port_counter_names);
+	unsigned n_neigh = count_names(host_neigh_counter_names);
+	unsigned n_rc = count_names(rc_counter_names);
+	uint64_t *v;
+
+	if (!dev->stats)
+		return;
+	dp_port_counters(dev->port, &pc);
+	dp_port_neigh_counters(dev->port, &nc);
+	rc_engine_counters(dev->eng, &rc);
+	host_stats_begin(dev->stats);
+	v = host_stats_dev(dev->stats);
+	memcpy(v, &pc, n_port * sizeof(uint64_t));
+	memcpy(v + n_port, &nc, n_neigh * sizeof(uint64_t));
+	memcpy(v + n_port + n_neigh, &rc, n_rc * sizeof(uint64_t));
+	memcpy(v + n_port + n_neigh + n_rc, &rc.drops.count[1],
+	       (WIRE_DROP_COUNT - 1) * sizeof(uint64_t));
+	pthread_mutex_lock(&dev->qp_lock);
+	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++) {
+		struct rc_qp *qp = dev->qps[i];
+
+		if (qp && rc_qp_counters(qp, &rc) == 0)
+			memcpy(host_stats_qp(dev->stats, i, rc_qp_num(qp), true), &rc,
+			       n_rc * sizeof(uint64_t));
+		else
+			host_stats_qp(dev->stats, i, 0, false);
+	}
+	pthread_mutex_unlock(&dev->qp_lock);
+	host_stats_end(dev->stats);
+}
+
+void dp_device_qp_add(struct dp_device *dev, struct rc_qp *qp)
+{
+	pthread_mutex_lock(&dev->qp_lock);
+	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++)
+		if (!dev->qps[i]) {
+			dev->qps[i] = qp;
+			break;
+		}
+	pthread_mutex_unlock(&dev->qp_lock);
+}
+
+void dp_device_qp_del(struct dp_device *dev, struct rc_qp *qp)
+{
+	pthread_mutex_lock(&dev->qp_lock);
+	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++)
+		if (dev->qps[i] == qp)
+			dev->qps[i] = NULL;
+	pthread_mutex_unlock(&dev->qp_lock);
+}
+
+/* ---- Link and address changes ---- */
+
+static void port_event(struct dp_device *dev, enum ibv_event_type type)
+{
+	if (dev->args.async_event)
+		dev->args.async_event(dev->args.event_arg, type, NULL);
+}
+
+static void follow_link(struct dp_device *dev)
+{
+	unsigned changes = dp_port_refresh(dev->port);
+	struct host_link_info info;
+	char err[256];
+
+	if (changes & DP_PORT_LINK_CHANGED) {
+		dp_port_link(dev->port, &info);
+		dev->link_up = info.up;
+		port_event(dev, info.up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+	}
+	if ((changes & DP_PORT_ADDRS_CHANGED) && load_gids(dev, err, sizeof(err)) == 0)
+		port_event(dev, IBV_EVENT_GID_CHANGE);
+}
+
+/* ---- Progress ---- */
+
+static void housekeeping(struct dp_device *dev, uint64_t now, uint64_t *last_link)
+{
+	bool event = dev->watch_fd >= 0 &&
+		     host_netdev_watch_poll(dev->watch_fd, dp_port_ifindex(dev->port));
+
+	if (event || now - *last_link >= DP_LINK_RECHECK_NS) {
+		follow_link(dev);
+		*last_link = now;
+	}
+	publish_counters(dev);
+	if (now - *last_link < DP_HOUSEKEEPING_NS)
+		dp_port_flush_capture(dev->port);
+}
+
+struct progress_state {
+	uint64_t	last_work;	/* the thread's last pass that found work */
+	uint64_t	sleep;		/* ports without a receive socket: next sleep */
+	uint64_t	app_wait;	/* while the application polls: next look after */
+};
+
+/* Nothing to do for now: sleep until a frame, a timer or housekeeping, or the application stops. */
+static void progress_idle(struct dp_device *dev, struct progress_state *st, uint64_t now,
+			  uint64_t next_house)
+{
+	uint64_t app = atomic_load_explicit(&dev->app_poll_ns, memory_order_relaxed);
+	uint64_t until = next_house, deadline;
+
+	if (now - app < DP_APP_ACTIVE_NS) {
+		/* The application polls: it receives and runs the timers; check back when it may have stopped. */
+		atomic_store(&dev->waiting_app, true);
+		wait_until(dev, -1, app + st->app_wait, false);
+		atomic_store(&dev->waiting_app, false);
+		if (st->app_wait < DP_APP_WAIT_MAX_NS)
+			st->app_wait *= 2;
+		st->sleep = DP_IDLE_SLEEP_MIN_NS;
+		return;
+	}
+	deadline = rc_engine_next_deadline(dev->eng);
+	if (deadline < until)
+		until = deadline;
+	if (dev->rx_fd < 0) {
+		if (now + st->sleep < until)
+			until = now + st->sleep;
+		if (st->sleep < DP_IDLE_SLEEP_MAX_NS)
+			st->sleep *= 2;
+	}
+	wait_until(dev, dev->rx_fd, until, true);
+}
+
+static void *progress_main(void *arg)
+{
+	struct dp_device *dev = arg;
+	struct progress_state st = { .sleep = DP_IDLE_SLEEP_MIN_NS, .app_wait = DP_APP_WAIT_MIN_NS };
+	uint64_t last_house = 0, last_link = 0;
+	bool registered;
+	sigset_t all;
+
+	/* The application's signals go to the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* Timed sleeps here are short: the default 50 µs of slack would dominate them. */
+	prctl(PR_SET_TIMERSLACK, DP_TIMER_SLACK_NS);
+	/* An lcore id: the port's buffers then come from this thread's mempool cache. */
+	registered = dp_eal_thread_register() == 0;
+	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
+		uint64_t now = mono_ns();
+
+		if (now - last_house >= DP_HOUSEKEEPING_NS) {
+			housekeeping(dev, now, &last_link);
+			last_house = now;
+		}
+		if (now - atomic_load_explicit(&dev->app_poll_ns, memory_order_relaxed) >=
+		    DP_APP_ACTIVE_NS) {
+			if (rc_engine_progress(dev->eng, 0) || dp_port_tx_held(dev->port)) {
+				/* Held ACKs leave with the next pass. */
+				st.last_work = now;
+				st.sleep = DP_IDLE_SLEEP_MIN_NS;
+				st.app_wait = DP_APP_WAIT_MIN_NS;
+				continue;
+			}
+			/*
+			 * Spin politely: a thread runnable on this CPU (the
+			 * peer process whose reply we wait for) runs first.
+			 */
+			if (now - st.last_work < (dev->rx_fd >= 0 ? DP_SPIN_NS : DP_SPIN_POLLED_NS)) {
+				sched_yield();
+				continue;
+			}
+		}
+		progress_idle(dev, &st, now, last_house + DP_HOUSEKEEPING_NS);
+	}
+	if (registered)
+		dp_eal_thread_unregister();
+	return NULL;
+}
+
+/* After an application pass: a timer now due before the sleeping thread wakes gets it up. */
+static inline void check_sleeper(struct dp_device *dev)
+{
+	uint64_t wake = atomic_load(&dev->wake_ns);
+
+	if (wake && rc_engine_deadline_hint(dev->eng) < wake &&
+	    atomic_compare_exchange_strong(&dev->wake_ns, &wake, 0))
+		wake_thread(dev);
+}
+
+/*
+ * An application that sees its last send complete often stops polling and
+ * waits in memory for the peer's reply (ib_write_lat): when that ACK came
+ * alone, the request sent right behind it is taken here, microseconds later,
+ * rather than by the background thread when it next looks.
+ */
+unsigned dp_device_poll(struct dp_device *dev)
+{
+	uint64_t now = mono_ns(), end;
+	unsigned n;
+
+	atomic_store_explicit(&dev->app_poll_ns, now, memory_order_relaxed);
+	n = rc_engine_progress(dev->eng, 0);
+	if (n && rc_engine_ack_drained(dev->eng))
+		for (end = now + DP_LINGER_NS; mono_ns() < end;)
+			if (rc_engine_progress(dev->eng, 0)) {
+				n++;
+				break;
+			}
+	check_sleeper(dev);
+	return n;
+}
+
+void dp_device_app_waits(struct dp_device *dev)
+{
+	uint64_t wake = atomic_load(&dev->wake_ns);
+
+	atomic_store(&dev->app_poll_ns, 0);
+	/* Asleep because the application polled (no receive socket in that sleep): wake it. */
+	if (wake && atomic_load(&dev->waiting_app) &&
+	    atomic_compare_exchange_strong(&dev->wake_ns, &wake, 0))
+		wake_thread(dev);
+}
+
+unsigned dp_device_kick(struct dp_device *dev)
+{
+	unsigned n = rc_engine_progress(dev->eng, 0);
+
+	check_sleeper(dev);
+	return n;
+}
+
+/* ---- Open and close ---- */
+
+int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp_device **out,
+		   char *err, size_t errlen)
+{
+	struct rc_engine_cfg ecfg;
+	struct dp_device *dev;
+	const char *key;
+	char stats_err[256];
+	int ret;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		snprintf(err, errlen, "%s: out of memory", ibdev);
+		return -ENOMEM;
+	}
+	if (args)
+		dev->args = *args;
+	dev->watch_fd = -1;
+	dev->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dev->wake_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot create an eventfd: %s", ibdev, strerror(errno));
+		free(dev);
+		return ret;
+	}
+	pthread_mutex_init(&dev->qp_lock, NULL);
+	ret = host_link_cfg_load(ibdev, &dev->cfg, err, errlen);
+	if (ret)
+		goto err_free;
+	/*
+	 * Processes on one netdev share QPNs, and reach each other's QPs
+	 * through host_ring; a link DPDK owns is its own space.
+	 */
+	key = host_pmd_uses_netdev(dev->cfg.pmd) ? dev->cfg.netdev : dev->cfg.name;
+	ret = host_qpn_open(key, &dev->qpns, err, errlen);
+	if (ret)
+		goto err_free;
+	ret = host_ring_open(key, &dev->loop, err, errlen);
+	if (ret)
+		goto err_qpn;
+	ret = dp_port_open(&dev->cfg, dev->qpns, &dev->port, err, errlen);
+	if (ret)
+		goto err_loop;
+	dp_port_set_ring(dev->port, dev->loop);
+	memset(&ecfg, 0, sizeof(ecfg));
+	ecfg.port = dp_port_base(dev->port);
+	ecfg.now_ns = engine_clock;
+	ecfg.qpn_alloc = host_qpn_alloc;
+	ecfg.qpn_free = host_qpn_free;
+	ecfg.qpn_arg = dev->qpns;
+	ecfg.cq_event = dev->args.cq_event;
+	ecfg.async_event = dev->args.async_event;
+	ecfg.event_arg = dev->args.event_arg;
+	ecfg.frame_tap = dp_port_capture;
+	ecfg.frame_tap_arg = dev->port;
+	ecfg.local_forward = dp_port_forward;
+	ecfg.local_forward_arg = dev->port;
+	dev->eng = rc_engine_create(&ecfg);
+	if (!dev->eng) {
+		ret = errno ? -errno : -ENOMEM;
+		snprintf(err, errlen, "%s: cannot create the transport engine: %s", ibdev,
+			 strerror(-ret));
+		goto err_port;
+	}
+	ret = load_gids(dev, err, errlen);
+	if (ret)
+		goto err_engine;
+	{
+		struct host_link_info info;
+
+		dp_port_link(dev->port, &info);
+		dev->link_up = info.up;
+	}
+	name_counters(dev);
+	/* Counters are a convenience: a run directory we cannot write costs only them. */
+	dev->stats = host_stats_create(ibdev, dev->cfg.netdev, host_pmd_name(dev->cfg.pmd),
+				     dev->dev_names, rc_counter_names, stats_err,
+				     sizeof(stats_err));
+	dev->watch_fd = host_pmd_uses_netdev(dev->cfg.pmd) ? host_netdev_watch_open() : -1;
+	dev->rx_fd = dp_port_rx_fd(dev->port);
+	ret = pthread_create(&dev->thread, NULL, progress_main, dev);
+	if (ret) {
+		ret = -ret;
+		snprintf(err, errlen, "%s: cannot start the progress thread: %s", ibdev,
+			 strerror(-ret));
+		goto err_stats;
+	}
+	pthread_setname_np(dev->thread, "uroce-progress");
+	*out = dev;
+	return 0;
+
+err_stats:
+	if (dev->watch_fd >= 0)
+		close(dev->watch_fd);
+	host_stats_destroy(dev->stats);
+err_engine:
+	rc_engine_destroy(dev->eng);
+err_port:
+	dp_port_close(dev->port);
+err_loop:
+	host_ring_close(dev->loop);
+err_qpn:
+	host_qpn_close(dev->qpns);
+err_free:
+	pthread_mutex_destroy(&dev->qp_lock);
+	close(dev->wake_fd);
+	free(dev);
+	return ret;
+}
+
+void dp_device_close(struct dp_device *dev)
+{
+	if (!dev)
+		return;
+	atomic_store(&dev->stop, true);
+	wake_thread(dev);
+	pthread_join(dev->thread, NULL);
+	/* What the last passes queued (an ACK of the last message) still leaves. */
+	for (int pass = 0; pass < CLOSE_DRAIN_PASSES; pass++)
+		if (!rc_engine_progress(dev->eng, 0) && pass)
+			break;
+	rc_engine_destroy(dev->eng);
+	dp_port_close(dev->port);
+	host_ring_close(dev->loop);
+	host_qpn_close(dev->qpns);
+	if (dev->watch_fd >= 0)
+		close(dev->watch_fd);
+	host_stats_destroy(dev->stats);
+	pthread_mutex_destroy(&dev->qp_lock);
+	close(dev->wake_fd);
+	free(dev);
+}
+
+struct rc_engine *dp_device_engine(struct dp_device *dev)
+{
+	return dev->eng;
+}
+
+int dp_device_link(struct dp_device *dev, struct host_link_info *info)
+{
+	dp_port_link(dev->port, info);
+	return 0;
+}

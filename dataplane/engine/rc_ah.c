@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/* Address vectors: from ibv_ah_attr to a path (GIDs, IP version, MAC), and UD address handles. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rc_internal.h"
+
+static const uint8_t v4_mapped_prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+static bool gid_is_v4(const uint8_t gid[16])
+{
+	return memcmp(gid, v4_mapped_prefix, sizeof(v4_mapped_prefix)) == 0;
+}
+
+bool rc_gid_is_local(const struct rc_engine *eng, const uint8_t gid[16])
+{
+	for (unsigned i = 0; i < WIRE_GID_TABLE_LEN; i++)
+		if (eng->gid[i].valid && memcmp(eng->gid[i].gid, gid, 16) == 0)
+			return true;
+	return false;
+}
+
+int rc_path_resolve(struct rc_engine *eng, struct rc_path *p)
+{
+	int ret;
+
+	if (p->mac_ok)
+		return 0;
+	if (p->local) {
+		memcpy(p->dmac, eng->port->mac, 6);
+		p->mac_ok = true;
+		p->resolve_err = 0;
+		return 0;
+	}
+	ret = eng->port->ops->resolve ? eng->port->ops->resolve(eng->port, p->dgid, p->dmac)
+				      : -EHOSTUNREACH;
+	if (ret != 0 && ret != -EAGAIN)
+		ret = -EHOSTUNREACH;
+	p->resolve_err = ret;
+	p->mac_ok = ret == 0;
+	return ret;
+}
+
+/**
+ * rc_path_from_ah_attr() - check an address vector and build its path.
+ *
+ * RoCE needs the GRH (is_global); the source GID must be a RoCE v2 entry of
+ * the table and of the same IP version as the destination.  The MAC is asked
+ * for once here; -EAGAIN is kept in the path and asked again before sending.
+ * Return: 0 or -EINVAL.
+ */
+int rc_path_from_ah_attr(struct rc_engine *eng, const struct ibv_ah_attr *ah, struct rc_path *p)
+{
+	const struct wire_gid_entry *g;
+
+	if (!ah->is_global || ah->grh.sgid_index >= WIRE_GID_TABLE_LEN)
+		return -EINVAL;
+	g = &eng->gid[ah->grh.sgid_index];
+	if (!g->valid || g->type != WIRE_GID_ROCE_V2)
+		return -EINVAL;
+	if (gid_is_v4(g->gid) != gid_is_v4(ah->grh.dgid.raw))
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->dgid, ah->grh.dgid.raw, 16);
+	memcpy(p->sgid, g->gid, 16);
+	p->ip_version = gid_is_v4(g->gid) ? 4 : 6;
+	p->tclass = ah->grh.traffic_class;
+	p->hop_limit = ah->grh.hop_limit;
+	p->flow_label = ah->grh.flow_label & 0xfffff;
+	p->sgid_index = ah->grh.sgid_index;
+	p->local = rc_gid_is_local(eng, p->dgid);
+	rc_path_resolve(eng, p);
+	return 0;
+}
+
+void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wire_build_desc *d)
+{
+	memcpy(d->src_mac, eng->port->mac, 6);
+	memcpy(d->dst_mac, p->dmac, 6);
+	d->ip_version = p->ip_version;
+	memcpy(d->src_gid, p->sgid, 16);
+	memcpy(d->dst_gid, p->dgid, 16);
+	d->tclass = p->tclass;
+	d->hop_limit = p->hop_limit;
+	d->flow_label = p->flow_label;
+}
+
+struct rc_ah *rc_ah_create(struct rc_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct rc_engine *eng = pd->eng;
+	struct rc_ah *ah = calloc(1, sizeof(*ah));
+	int ret;
+
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&eng->lock);
+	if (eng->n_ah >= RC_MAX_AH) {
+		ret = -ENOMEM;
+		goto err_unlock;
+	}
+	ret = rc_path_from_ah_attr(eng, attr, &ah->path);
+	if (ret)
+		goto err_unlock;
+	ah->eng = eng;
+	ah->pd = pd;
+	pd->refs++;
+	eng->n_ah++;
+	rc_list_add_tail(&eng->ahs, &ah->link);
+	pthread_mutex_unlock(&eng->lock);
+	return ah;
+
+err_unlock:
+	pthread_mutex_unlock(&eng->lock);
+	free(ah);
+	errno = -ret;
+	return NULL;
+}
+
+int rc_ah_destroy(struct rc_ah *ah)
+{
+	struct rc_engine *eng = ah->eng;
+
+	pthread_mutex_lock(&eng->lock);
+	rc_list_del(&ah->link);
+	ah->pd->refs--;
+	eng->n_ah--;
+	pthread_mutex_unlock(&eng->lock);
+	free(ah);
+	return 0;
+}
+
+void rc_ah_free_all(struct rc_engine *eng)
+{
+	struct rc_list *pos, *tmp;
+
+	rc_list_for_each_safe(pos, tmp, &eng->ahs)
+		free(container_of(pos, struct rc_ah, link));
+	rc_list_init(&eng->ahs);
+}
+
+struct ibv_ah *rc_ah_ibv(struct rc_ah *ah)
+{
+	return &ah->ibv;
+}
+
+struct rc_ah *rc_ah_from_ibv(struct ibv_ah *ibv)
+{
+	return container_of(ibv, struct rc_ah, ibv);
+}

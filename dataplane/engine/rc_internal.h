@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: MIT */
+/* Private types of the transport engine: objects, queues, per-QP state of the three machines. */
+#ifndef UROCE_RC_INTERNAL_H
+#define UROCE_RC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "uroce/rc.h"
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+#define RC_BURST		32
+#define RC_PSN_MASK		0x00ffffffu
+#define RC_WINDOW		256	/* unacknowledged PSNs a requester keeps in flight */
+#define RC_ACKREQ_PERIOD	32	/* AckReq at least every this many packets */
+#define RC_TX_REF_MIN		512	/* shorter payloads are copied into the frame */
+#define RC_HDR_MAX		128	/* Ethernet, VLAN, IPv6, UDP, BTH and the longest extensions */
+#define RC_QP_QUOTA		64	/* packets one QP may send per service pass */
+#define RC_TX_BUDGET		256	/* packets one progress pass may send */
+#define RC_SELF_SLOTS		256	/* frames in flight to QPs of the same engine */
+#define RC_MAX_PMTU		4096
+#define RC_MAX_MSG_PKTS		(1u << 22)	/* 1 GiB at PMTU 256, 2 GiB from PMTU 512 up */
+/* Largest frame the engine builds: Ethernet + 802.1Q + IPv6 + UDP + BTH + 28 + PMTU + pad + ICRC. */
+#define RC_FRAME_MAX		4224
+/* Header bytes around a payload, worst case (IPv6, RETH + ImmDt), for the PMTU a port allows. */
+#define RC_L3_OVERHEAD		(40 + 8 + 12 + 16 + 4 + 4)
+#define RC_CNP_INTERVAL_NS	50000ull	/* at most one CNP per QP per 50 us */
+#define RC_GRH_LEN		40		/* UD receive buffers start with a GRH area */
+#define RC_ICRC_IN_COPY_MIN	256		/* payload from which rx ICRC and copy are one pass */
+#define RC_DEFAULT_QPN		0x11
+
+#define container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* ---- PSN arithmetic: 24-bit serial numbers ---- */
+
+static inline uint32_t psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & RC_PSN_MASK;
+}
+
+/* Signed distance a - b in the 24-bit circle: < 0 before, 0 equal, > 0 after. */
+static inline int32_t psn_cmp(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* ---- Intrusive list ---- */
+
+struct rc_list {
+	struct rc_list *next, *prev;
+};
+
+static inline void rc_list_init(struct rc_list *l)
+{
+	l->next = l->prev = l;
+}
+
+static inline bool rc_list_empty(const struct rc_list *l)
+{
+	return l->next == l;
+}
+
+static inline void rc_list_add_tail(struct rc_list *head, struct rc_list *n)
+{
+	n->prev = head->prev;
+	n->next = head;
+	head->prev->next = n;
+	head->prev = n;
+}
+
+static inline void rc_list_del(struct rc_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	rc_list_init(n);
+}
+
+#define rc_list_for_each_safe(pos, tmp, head) \
+	for (pos = (head)->next, tmp = pos->next; pos != (head); pos = tmp, tmp = pos->next)
+
+/* ---- u32 -> pointer map (open addressing, linear probing) ---- */
+
+struct rc_hash_ent {
+	uint32_t	key;
+	void		*val;		/* NULL: empty slot */
+};
+
+struct rc_hash {
+	struct rc_hash_ent *ent;
+	uint32_t	cap;		/* power of two, 0 before first use */
+	uint32_t	n;
+};
+
+void *rc_hash_get(const struct rc_hash *h, uint32_t key);
+int rc_hash_put(struct rc_hash *h, uint32_t key, void *val);
+void rc_hash_del(struct rc_hash *h, uint32_t key);
+void rc_hash_free(struct rc_hash *h);
+
+/* ---- Objects ---- */
+
+struct rc_pd {
+	struct rc_engine	*eng;
+	unsigned		refs;	/* MRs, QPs, SRQs, AHs */
+	struct rc_list		link;
+};
+
+/* What the keys table maps a key to: the first byte of the object says which. */
+enum rc_key_kind { RC_KEY_MR = 1, RC_KEY_MW };
+
+struct rc_mr {
+	uint8_t			kind;		/* RC_KEY_MR; first, as in rc_mw */
+	struct rc_engine	*eng;
+	struct rc_pd		*pd;
+	uint8_t			*addr;
+	uint64_t		len;
+	uint64_t		iova;
+	int			access;
+	uint32_t		lkey, rkey;
+	bool			keys_live;	/* false once invalidated */
+	unsigned		n_mw;		/* windows bound to it */
+	struct rc_list		link;
+};
+
+struct rc_mw {
+	uint8_t			kind;		/* RC_KEY_MW */
+	struct ibv_mw		ibv;		/* what libibverbs sees */
+	struct rc_engine	*eng;
+	struct rc_pd		*pd;
+	enum ibv_mw_type	type;
+	uint32_t		rkey;		/* in the keys table */
+	bool			bound;
+	struct rc_mr		*mr;		/* bound: the region, the range within it */
+	uint64_t		addr, len;
+	int			access;
+	uint32_t		qpn;		/* type 2: the QP it is bound to */
+	struct rc_list		link;
+};
+
+struct rc_cq {
+	struct rc_engine	*eng;
+	void			*user;
+	struct ibv_wc		*ring;
+	uint32_t		cap;		/* entries it holds (what ibv_cq.cqe reports) */
+	uint32_t		head, count;
+	bool			overflowed;
+	bool			armed, solicited_only;
+	unsigned		refs;		/* QPs */
+	struct rc_list		link;
+};
+
+struct rc_recv_wqe {
+	uint64_t	wr_id;
+	uint32_t	num_sge;
+	uint32_t	length;		/* sum of the SGE lengths */
+	struct ibv_sge	sge[];
+};
+
+/* A ring of receive WQEs: a QP's receive queue or an SRQ. */
+struct rc_rq {
+	uint8_t		*buf;		/* calloc()ed, or given to rc_rq_init() */
+	uint32_t	stride;
+	uint32_t	size;		/* slots, power of two */
+	uint32_t	max_wr;		/* what the user may post */
+	uint32_t	max_sge;
+	uint32_t	head, tail;	/* consumer, producer (free-running) */
+	bool		owns_buf;
+};
+
+static inline struct rc_recv_wqe *rc_rq_at(const struct rc_rq *rq, uint32_t idx)
+{
+	return (struct rc_recv_wqe *)(rq->buf + (size_t)(idx & (rq->size - 1)) * rq->stride);
+}
+
+static inline uint32_t rc_rq_count(const struct rc_rq *rq)
+{
+	return rq->tail - rq->head;
+}
+
+struct rc_srq {
+	struct rc_engine	*eng;
+	struct rc_pd		*pd;
+	struct rc_rq		rq;
+	uint32_t		limit;		/* armed when non-zero */
+	void			*user;
+	unsigned		refs;
+	struct rc_list		link;
+};
+
+/* Where packets of a connection or an address handle go. */
+struct rc_path {
+	uint8_t		dgid[16];
+	uint8_t		sgid[16];
+	uint8_t		ip_version;
+	uint8_t		tclass;
+	uint8_t		hop_limit;
+	uint8_t		sgid_index;
+	uint32_t	flow_label;
+	uint8_t		dmac[6];
+	bool		mac_ok;
+	bool		local;		/* the destination is one of our GIDs */
+	int		resolve_err;	/* last answer of port->resolve() */
+};
+
+struct rc_ah {
+	struct ibv_ah		ibv;
+	struct rc_engine	*eng;
+	struct rc_pd		*pd;
+	struct rc_path		path;
+	struct rc_list		link;
+};
+
+/* ---- Send work queue entries ---- */
+
+/* Position in an SGE list: entry and offset inside it. */
+struct rc_sge_cursor {
+	uint32_t idx, off;
+};
+
+enum rc_wqe_state {
+	RC_WQE_POSTED,		/* not started by the requester */
+	RC_WQE_ACTIVE,		/* PSNs assigned, packets being sent */
+	RC_WQE_SENT,		/* every packet sent, waiting for the response */
+	RC_WQE_DONE,		/* complete without a response (UC, UD) */
+	RC_WQE_ERROR,		/* the requester found a local error; status says which */
+};
+
+struct rc_send_wqe {
+	uint64_t	wr_id;
+	uint8_t		opcode;		/* enum ibv_wr_opcode */
+	uint8_t		state;		/* enum rc_wqe_state */
+	uint8_t		status;		/* enum ibv_wc_status */
+	bool		signaled;
+	bool		fence, solicited, is_inline, rd_atomic_held;
+	uint32_t	imm;		/* host order; or the rkey to invalidate */
+	uint32_t	num_sge;
+	uint32_t	length;
+	uint32_t	first_psn, last_psn;
+	uint32_t	npkts;
+	uint32_t	resp_pkts;	/* read response packets placed */
+	struct rc_sge_cursor resp_cur;	/* where the next read response lands */
+	union {
+		struct {
+			uint64_t	remote_addr;
+			uint32_t	rkey;
+			uint64_t	compare_add;
+			uint64_t	swap;
+		} rc;
+		struct {
+			struct rc_path	path;
+			uint32_t	remote_qpn;
+			uint32_t	remote_qkey;
+		} ud;
+		struct {			/* IBV_WR_BIND_MW */
+			struct rc_mw	*mw;
+			uint32_t	rkey;	/* the window's new rkey */
+			uint32_t	lkey;	/* the region's */
+			bool		has_mr;
+			uint64_t	addr, len;
+			int		access;
+		} bind;
+	} u;
+	struct ibv_sge	sge[];		/* then the inline data */
+};
+
+/* ---- Responder resources: outstanding read and atomic responses ---- */
+
+enum rc_res_type { RC_RES_NONE, RC_RES_READ, RC_RES_ATOMIC };
+
+struct rc_resp_res {
+	uint8_t		type;
+	bool		pending;	/* still has packets to send */
+	uint32_t	first_psn, last_psn;
+	uint32_t	cur_psn;	/* next response PSN to send */
+	uint64_t	va;		/* read: start of the whole range */
+	uint32_t	rkey;
+	uint32_t	len;
+	uint64_t	orig;		/* atomic: the value before the operation */
+};
+
+/* ---- Per-QP state of the requester, completer and responder ---- */
+
+struct rc_req {
+	uint32_t	psn;		/* next PSN to send */
+	uint32_t	wqe;		/* index of the WQE being sent */
+	uint32_t	offset;		/* bytes of it already sent */
+	struct rc_sge_cursor cur;	/* gather cursor matching offset */
+	uint32_t	max_psn;	/* one past the highest PSN ever sent */
+	uint32_t	since_ackreq;	/* packets since the last AckReq */
+	unsigned	rd_atomic;	/* reads/atomics started and not complete */
+	bool		rnr_wait;
+	uint32_t	rnr_psn;	/* the PSN the RNR NAK refused */
+	bool		drained_sent;	/* SQD: the drained event has been raised */
+};
+
+struct rc_comp {
+	uint32_t	psn;		/* oldest PSN not yet acknowledged */
+	uint8_t		retry_left;
+	uint8_t		rnr_left;
+	bool		rewound;	/* a NAK or gap rewound at rewound_psn */
+	uint32_t	rewound_psn;
+};
+
+enum rc_resp_msg { RC_MSG_NONE, RC_MSG_SEND, RC_MSG_WRITE };
+
+struct rc_resp {
+	uint32_t	epsn;
+	uint32_t	msn;
+	uint8_t		msg;		/* enum rc_resp_msg: message in progress */
+	bool		nak_sent;	/* a sequence or RNR NAK is out for epsn */
+	bool		drop_msg;	/* UC: skip to the next FIRST/ONLY */
+	bool		fatal;		/* an error NAK is queued; ERR once it is sent */
+	uint8_t		fatal_event;	/* enum ibv_event_type raised then */
+	/* send in progress */
+	bool		have_wqe;
+	uint32_t	recv_len;	/* bytes placed */
+	struct rc_sge_cursor recv_cur;
+	struct rc_recv_wqe *wqe;	/* a copy, RC_MAX_SGE entries */
+	/* write in progress */
+	uint64_t	va;
+	uint32_t	rkey;
+	uint32_t	resid;
+	uint32_t	write_len;
+	/* ACK/NAK waiting to be sent (after any queued responses) */
+	bool		ack_pending;
+	uint8_t		ack_syndrome;
+	uint32_t	ack_psn;
+	uint32_t	ack_msn;
+	/* read/atomic responses */
+	struct rc_resp_res res[RC_MAX_RD_ATOMIC];
+	uint32_t	nres;		/* slots in use: max(1, max_dest_rd_atomic) */
+	uint32_t	res_head;	/* next slot to allocate (free-running) */
+	/* congestion notification (Annex A17.9) */
+	bool		cnp_pending;
+	uint64_t	next_cnp_ns;	/* rate limit */
+	uint32_t	cnp_qpn;
+	uint8_t		cnp_gid[16];		/* the marked packet's source */
+	uint8_t		cnp_src_gid[16];	/* and its destination, one of ours */
+	uint8_t		cnp_mac[6];
+	uint8_t		cnp_ipver;
+	uint8_t		reply_mac[6];	/* source MAC of the last request */
+	bool		reply_mac_ok;
+};
+
+struct rc_qp {
+	struct rc_engine	*eng;
+	enum ibv_qp_type	type;
+	uint32_t		qpn;
+	enum ibv_qp_state	state;
+	struct rc_pd		*pd;
+	struct rc_cq		*scq, *rcq;
+	struct rc_srq		*srq;
+	void			*user;
+	bool			sq_sig_all;
+	struct ibv_qp_cap	cap;
+	struct ibv_qp_attr	attr;		/* as last set, for query */
+	uint32_t		pmtu;		/* bytes */
+	uint64_t		timeout_ns;	/* 0: infinite */
+	struct rc_path		path;
+	struct wire_build_desc	tmpl;		/* headers common to this connection */
+
+	/* send queue */
+	uint8_t			*sq_buf;
+	struct rc_ring_alloc	ring_alloc;	/* where sq_buf/rq.buf came from when custom */
+	bool			sq_custom, rq_custom;
+	uint32_t		sq_stride, sq_size;
+	uint32_t		sq_head;	/* oldest not complete */
+	uint32_t		sq_tail;	/* next free */
+
+	struct rc_rq		rq;
+	struct rc_req		req;
+	struct rc_comp		comp;
+	struct rc_resp		resp;
+	struct rc_counters	cnt;
+
+	uint64_t		retx_deadline;	/* 0: not armed */
+	uint64_t		rnr_deadline;
+	bool			on_work, on_timer;
+	struct rc_list		link, work_link, timer_link;
+};
+
+static inline struct rc_send_wqe *rc_sq_at(const struct rc_qp *qp, uint32_t idx)
+{
+	return (struct rc_send_wqe *)(qp->sq_buf + (size_t)(idx & (qp->sq_size - 1)) * qp->sq_stride);
+}
+
+static inline uint8_t *rc_wqe_inline(struct rc_send_wqe *w, uint32_t max_sge)
+{
+	return (uint8_t *)&w->sge[max_sge];
+}
+
+/* ---- The engine ---- */
+
+struct rc_self_slot {
+	uint32_t	len;
+	uint8_t		data[RC_FRAME_MAX];
+};
+
+struct rc_engine {
+	pthread_mutex_t		lock;
+	atomic_flag		progressing;
+	/* rc_post_send() queued work: a pass that is running must be followed by another. */
+	atomic_bool		pass_wanted;
+	/* next_deadline as of the end of the last pass, for lock-free readers. */
+	_Atomic uint64_t	deadline_hint;
+	/* This pass: an ACK emptied a send queue; a request was received. */
+	bool			pass_ack_drained, pass_rx_request;
+	atomic_bool		ack_drained;	/* the last pass: the first without the second */
+	struct rc_engine_cfg	cfg;
+	struct port		*port;
+	uint32_t		port_pmtu;	/* largest PMTU whose frames fit the port */
+	uint64_t		now;		/* clock at the start of the current call */
+
+	struct wire_gid_entry	gid[WIRE_GID_TABLE_LEN];
+	unsigned		n_gids;
+
+	uint64_t		sip_k0, sip_k1, key_ctr;	/* key generator */
+	struct rc_hash		keys;		/* lkey/rkey -> MR, rkey -> MW */
+	struct rc_hash		mw_index;	/* upper 24 bits of an MW's rkey -> MW */
+	struct rc_hash		qps;		/* QPN -> QP */
+	uint32_t		next_qpn;
+
+	struct rc_list		pds, mrs, mws, cqs, srqs, ahs, qp_list;
+	struct rc_list		work;		/* QPs with something to send */
+	struct rc_list		timers;		/* QPs with an armed timer */
+	uint64_t		next_deadline;
+	unsigned		n_pd, n_mr, n_mw, n_cq, n_srq, n_ah, n_qp;
+
+	struct rc_counters	cnt;		/* not attributable to a live QP */
+
+	struct port_frame	txq[RC_BURST];
+	unsigned		ntx;
+	unsigned		tx_sent;	/* frames sent in this pass */
+
+	struct rc_self_slot	*self_ring;		/* same-process ring, allocated on first use */
+	uint32_t		self_head, self_tail;
+};
+
+/* ---- Engine internals shared by the modules ---- */
+
+/* Both return the host address for [addr, addr+len) or NULL when the key, PD, access or bounds fail. */
+uint8_t *rc_mr_local(struct rc_engine *eng, struct rc_pd *pd, uint32_t lkey, uint64_t addr,
+		     uint64_t len, int access);
+/* @qpn: the QP the request came on (a type 2 window serves only the QP it is bound to). */
+uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey,
+		      uint64_t va, uint64_t len, int access);
+/*
+ * SEND_WITH_INV and LOCAL_INV on QP @qpn: 0, or -EINVAL when @rkey names
+ * neither a live MR of @pd nor a bound type 2 window of @pd bound to @qpn.
+ */
+int rc_mr_invalidate(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey);
+/* Execute a BIND_MW work request of @qp.  Return: 0, or -EINVAL (IBV_WC_MW_BIND_ERR). */
+int rc_mw_bind(struct rc_qp *qp, const struct rc_send_wqe *w);
+void rc_mw_free_all(struct rc_engine *eng);
+void rc_mr_free_all(struct rc_engine *eng);
+
+/* Copy between a contiguous buffer and an SGE list, keys checked per chunk. */
+void rc_sge_seek(const struct ibv_sge *sge, uint32_t num, uint32_t offset,
+		 struct rc_sge_cursor *cur);
+/*
+ * Return: 0, -EFAULT (key/bounds/access), -ENOSPC (the list is too short).
+ * @crc: when not NULL, the CRC-32 continues over the bytes gathered.
+ */
+int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+		  uint32_t num, struct rc_sge_cursor *cur, uint8_t *dst, uint32_t len,
+		  uint32_t *crc);
+/*
+ * The next @len bytes of the SGE list at @cur when they lie in one mapped
+ * SGE (the cursor moves past them); NULL otherwise, the cursor unmoved.
+ */
+const uint8_t *rc_sge_ref(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+			 uint32_t num, struct rc_sge_cursor *cur, uint32_t len);
+int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len);
+
+/* Completion queues. */
+void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited);
+void rc_cq_clean(struct rc_cq *cq, uint32_t qpn);
+void rc_cq_free_all(struct rc_engine *eng);
+
+/* Receive queues. */
+/* The ring's bytes for @max_wr entries of @max_sge SGEs. */
+size_t rc_rq_bytes(uint32_t max_wr, uint32_t max_sge);
+/* @buf: zeroed memory of rc_rq_bytes() the caller owns, or NULL for calloc(). */
+int rc_rq_init(struct rc_rq *rq, uint32_t max_wr, uint32_t max_sge, void *buf);
+/* Frees the ring if rc_rq_init() allocated it. */
+void rc_rq_fini(struct rc_rq *rq);
+int rc_rq_post(struct rc_rq *rq, const struct ibv_recv_wr *wr);
+/* Pop one WQE into @dst (RC_MAX_SGE entries); false when empty. */
+bool rc_srq_pop(struct rc_srq *srq, struct rc_recv_wqe *dst);
+void rc_srq_free_all(struct rc_engine *eng);
+void rc_ah_free_all(struct rc_engine *eng);
+void rc_pd_free_all(struct rc_engine *eng);
+
+/* Paths. */
+int rc_path_from_ah_attr(struct rc_engine *eng, const struct ibv_ah_attr *ah, struct rc_path *p);
+/* Ask the port for the MAC once more; returns 0, -EAGAIN or -EHOSTUNREACH. */
+int rc_path_resolve(struct rc_engine *eng, struct rc_path *p);
+bool rc_gid_is_local(const struct rc_engine *eng, const uint8_t gid[16]);
+void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wire_build_desc *d);
+
+/* Transmit: rc_tx_alloc(), write the frame, rc_tx_commit(). */
+uint8_t *rc_tx_alloc(struct rc_engine *eng, bool local, uint32_t len, struct port_frame *f);
+void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f);
+/*
+ * Writes @len payload bytes at @dst; when @crc is not NULL it continues the
+ * ICRC over them (wire_crc32_copy(): the copy and the CRC in one pass).
+ */
+typedef int (*rc_fill_fn)(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc);
+int rc_tx_packet(struct rc_engine *eng, struct rc_qp *qp, bool local,
+		 const struct wire_build_desc *d, uint32_t payload_len, rc_fill_fn fill, void *arg,
+		 const uint8_t *ref);
+/* The port takes this packet's payload by reference (port.tx_ext, IPv4, long enough to pay). */
+bool rc_tx_can_ref(const struct rc_engine *eng, bool local, const struct wire_build_desc *d,
+		   uint32_t payload_len);
+
+/* Scheduling. */
+void rc_qp_kick(struct rc_qp *qp);		/* has something to send */
+void rc_timer_arm(struct rc_qp *qp, uint64_t *deadline, uint64_t when);
+void rc_async(struct rc_engine *eng, enum ibv_event_type type, void *user);
+void rc_engine_retire_counters(struct rc_engine *eng, const struct rc_counters *c);
+
+/* QP state (rc_qp.c). */
+enum rc_state_actor { RC_BY_USER = 1, RC_BY_ENGINE = 2 };
+int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor who);
+/* The engine found a fatal error: QP to ERR, @event raised when non-zero. */
+void rc_qp_error(struct rc_qp *qp, enum ibv_event_type event, bool raise);
+void rc_qp_free_all(struct rc_engine *eng);
+void rc_qp_complete_send(struct rc_qp *qp, struct rc_send_wqe *w, enum ibv_wc_status st);
+
+/* Requester (rc_req.c). */
+/*
+ * Send what the window allows, at most @quota packets; *more is set when the
+ * quota ran out with packets left.  Return: packets sent, or -ENOBUFS.
+ */
+int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more);
+void rc_req_rewind(struct rc_qp *qp);
+void rc_req_timeout(struct rc_qp *qp);
+void rc_req_rnr_expired(struct rc_qp *qp);
+void rc_req_reset(struct rc_qp *qp);
+
+/* Completer (rc_comp.c). */
+void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt);
+/* Complete what needs no response (UC/UD sends, local errors); no packet. */
+void rc_comp_run(struct rc_qp *qp);
+
+/* Responder (rc_resp.c). */
+/*
+ * @icrc_unchecked: the packet's ICRC is still to be verified (an RC
+ * WRITE_MIDDLE at the expected PSN: checked while its payload is copied).
+ */
+void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked);
+/* Verify the ICRC of a packet parsed without it; a mismatch is counted as a drop. */
+bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt);
+int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more);
+void rc_resp_reset(struct rc_qp *qp);
+void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);
+
+/* Traces: compiled in with -Dtrace=true. */
+#ifdef UROCE_TRACE
+#define RC_TRACE(qp, machine, state)					\
+	do {								\
+		if ((qp)->eng->cfg.trace)				\
+			(qp)->eng->cfg.trace((qp)->eng->cfg.trace_arg,	\
+					     (qp)->qpn, machine, state);\
+	} while (0)
+#else
+#define RC_TRACE(qp, machine, state) do { (void)(qp); (void)(state); } while (0)
+#endif
+
+#endif

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/* Loading uroce's BPF programs: the tc ingress ICMP suppressor and the XDP loss injector. */
+#include <errno.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "uroce/host.h"
+#include "host_bpf.h"
+
+#define XDP_PROG_NAME	"uroce_xdp"
+#define LOSS_MAP_NAME	"uroce_loss_cfg"
+
+/* Value layout of uroce_loss_cfg (dataplane/host/bpf/uroce_xdp.bpf.c). */
+struct loss_cfg {
+	uint32_t ppm;
+	uint32_t owner;		/* PID of the af_xdp port that loaded it; 0: `uroce loss` attached it */
+	uint64_t seen;
+	uint64_t dropped;
+};
+
+static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
+static char libbpf_msg[256];
+
+/* libbpf talks on stderr by default: keep its last warning for our error line instead. */
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (getenv("UROCE_DEBUG"))
+		vfprintf(stderr, fmt, ap);
+	else if (level <= LIBBPF_WARN) {
+		size_t n;
+
+		pthread_mutex_lock(&msg_lock);
+		vsnprintf(libbpf_msg, sizeof(libbpf_msg), fmt, ap);
+		n = strlen(libbpf_msg);
+		while (n && (libbpf_msg[n - 1] == '\n' || libbpf_msg[n - 1] == ' '))
+			libbpf_msg[--n] = '\0';
+		pthread_mutex_unlock(&msg_lock);
+	}
+	return 0;
+}
+
+static void quiet_libbpf(void)
+{
+	libbpf_set_print(quiet_print);
+	pthread_mutex_lock(&msg_lock);
+	libbpf_msg[0] = '\0';
+	pthread_mutex_unlock(&msg_lock);
+}
+
+static const char *fix_for(int ret)
+{
+	if ((ret == -EPERM || ret == -EACCES) && geteuid() != 0)
+		return "run as root (needs CAP_NET_ADMIN and CAP_BPF)";
+	if (ret == -EACCES)
+		return "the kernel's BPF verifier refused the program: set UROCE_DEBUG=1 for its log";
+	if (ret == -EOPNOTSUPP)
+		return "the kernel lacks clsact/cls_bpf or XDP support for this device";
+	return "set UROCE_DEBUG=1 to see libbpf's log";
+}
+
+static int fail(char *err, size_t errlen, int ret, const char *netdev, const char *what)
+{
+	snprintf(err, errlen, "%s: cannot %s (%s%s%s): %s", netdev, what, strerror(-ret),
+		 libbpf_msg[0] ? "; libbpf: " : "", libbpf_msg, fix_for(ret));
+	return ret;
+}
+
+static int netdev_index(const char *netdev, char *err, size_t errlen)
+{
+	unsigned idx = if_nametoindex(netdev);
+
+	if (!idx) {
+		snprintf(err, errlen, "no network interface '%s' in this network namespace (see `ip link`)",
+			 netdev);
+		return -ENODEV;
+	}
+	return (int)idx;
+}
+
+static struct bpf_object *open_loaded(const unsigned char *obj, size_t len, const char *name,
+				      int *ret)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = name);
+	struct bpf_object *o = bpf_object__open_mem(obj, len, &opts);
+
+	if (!o) {
+		*ret = -errno;
+		return NULL;
+	}
+	*ret = bpf_object__load(o);
+	if (*ret) {
+		bpf_object__close(o);
+		return NULL;
+	}
+	return o;
+}
+
+int host_kernel_filter_install(const char *netdev, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DP_TC_HANDLE, .priority = DP_TC_PRIORITY,
+		    .flags = BPF_TC_F_REPLACE);
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	int ifindex, ret;
+
+	quiet_libbpf();
+	ifindex = netdev_index(netdev, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	obj = open_loaded(host_bpf_tc_ingress_obj, host_bpf_tc_ingress_obj_len, "uroce_tc", &ret);
+	if (!obj)
+		return fail(err, errlen, ret, netdev, "load the tc ingress BPF program");
+	prog = bpf_object__find_program_by_name(obj, "uroce_tc_ingress");
+	hook.ifindex = ifindex;
+	ret = bpf_tc_hook_create(&hook);
+	if (ret && ret != -EEXIST) {
+		bpf_object__close(obj);
+		return fail(err, errlen, ret, netdev, "create the clsact qdisc");
+	}
+	opts.prog_fd = bpf_program__fd(prog);
+	ret = bpf_tc_attach(&hook, &opts);
+	/* The filter holds the program; our object can go. */
+	bpf_object__close(obj);
+	if (ret)
+		return fail(err, errlen, ret, netdev, "attach the tc ingress filter");
+	return 0;
+}
+
+int host_kernel_filter_remove(const char *netdev, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DP_TC_HANDLE, .priority = DP_TC_PRIORITY);
+	int ifindex, ret;
+
+	quiet_libbpf();
+	ifindex = netdev_index(netdev, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	hook.ifindex = ifindex;
+	ret = bpf_tc_query(&hook, &opts);
+	if (ret == -ENOENT || ret == -EINVAL)
+		return 0;	/* no such filter, or no clsact qdisc at all */
+	opts.prog_fd = opts.prog_id = 0;
+	opts.flags = 0;
+	ret = bpf_tc_detach(&hook, &opts);
+	if (ret && ret != -ENOENT)
+		return fail(err, errlen, ret, netdev, "remove the tc ingress filter");
+	return 0;
+}
+
+/* The uroce_loss_cfg map of our XDP program attached to @ifindex: fd, or -ENOENT / -errno. */
+static int attached_loss_map(int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info;
+	uint32_t map_ids[8], len;
+	int prog_fd, map_fd = -ENOENT;
+
+	if (bpf_xdp_query(ifindex, 0, &q) || !q.prog_id)
+		return -ENOENT;
+	prog_fd = bpf_prog_get_fd_by_id(q.prog_id);
+	if (prog_fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
+	info.map_ids = (uint64_t)(uintptr_t)map_ids;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) || strcmp(info.name, XDP_PROG_NAME)) {
+		close(prog_fd);
+		return -EEXIST;	/* somebody else's XDP program */
+	}
+	close(prog_fd);
+	for (uint32_t i = 0; i < info.nr_map_ids && i < 8 && map_fd < 0; i++) {
+		struct bpf_map_info minfo;
+		int fd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (fd < 0)
+			continue;
+		memset(&minfo, 0, sizeof(minfo));
+		len = sizeof(minfo);
+		if (!bpf_obj_get_info_by_fd(fd, &minfo, &len) && !strcmp(minfo.name, LOSS_MAP_NAME))
+			map_fd = fd;
+		else
+			close(fd);
+	}
+	return map_fd;
+}
+
+int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
+{
+	struct loss_cfg cfg = { .ppm = ppm };
+	struct bpf_object *obj = NULL;
+	uint32_t key = 0;
+	int ifindex, map_fd, ret;
+
+	quiet_libbpf();
+	if (ppm > 1000000) {
+		snprintf(err, errlen, "%s: loss rate above 100%%", netdev);
+		return -EINVAL;
+	}
+	ifindex = netdev_index(netdev, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	map_fd = attached_loss_map(ifindex);
+	if (map_fd == -EEXIST) {
+		snprintf(err, errlen,
+			 "%s: another XDP program is attached (`ip link show %s`); remove it first",
+			 netdev, netdev);
+		return -EEXIST;
+	}
+	if (map_fd >= 0) {
+		struct loss_cfg old;
+
+		if (!bpf_map_lookup_elem(map_fd, &key, &old))
+			cfg.owner = old.owner;
+	} else {
+		struct bpf_program *prog;
+
+		obj = open_loaded(host_bpf_xdp_obj, host_bpf_xdp_obj_len, "uroce_xdp", &ret);
+		if (!obj)
+			return fail(err, errlen, ret, netdev, "load the XDP program");
+		prog = bpf_object__find_program_by_name(obj, XDP_PROG_NAME);
+		ret = bpf_xdp_attach(ifindex, bpf_program__fd(prog), XDP_FLAGS_UPDATE_IF_NOEXIST,
+				     NULL);
+		if (ret) {
+			bpf_object__close(obj);
+			return fail(err, errlen, ret, netdev, "attach the XDP program");
+		}
+		map_fd = dup(bpf_map__fd(bpf_object__find_map_by_name(obj, LOSS_MAP_NAME)));
+	}
+	ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY);
+	close(map_fd);
+	if (obj)
+		bpf_object__close(obj);
+	if (ret)
+		return fail(err, errlen, -errno, netdev, "set the loss rate");
+	return 0;
+}
+
+int host_loss_clear(const char *netdev, char *err, size_t errlen)
+{
+	struct loss_cfg cfg;
+	uint32_t key = 0;
+	int ifindex, map_fd, ret = 0;
+
+	quiet_libbpf();
+	ifindex = netdev_index(netdev, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	map_fd = attached_loss_map(ifindex);
+	if (map_fd < 0)
+		return 0;
+	if (bpf_map_lookup_elem(map_fd, &key, &cfg) == 0 && cfg.owner == 0) {
+		ret = bpf_xdp_detach(ifindex, 0, NULL);
+	} else {
+		/* An af_xdp port loaded it: keep its redirect, stop the loss. */
+		memset(&cfg, 0, sizeof(cfg));
+		ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+	}
+	close(map_fd);
+	if (ret)
+		return fail(err, errlen, ret, netdev, "remove the loss injection");
+	return 0;
+}
+
+int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped)
+{
+	unsigned idx = if_nametoindex(netdev);
+	struct loss_cfg cfg;
+	uint32_t key = 0;
+	int map_fd, ret;
+
+	quiet_libbpf();
+	if (!idx)
+		return -ENODEV;
+	map_fd = attached_loss_map((int)idx);
+	if (map_fd < 0)
+		return map_fd == -EEXIST ? -ENOENT : map_fd;
+	ret = bpf_map_lookup_elem(map_fd, &key, &cfg) ? -errno : 0;
+	close(map_fd);
+	if (ret)
+		return ret;
+	*ppm = cfg.ppm;
+	*seen = cfg.seen;
+	*dropped = cfg.dropped;
+	return 0;
+}
+
+static bool pid_alive(uint32_t pid)
+{
+	return !(kill((pid_t)pid, 0) && errno == ESRCH);
+}
+
+int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errlen)
+{
+	struct loss_cfg cfg = { 0 };
+	uint32_t key = 0;
+	int ifindex, map_fd, ret;
+
+	quiet_libbpf();
+	*ppm = 0;
+	ifindex = netdev_index(netdev, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	map_fd = attached_loss_map(ifindex);
+	if (map_fd == -ENOENT)
+		return 0;
+	if (map_fd == -EEXIST) {
+		snprintf(err, errlen,
+			 "%s: another XDP program is attached (`ip link show %s`): af_xdp needs the netdev's XDP hook",
+			 netdev, netdev);
+		return -EBUSY;
+	}
+	if (map_fd < 0)
+		return fail(err, errlen, map_fd, netdev, "inspect the XDP program");
+	bpf_map_lookup_elem(map_fd, &key, &cfg);
+	close(map_fd);
+	if (cfg.owner > 1 && cfg.owner != (uint32_t)getpid() && pid_alive(cfg.owner)) {
+		snprintf(err, errlen,
+			 "%s: af_xdp is in use by process %u (one process per netdev queue): use af_packet to share the netdev",
+			 netdev, cfg.owner);
+		return -EBUSY;
+	}
+	/* Left by a process that died, or `uroce loss`: take its place, keep the loss rate. */
+	*ppm = cfg.ppm;
+	ret = bpf_xdp_detach(ifindex, 0, NULL);
+	if (ret)
+		return fail(err, errlen, ret, netdev, "remove a stale XDP program");
+	return 0;
+}
+
+int host_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm)
+{
+	struct loss_cfg cfg = { .ppm = ppm, .owner = pid };
+	unsigned idx = if_nametoindex(netdev);
+	uint32_t key = 0;
+	int map_fd, ret;
+
+	quiet_libbpf();
+	if (!idx)
+		return -ENODEV;
+	map_fd = attached_loss_map((int)idx);
+	if (map_fd < 0)
+		return map_fd;
+	ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+	close(map_fd);
+	return ret;
+}
+
+int host_bpf_xdp_object_fd(void)
+{
+	int fd = memfd_create("uroce_xdp.bpf.o", MFD_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off < host_bpf_xdp_obj_len) {
+		ssize_t n = write(fd, host_bpf_xdp_obj + off, host_bpf_xdp_obj_len - off);
+
+		if (n <= 0) {
+			int ret = n < 0 ? -errno : -EIO;
+
+			close(fd);
+			return ret;
+		}
+		off += (size_t)n;
+	}
+	quiet_libbpf();
+	return fd;
+}

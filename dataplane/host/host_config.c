@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/* Device configuration files: /run/uroce/devices/NAME.conf, written by `uroce link add`. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "uroce/config.h"
+
+static const char *const pmd_names[] = {
+	[HOST_PMD_AF_PACKET]	= "af_packet",
+	[HOST_PMD_AF_XDP]	= "af_xdp",
+	[HOST_PMD_PCI]		= "pci",
+	[HOST_PMD_MEMIF]	= "memif",
+	[HOST_PMD_PCAP]	= "pcap",
+	[HOST_PMD_TAP]		= "tap",
+};
+
+/*
+ * The name `ip netns` gave the network namespace this process is in: the
+ * entry of /run/netns that is a bind mount of the same namespace.
+ */
+static bool named_netns(char *name, size_t len)
+{
+	struct stat self, st;
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (stat("/proc/self/ns/net", &self) || !(d = opendir(UROCE_NETNS_DIR)))
+		return false;
+	while (!found && (e = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", UROCE_NETNS_DIR, e->d_name);
+		if (!stat(path, &st) && st.st_dev == self.st_dev && st.st_ino == self.st_ino)
+			found = (size_t)snprintf(name, len, "%s", e->d_name) < len;
+	}
+	closedir(d);
+	return found;
+}
+
+static char per_netns_dir[PATH_MAX];
+
+/* Devices are per network namespace, as netdevs are: /run/uroce/netns/NAME. */
+static void find_netns_run_dir(void)
+{
+	char name[NAME_MAX + 1];
+
+	if (named_netns(name, sizeof(name)))
+		snprintf(per_netns_dir, sizeof(per_netns_dir), "%s/netns/%s",
+			 UROCE_RUN_DIR_DEFAULT, name);
+}
+
+const char *host_run_dir(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	const char *dir = getenv("UROCE_RUN_DIR");
+
+	if (dir && *dir)
+		return dir;
+	pthread_once(&once, find_netns_run_dir);
+	return per_netns_dir[0] ? per_netns_dir : UROCE_RUN_DIR_DEFAULT;
+}
+
+const char *host_pmd_name(enum host_pmd pmd)
+{
+	if ((unsigned)pmd >= sizeof(pmd_names) / sizeof(pmd_names[0]))
+		return "?";
+	return pmd_names[pmd];
+}
+
+int host_pmd_parse(const char *s, enum host_pmd *out)
+{
+	for (unsigned i = 0; i < sizeof(pmd_names) / sizeof(pmd_names[0]); i++)
+		if (!strcmp(s, pmd_names[i])) {
+			*out = (enum host_pmd)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+/* A device name becomes a file name: letters, digits, '_', '-', '.', not starting with '.'. */
+static bool name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= sizeof(((struct host_link_cfg *)0)->name) || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_-.", name[i]))
+			return false;
+	return true;
+}
+
+static int cfg_path(const char *name, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/devices/%s.conf", host_run_dir(), name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	char tail;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		   &tail) != 6)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++) {
+		if (v[i] > 0xff)
+			return -EINVAL;
+		mac[i] = (uint8_t)v[i];
+	}
+	return 0;
+}
+
+static bool gid_is_v4mapped(const uint8_t gid[16])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+static int copy_value(char *dst, size_t cap, const char *v)
+{
+	if (strlen(v) >= cap)
+		return -ENAMETOOLONG;
+	strcpy(dst, v);
+	return 0;
+}
+
+/* One "key = value" line into @cfg.  Return: 0 or -errno with a phrase in @why. */
+static int apply_line(struct host_link_cfg *cfg, const char *key, const char *val,
+		      const char **why)
+{
+	if (!strcmp(key, "name")) {
+		*why = "name too long";
+		return copy_value(cfg->name, sizeof(cfg->name), val);
+	}
+	if (!strcmp(key, "netdev")) {
+		*why = "interface name longer than 15 characters";
+		return copy_value(cfg->netdev, sizeof(cfg->netdev), val);
+	}
+	if (!strcmp(key, "pmd")) {
+		*why = "pmd must be af_packet, af_xdp, pci, memif, pcap or tap";
+		return host_pmd_parse(val, &cfg->pmd);
+	}
+	if (!strcmp(key, "pmd_args")) {
+		*why = "pmd_args too long";
+		return copy_value(cfg->pmd_args, sizeof(cfg->pmd_args), val);
+	}
+	if (!strcmp(key, "eal_args")) {
+		*why = "eal_args too long";
+		return copy_value(cfg->eal_args, sizeof(cfg->eal_args), val);
+	}
+	if (!strcmp(key, "uverbs")) {
+		*why = "uverbs name too long";
+		return copy_value(cfg->uverbs, sizeof(cfg->uverbs), val);
+	}
+	if (!strcmp(key, "mtu")) {
+		char *end;
+		unsigned long mtu = strtoul(val, &end, 10);
+
+		*why = "mtu must be a number from 576 to 9702";
+		if (*val == '\0' || *end || mtu < 576 || mtu > 9702)
+			return -EINVAL;
+		cfg->mtu = (uint32_t)mtu;
+		return 0;
+	}
+	if (!strcmp(key, "mac")) {
+		*why = "mac must look like 02:00:00:00:00:01";
+		return parse_mac(val, cfg->mac);
+	}
+	if (!strcmp(key, "ipv4") || !strcmp(key, "ipv6")) {
+		uint8_t *gid;
+
+		*why = "more than 8 addresses";
+		if (cfg->n_addrs >= HOST_MAX_ADDRS)
+			return -E2BIG;
+		gid = cfg->addrs[cfg->n_addrs];
+		memset(gid, 0, 16);
+		if (key[3] == '4') {
+			*why = "ipv4 must be a dotted quad such as 10.0.0.1";
+			gid[10] = gid[11] = 0xff;
+			if (inet_pton(AF_INET, val, gid + 12) != 1)
+				return -EINVAL;
+		} else {
+			*why = "ipv6 must be an IPv6 address such as fd00::1";
+			if (inet_pton(AF_INET6, val, gid) != 1 || gid_is_v4mapped(gid))
+				return -EINVAL;
+		}
+		cfg->n_addrs++;
+		return 0;
+	}
+	*why = "unknown key (known: name netdev pmd pmd_args eal_args mtu mac ipv4 ipv6 uverbs)";
+	return -EINVAL;
+}
+
+int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, size_t errlen)
+{
+	char path[512], line[1024];
+	unsigned lineno = 0;
+	FILE *f;
+	int ret;
+
+	if (!name_ok(name))
+		return fail(err, errlen, -EINVAL,
+			    "'%s' is not a valid device name (letters, digits, '_', '-', '.')",
+			    name);
+	if (cfg_path(name, path, sizeof(path)))
+		return fail(err, errlen, -ENAMETOOLONG, "run directory path too long: %s",
+			    host_run_dir());
+	f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		if (ret == -ENOENT)
+			return fail(err, errlen, ret,
+				    "no device %s (%s missing): create it with `uroce link add %s netdev IFACE`",
+				    name, path, name);
+		return fail(err, errlen, ret, "cannot read %s: %s", path, strerror(-ret));
+	}
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->pmd = HOST_PMD_AF_PACKET;
+	ret = 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *why = "";
+		char *s, *eq, *key, *val;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			ret = fail(err, errlen, -EINVAL, "%s:%u: line too long", path, lineno);
+			break;
+		}
+		s = trim(line);
+		if (*s == '\0' || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			ret = fail(err, errlen, -EINVAL, "%s:%u: expected 'key = value'", path,
+				   lineno);
+			break;
+		}
+		*eq = '\0';
+		key = trim(s);
+		val = trim(eq + 1);
+		ret = apply_line(cfg, key, val, &why);
+		if (ret) {
+			ret = fail(err, errlen, ret, "%s:%u: %s: %s", path, lineno, key, why);
+			break;
+		}
+	}
+	if (!ret && ferror(f))
+		ret = fail(err, errlen, -EIO, "cannot read %s", path);
+	fclose(f);
+	if (ret)
+		return ret;
+	if (cfg->name[0] == '\0')
+		strcpy(cfg->name, name);
+	if (strcmp(cfg->name, name))
+		return fail(err, errlen, -EINVAL, "%s names device '%s', expected '%s'", path,
+			    cfg->name, name);
+	if (cfg->netdev[0] == '\0')
+		return fail(err, errlen, -EINVAL, "%s: no netdev line", path);
+	return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[512];
+
+	if (strlen(dir) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, dir);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Values are written back as one line each: no newline may hide inside. */
+static bool value_ok(const char *v)
+{
+	return !strpbrk(v, "\n\r");
+}
+
+int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen)
+{
+	char dir[512], path[512], tmp[560], addr[INET6_ADDRSTRLEN];
+	static const uint8_t zero_mac[6];
+	FILE *f;
+	int ret;
+
+	if (!name_ok(cfg->name))
+		return fail(err, errlen, -EINVAL,
+			    "'%s' is not a valid device name (letters, digits, '_', '-', '.')",
+			    cfg->name);
+	if (cfg->netdev[0] == '\0' || !value_ok(cfg->netdev) || !value_ok(cfg->pmd_args) ||
+	    !value_ok(cfg->eal_args) || !value_ok(cfg->uverbs))
+		return fail(err, errlen, -EINVAL, "%s: empty netdev or a value with a newline",
+			    cfg->name);
+	if (cfg->n_addrs > HOST_MAX_ADDRS)
+		return fail(err, errlen, -EINVAL, "%s: more than %d addresses", cfg->name,
+			    HOST_MAX_ADDRS);
+	snprintf(dir, sizeof(dir), "%s/devices", host_run_dir());
+	ret = mkdir_p(dir);
+	if (ret)
+		return fail(err, errlen, ret, "cannot create %s: %s%s", dir, strerror(-ret),
+			    ret == -EACCES || ret == -EPERM ? " (run as root)" : "");
+	/* Shared by every verbs process, whoever runs it: sticky and world-writable like /tmp. */
+	for (const char *const *sub = (const char *const[]){ "qpn", "stats", NULL }; *sub; sub++) {
+		snprintf(tmp, sizeof(tmp), "%s/%s", host_run_dir(), *sub);
+		if (mkdir(tmp, 01777) == 0)
+			chmod(tmp, 01777);
+	}
+	if (cfg_path(cfg->name, path, sizeof(path)))
+		return fail(err, errlen, -ENAMETOOLONG, "run directory path too long");
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f) {
+		ret = -errno;
+		return fail(err, errlen, ret, "cannot write %s: %s%s", tmp, strerror(-ret),
+			    ret == -EACCES || ret == -EPERM ? " (run as root)" : "");
+	}
+	fprintf(f, "# uroce device configuration (written by uroce link add)\n");
+	fprintf(f, "name = %s\nnetdev = %s\npmd = %s\n", cfg->name, cfg->netdev,
+		host_pmd_name(cfg->pmd));
+	if (cfg->pmd_args[0])
+		fprintf(f, "pmd_args = %s\n", cfg->pmd_args);
+	if (cfg->eal_args[0])
+		fprintf(f, "eal_args = %s\n", cfg->eal_args);
+	if (cfg->mtu)
+		fprintf(f, "mtu = %u\n", cfg->mtu);
+	if (memcmp(cfg->mac, zero_mac, 6))
+		fprintf(f, "mac = %02x:%02x:%02x:%02x:%02x:%02x\n", cfg->mac[0], cfg->mac[1],
+			cfg->mac[2], cfg->mac[3], cfg->mac[4], cfg->mac[5]);
+	for (unsigned i = 0; i < cfg->n_addrs; i++) {
+		if (gid_is_v4mapped(cfg->addrs[i]))
+			fprintf(f, "ipv4 = %s\n",
+				inet_ntop(AF_INET, cfg->addrs[i] + 12, addr, sizeof(addr)));
+		else
+			fprintf(f, "ipv6 = %s\n",
+				inet_ntop(AF_INET6, cfg->addrs[i], addr, sizeof(addr)));
+	}
+	if (cfg->uverbs[0])
+		fprintf(f, "uverbs = %s\n", cfg->uverbs);
+	if (fflush(f) || fsync(fileno(f))) {
+		ret = -errno;
+		fclose(f);
+		unlink(tmp);
+		return fail(err, errlen, ret, "cannot write %s: %s", tmp, strerror(-ret));
+	}
+	fclose(f);
+	if (rename(tmp, path)) {
+		ret = -errno;
+		unlink(tmp);
+		return fail(err, errlen, ret, "cannot rename %s to %s: %s", tmp, path,
+			    strerror(-ret));
+	}
+	return 0;
+}
+
+int host_link_cfg_remove(const char *name)
+{
+	char path[512];
+
+	if (!name_ok(name))
+		return -EINVAL;
+	if (cfg_path(name, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	return unlink(path) ? -errno : 0;
+}

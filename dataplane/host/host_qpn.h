@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* Host-wide QPN allocator: the processes sharing one netdev never hand out the same QPN. */
+#ifndef UROCE_HOST_QPN_H
+#define UROCE_HOST_QPN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * QPNs HOST_QPN_BASE .. HOST_QPN_BASE + HOST_QPN_SLOTS - 1, handed out round
+ * robin, so a QPN comes back only after the whole range went by and at
+ * least HOST_QPN_QUARANTINE_S after it was freed: a peer still retrying
+ * towards an old QP does not reach a new one.
+ */
+#define HOST_QPN_BASE		0x100u
+#define HOST_QPN_SLOTS		65536u
+#define HOST_QPN_QUARANTINE_S	20
+
+struct host_qpn_map {
+	int		fd;		/* the shared file, flock()ed while changed */
+	void		*file;		/* mmap of it */
+	uint64_t	quarantine_ns;
+	/* QPNs this process holds, read by the receive path without a lock. */
+	_Atomic uint64_t owned[HOST_QPN_SLOTS / 64];
+	unsigned	n_owned;
+};
+
+/**
+ * host_qpn_open() - attach to the allocator of one link.
+ * @key: what processes must share to collide: the netdev name (or the
+ *       device name for links DPDK owns).
+ *
+ * The file is RUN_DIR/qpn/KEY, created world-writable (mode 0666 in a
+ * sticky 01777 directory) so unprivileged verbs processes can share it.
+ * Return: 0, or -errno with one line in @err.
+ */
+int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t errlen);
+
+/* Frees this process's QPNs (into quarantine) and detaches. */
+void host_qpn_close(struct host_qpn_map *m);
+
+/* rc_engine_cfg.qpn_alloc / qpn_free.  Return: 0 or -ENOSPC / -errno. */
+int host_qpn_alloc(void *map, uint32_t *qpn);
+void host_qpn_free(void *map, uint32_t qpn);
+
+/* The PID holding @qpn in the shared table (any process), 0 when none; its start time in @start. */
+int32_t host_qpn_owner(const struct host_qpn_map *m, uint32_t qpn, uint32_t *start);
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks after boot), never 0; 0 if unknown. */
+uint32_t host_qpn_proc_start(int pid);
+
+static inline bool host_qpn_owned(const struct host_qpn_map *m, uint32_t qpn)
+{
+	uint32_t slot = qpn - HOST_QPN_BASE;
+
+	if (slot >= HOST_QPN_SLOTS)
+		return false;
+	return atomic_load_explicit(&m->owned[slot / 64], memory_order_relaxed) >> (slot % 64) & 1;
+}
+
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* The host around a device, without DPDK: its link, its GID table, the kernel's side of its netdev. */
+#ifndef UROCE_HOST_H
+#define UROCE_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#include "uroce/config.h"
+#include "uroce/wire.h"
+
+struct host_link_info {
+	char		netdev[IF_NAMESIZE];
+	int		ifindex;
+	uint8_t		mac[6];
+	uint32_t	mtu;		/* IP MTU */
+	bool		up;
+	uint32_t	speed_mbps;	/* 0 if unknown */
+};
+
+/* ---- A configured device without opening it (`uroce link add`, sysfs) ---- */
+
+/**
+ * host_link_query() - the link of a configured device.
+ *
+ * af_packet/af_xdp: the netdev's index, MAC, MTU (the configured mtu when
+ * smaller), state and speed.  PMDs that own the link (pci, memif, pcap,
+ * tap): the configured MAC (else one derived from the device name), mtu
+ * (else 1500), up.
+ * Return: 0, or -errno with one line in @err (-ENODEV: no such netdev).
+ */
+int host_link_query(const struct host_link_cfg *cfg, struct host_link_info *info,
+		  char *err, size_t errlen);
+
+/**
+ * host_gid_table() - the port's GID table, built as the kernel builds it for RoCE.
+ *
+ * Entries come in pairs, RoCE v1 then v2: first the IPv6 link-local
+ * address made from the MAC (the default GID), then each IPv4 address
+ * (IPv4-mapped), then each other IPv6 address; from the netdev, or from
+ * the configuration where DPDK owns the link.  The rest of @tbl is zeroed.
+ * Return: entries filled (at most @max), or -errno with one line in @err.
+ */
+int host_gid_table(const struct host_link_cfg *cfg, struct wire_gid_entry *tbl,
+		 unsigned max, char *err, size_t errlen);
+
+/* ---- Kernel side of af_packet links (`uroce link add` / `uroce link del`) ---- */
+
+/**
+ * host_kernel_filter_install() - stop the kernel answering RoCE with ICMP.
+ *
+ * With af_packet the kernel stack sees RoCE frames too and would answer
+ * UDP 4791 with ICMP port unreachable.  This attaches a tc clsact ingress
+ * BPF filter that drops UDP 4791 before the IP stack; packet sockets see
+ * frames before tc ingress, so uroce still receives them.  Idempotent;
+ * needs root (CAP_NET_ADMIN, CAP_BPF).
+ * Return: 0, or -errno with one line in @err.
+ */
+int host_kernel_filter_install(const char *netdev, char *err, size_t errlen);
+/* Remove it (leaves other tc filters and the clsact qdisc alone).  0 if it was not there. */
+int host_kernel_filter_remove(const char *netdev, char *err, size_t errlen);
+
+/**
+ * host_loss_set() - drop a random fraction of the UDP 4791 frames a netdev receives.
+ * @ppm: drop probability in parts per million (0 keeps the program, drops nothing).
+ *
+ * For tests and benchmarks (this kernel has no netem): an XDP program on
+ * @netdev, so neither the kernel nor a packet socket on @netdev sees the
+ * dropped frames.  A netdev where uroce runs af_xdp already has an XDP
+ * program: start that device with pmd_args xdp_prog=host_loss_xdp_path()
+ * and set the rate here.
+ * Return: 0, or -errno with one line in @err.
+ */
+int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen);
+int host_loss_clear(const char *netdev, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/* The host-wide QPN allocator: sharing between processes, quarantine, dead owners. */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "host_qpn.h"
+#include "run_dir.h"
+
+static char err[512];
+
+static void setup(void)
+{
+	test_run_dir();
+}
+
+static void teardown(void)
+{
+	test_run_dir_remove();
+}
+
+START_TEST(alloc_free_owned)
+{
+	struct host_qpn_map *m;
+	uint32_t a, b;
+
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(host_qpn_alloc(m, &a), 0);
+	ck_assert_int_eq(host_qpn_alloc(m, &b), 0);
+	ck_assert_uint_ne(a, b);
+	ck_assert_uint_ge(a, HOST_QPN_BASE);
+	ck_assert(host_qpn_owned(m, a) && host_qpn_owned(m, b));
+	ck_assert(!host_qpn_owned(m, a + 100));
+	ck_assert(!host_qpn_owned(m, 1));
+	ck_assert(!host_qpn_owned(m, 0xffffff));
+	host_qpn_free(m, a);
+	ck_assert(!host_qpn_owned(m, a));
+	host_qpn_free(m, a);		/* twice: harmless */
+	host_qpn_close(m);
+}
+END_TEST
+
+START_TEST(no_reuse_in_quarantine)
+{
+	struct host_qpn_map *m;
+	uint32_t first, q;
+
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(host_qpn_alloc(m, &first), 0);
+	host_qpn_free(m, first);
+	/* Round robin: the whole range goes by before @first could come back... */
+	for (uint32_t i = 1; i < HOST_QPN_SLOTS; i++) {
+		ck_assert_int_eq(host_qpn_alloc(m, &q), 0);
+		ck_assert_uint_ne(q, first);
+		host_qpn_free(m, q);
+	}
+	/* ...and even then not while it is in quarantine: every slot is. */
+	ck_assert_int_eq(host_qpn_alloc(m, &q), -ENOSPC);
+	m->quarantine_ns = 0;
+	ck_assert_int_eq(host_qpn_alloc(m, &q), 0);
+	ck_assert_uint_eq(q, first);
+	host_qpn_close(m);
+}
+END_TEST
+
+/* A child process takes @n QPNs, reports them through a pipe, then exits or waits. */
+static pid_t child_allocs(unsigned n, uint32_t *out, bool stay)
+{
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct host_qpn_map *m;
+
+		if (host_qpn_open("udvX", &m, err, sizeof(err)))
+			_exit(1);
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t q;
+
+			if (host_qpn_alloc(m, &q) || write(fds[1], &q, 4) != 4)
+				_exit(1);
+		}
+		if (stay)
+			pause();
+		_exit(0);	/* without host_qpn_close(): a crash, as far as the file knows */
+	}
+	close(fds[1]);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(read(fds[0], &out[i], 4), 4);
+	close(fds[0]);
+	return pid;
+}
+
+START_TEST(processes_never_share)
+{
+	struct host_qpn_map *m;
+	uint32_t theirs[64], mine[64];
+	pid_t pid;
+
+	pid = child_allocs(64, theirs, true);
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	m->quarantine_ns = 0;
+	for (int i = 0; i < 64; i++) {
+		ck_assert_int_eq(host_qpn_alloc(m, &mine[i]), 0);
+		for (int j = 0; j < 64; j++)
+			ck_assert_uint_ne(mine[i], theirs[j]);
+		ck_assert(!host_qpn_owned(m, theirs[i]));
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	host_qpn_close(m);
+}
+END_TEST
+
+START_TEST(dead_owner_reclaimed_after_quarantine)
+{
+	struct host_qpn_map *m;
+	uint32_t theirs[4], q;
+	int status;
+	pid_t pid;
+
+	pid = child_allocs(4, theirs, false);
+	waitpid(pid, &status, 0);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	/* Walk the whole range once: the dead child's slots enter quarantine, not reuse. */
+	for (uint32_t i = 0; i < HOST_QPN_SLOTS - 4; i++) {
+		ck_assert_int_eq(host_qpn_alloc(m, &q), 0);
+		for (int j = 0; j < 4; j++)
+			ck_assert_uint_ne(q, theirs[j]);
+	}
+	ck_assert_int_eq(host_qpn_alloc(m, &q), -ENOSPC);
+	m->quarantine_ns = 0;
+	ck_assert_int_eq(host_qpn_alloc(m, &q), 0);
+	ck_assert_uint_eq(q, theirs[0]);
+	host_qpn_close(m);
+}
+END_TEST
+
+START_TEST(close_frees_everything)
+{
+	struct host_qpn_map *m;
+	uint32_t q[10], r;
+
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(host_qpn_alloc(m, &q[i]), 0);
+	host_qpn_close(m);
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	m->quarantine_ns = 0;
+	/* Freed, so a full pass of the range hands each out again. */
+	for (uint32_t i = 0; i < HOST_QPN_SLOTS; i++)
+		ck_assert_int_eq(host_qpn_alloc(m, &r), 0);
+	ck_assert_int_eq(host_qpn_alloc(m, &r), -ENOSPC);
+	host_qpn_close(m);
+}
+END_TEST
+
+START_TEST(bad_key)
+{
+	struct host_qpn_map *m;
+
+	ck_assert_int_eq(host_qpn_open("a/b", &m, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(host_qpn_open("", &m, err, sizeof(err)), -EINVAL);
+}
+END_TEST
+
+Suite *host_qpn_suite(void);
+
+Suite *host_qpn_suite(void)
+{
+	Suite *s = suite_create("host_qpn");
+	TCase *t = tcase_create("qpn");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, alloc_free_owned);
+	tcase_add_test(t, no_reuse_in_quarantine);
+	tcase_add_test(t, processes_never_share);
+	tcase_add_test(t, dead_owner_reclaimed_after_quarantine);
+	tcase_add_test(t, close_frees_everything);
+	tcase_add_test(t, bad_key);
+	suite_add_tcase(s, t);
+	return s;
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/* Same-host delivery rings: order, a full ring, the wrong process, peers closing and dying. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host_ring.h"
+#include "host_qpn.h"
+#include "run_dir.h"
+
+static char err[512];
+
+static void setup(void)
+{
+	test_run_dir();
+}
+
+static void teardown(void)
+{
+	test_run_dir_remove();
+}
+
+static void fill(uint8_t *buf, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed * 31 + i);
+}
+
+/* Frames come out whole and in order; a full ring refuses, and takes again once read. */
+START_TEST(order_and_full_ring)
+{
+	int32_t me = (int32_t)getpid();
+	uint32_t start = host_qpn_proc_start(me);
+	uint8_t in[HOST_RING_FRAME_MAX], out[HOST_RING_FRAME_MAX];
+	struct host_ring *l;
+
+	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
+	ck_assert(!host_ring_ready(l));
+	ck_assert_uint_eq(host_ring_recv(l, out, sizeof(out)), 0);
+	for (uint32_t i = 0; i < HOST_RING_SLOTS; i++) {
+		fill(in, 60 + i, i);
+		ck_assert_int_eq(host_ring_send(l, me, start, in, 60 + i), 0);
+	}
+	ck_assert_int_eq(host_ring_send(l, me, start, in, 60), -ENOBUFS);
+	ck_assert(host_ring_ready(l));
+	for (uint32_t i = 0; i < HOST_RING_SLOTS; i++) {
+		fill(in, 60 + i, i);
+		ck_assert_uint_eq(host_ring_recv(l, out, sizeof(out)), 60 + i);
+		ck_assert_int_eq(memcmp(in, out, 60 + i), 0);
+		if (i == 0)	/* one slot free again */
+			ck_assert_int_eq(host_ring_send(l, me, start, in, 64), 0);
+	}
+	ck_assert_uint_eq(host_ring_recv(l, out, sizeof(out)), 64);
+	ck_assert(!host_ring_ready(l));
+	ck_assert_int_eq(host_ring_send(l, me, start, in, HOST_RING_FRAME_MAX + 1), -EMSGSIZE);
+	/* A frame larger than the reader's buffer is dropped, the next one still comes. */
+	ck_assert_int_eq(host_ring_send(l, me, start, in, 2000), 0);
+	ck_assert_int_eq(host_ring_send(l, me, start, in, 100), 0);
+	ck_assert_uint_eq(host_ring_recv(l, out, 1500), 100);
+	host_ring_close(l);
+}
+END_TEST
+
+/* Another process with the same PID (another start time), or no ring at all: -ENOENT. */
+START_TEST(wrong_process_refused)
+{
+	int32_t me = (int32_t)getpid();
+	uint32_t start = host_qpn_proc_start(me);
+	uint8_t in[64] = { 0 };
+	struct host_ring *l;
+
+	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(host_ring_send(l, me, start + 2, in, sizeof(in)), -ENOENT);
+	ck_assert_int_eq(host_ring_send(l, 0x7ffffff0, 0, in, sizeof(in)), -ENOENT);
+	ck_assert_int_eq(host_ring_send(l, me, start, in, sizeof(in)), 0);
+	host_ring_close(l);
+}
+END_TEST
+
+/* Frames reach another process; once it closed, sending to it fails. */
+START_TEST(between_processes)
+{
+	int ready[2], go[2], status;
+	uint8_t in[300];
+	struct host_ring *l;
+	char c = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct host_ring *cl;
+		uint8_t out[HOST_RING_FRAME_MAX], want[300];
+		int got = 0;
+
+		if (host_ring_open("lvA", &cl, err, sizeof(err)))
+			_exit(2);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(3);
+		for (int spins = 0; got < 3 && spins < 5000; spins++) {
+			uint32_t n;
+
+			if (!host_ring_ready(cl)) {
+				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+				continue;
+			}
+			n = host_ring_recv(cl, out, sizeof(out));
+			fill(want, sizeof(want), (uint32_t)got);
+			if (n != sizeof(want) || memcmp(out, want, n))
+				_exit(4);
+			got++;
+		}
+		if (read(go[0], &c, 1) != 1)
+			_exit(5);
+		host_ring_close(cl);
+		_exit(got == 3 ? 0 : 6);
+	}
+	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	for (uint32_t i = 0; i < 3; i++) {
+		fill(in, sizeof(in), i);
+		ck_assert_int_eq(host_ring_send(l, pid, host_qpn_proc_start(pid), in, sizeof(in)), 0);
+	}
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* Closed: the mapping we hold says so, and its file is gone. */
+	ck_assert_int_eq(host_ring_send(l, pid, 0, in, sizeof(in)), -ENOENT);
+	host_ring_close(l);
+}
+END_TEST
+
+/* A process that died without closing leaves a ring; the next open removes it. */
+START_TEST(dead_process_ring_removed)
+{
+	uint8_t in[64] = { 0 };
+	struct host_ring *l;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct host_ring *cl;
+
+		_exit(host_ring_open("lvA", &cl, err, sizeof(err)) ? 2 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(host_ring_send(l, pid, 0, in, sizeof(in)), -ENOENT);
+	host_ring_close(l);
+}
+END_TEST
+
+START_TEST(bad_key)
+{
+	struct host_ring *l;
+
+	ck_assert_int_eq(host_ring_open("a/b", &l, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(host_ring_open("", &l, err, sizeof(err)), -EINVAL);
+}
+END_TEST
+
+Suite *host_ring_suite(void);
+
+Suite *host_ring_suite(void)
+{
+	Suite *s = suite_create("host_ring");
+	TCase *t = tcase_create("loop");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, order_and_full_ring);
+	tcase_add_test(t, wrong_process_refused);
+	tcase_add_test(t, between_processes);
+	tcase_add_test(t, dead_process_ring_removed);
+	tcase_add_test(t, bad_key);
+	suite_add_tcase(s, t);
+	return s;
+}

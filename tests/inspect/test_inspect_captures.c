@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/* Real captures (rxe and third-party NICs): every RoCE packet parses, opcode counts as recorded. */
+#include <check.h>
+#include <string.h>
+
+#include "uroce/inspect_decode.h"
+#include "uroce/wire.h"
+#include "unit_capture.h"
+
+#define MAX_OPS 5
+
+/*
+ * Expected contents: frame totals and per-opcode counts as tshark
+ * (-d udp.port==4791,infiniband, plus ports 69 and 72 for the hardware
+ * capture) and the captures' README report them.
+ */
+static const struct capture_expect {
+	const char	*file;
+	uint32_t	frames, roce, naks;
+	uint32_t	pmtu;
+	bool		perftest;	/* starts with perftest's exchange */
+	struct { uint8_t opcode; uint32_t n; } ops[MAX_OPS];
+} captures[] = {
+	{ "hw_third_party_rc_send.pcap", 123, 105, 0, 1024, false,
+	  { { 0x00, 33 }, { 0x03, 33 }, { 0x05, 2 }, { 0x11, 37 } } },
+	{ "rxe_loss1pct_rc_write_first130.pcap", 130, 109, 2, 1024, true,
+	  { { 0x06, 25 }, { 0x07, 48 }, { 0x08, 25 }, { 0x11, 11 } } },
+	{ "rxe_rc_atomic_fetch_add.pcap", 1039, 1000, 0, 1024, true,
+	  { { 0x14, 500 }, { 0x12, 500 } } },
+	{ "rxe_rc_read_first80.pcap", 80, 61, 0, 1024, true,
+	  { { 0x0c, 36 }, { 0x0d, 7 }, { 0x0e, 12 }, { 0x0f, 6 } } },
+	{ "rxe_rc_read_lat.pcap", 631, 600, 0, 1024, true,
+	  { { 0x0c, 300 }, { 0x10, 300 } } },
+	{ "rxe_rc_send_first80.pcap", 80, 59, 0, 1024, true,
+	  { { 0x00, 15 }, { 0x01, 29 }, { 0x02, 14 }, { 0x11, 1 } } },
+	{ "rxe_rc_send_lat_inline.pcap", 1237, 1208, 0, 1024, true,
+	  { { 0x04, 604 }, { 0x11, 604 } } },
+	{ "rxe_rc_write_first80.pcap", 80, 59, 0, 1024, true,
+	  { { 0x06, 14 }, { 0x07, 26 }, { 0x08, 13 }, { 0x11, 6 } } },
+	{ "rxe_rc_write_lat.pcap", 1245, 1220, 0, 1024, true,
+	  { { 0x0a, 610 }, { 0x11, 610 } } },
+	{ "rxe_rc_write_mtu9000_first50.pcap", 50, 29, 0, 4096, true,
+	  { { 0x06, 7 }, { 0x07, 12 }, { 0x08, 6 }, { 0x11, 4 } } },
+	{ "rxe_ud_send.pcap", 333, 300, 0, 1024, true,
+	  { { 0x64, 300 } } },
+};
+#define N_CAPTURES (sizeof(captures) / sizeof(captures[0]))
+
+static const uint8_t rxe_client_ip[4] = { 192, 168, 77, 3 };
+
+/* Loop over the captures. */
+START_TEST(capture_parses)
+{
+	const struct capture_expect *e = &captures[_i];
+	uint32_t per_op[256] = { 0 }, roce = 0, naks = 0;
+	struct test_capture c;
+
+	test_capture_load(e->file, &c);
+	ck_assert_uint_eq(c.n, e->frames);
+	for (size_t i = 0; i < c.n; i++) {
+		struct wire_frame fr;
+		const struct wire_pkt *p = &fr.pkt;
+		const uint8_t *aeth;
+
+		inspect_decode_frame(&fr, c.frames[i].data, c.frames[i].len, c.frames[i].orig_len);
+		if (fr.kind != WIRE_FRAME_ROCE) {
+			ck_assert_msg(fr.kind == WIRE_FRAME_IP || fr.kind == WIRE_FRAME_ARP,
+				      "%s frame %zu: kind %d", e->file, i + 1, fr.kind);
+			ck_assert_uint_ne(fr.drop, WIRE_DROP_NONE);
+			continue;
+		}
+		roce++;
+		ck_assert_msg(fr.drop == WIRE_DROP_NONE, "%s frame %zu dropped: %s", e->file, i + 1,
+			      wire_drop_name(fr.drop));
+		ck_assert_uint_eq(fr.icrc_calc, p->icrc);
+		ck_assert_msg(wire_check_pmtu(p, e->pmtu) == WIRE_DROP_NONE,
+			      "%s frame %zu: %u bytes of %s on path MTU %u", e->file, i + 1,
+			      p->payload_len, p->op->name, e->pmtu);
+		per_op[p->opcode]++;
+		aeth = wire_pkt_ext(p, WIRE_EXT_AETH);
+		if (aeth && (aeth[0] & WIRE_AETH_TYPE_MASK) == WIRE_AETH_NAK) {
+			ck_assert_uint_eq(aeth[0] & WIRE_AETH_CODE_MASK, WIRE_NAK_PSN_SEQ_ERR);
+			naks++;
+		}
+	}
+	ck_assert_uint_eq(roce, e->roce);
+	ck_assert_uint_eq(naks, e->naks);
+	for (int k = 0; k < MAX_OPS && e->ops[k].n; k++) {
+		ck_assert_msg(per_op[e->ops[k].opcode] == e->ops[k].n, "%s: %u x %s, expected %u",
+			      e->file, per_op[e->ops[k].opcode], wire_opcode[e->ops[k].opcode].name,
+			      e->ops[k].n);
+		roce -= e->ops[k].n;
+	}
+	ck_assert_msg(roce == 0, "%s: %u packets of opcodes not expected", e->file, roce);
+	test_capture_free(&c);
+}
+END_TEST
+
+/*
+ * Across layers: the numbers perftest exchanged over TCP are the ones the
+ * client's first request carries (its PSN, the server's QPN and rkey).
+ */
+START_TEST(perftest_exchange_matches_packets)
+{
+	const struct capture_expect *e = &captures[_i];
+	struct wire_frame_perftest client = { 0 }, server = { 0 };
+	struct test_capture c;
+	bool checked = false;
+
+	if (!e->perftest)
+		return;
+	test_capture_load(e->file, &c);
+	for (size_t i = 0; i < c.n && !checked; i++) {
+		struct wire_frame fr;
+		const uint8_t *h;
+
+		inspect_decode_frame(&fr, c.frames[i].data, c.frames[i].len, c.frames[i].orig_len);
+		if (fr.perftest.valid) {
+			if (!memcmp(fr.src_ip + 12, rxe_client_ip, 4))
+				client = fr.perftest;
+			else
+				server = fr.perftest;
+			continue;
+		}
+		/* Latency tests write both ways: skip the client's ACKs of the server's writes. */
+		if (fr.kind != WIRE_FRAME_ROCE || memcmp(fr.src_ip + 12, rxe_client_ip, 4) ||
+		    !(fr.pkt.op->flags & WIRE_OPF_REQUEST))
+			continue;
+		ck_assert(client.valid && server.valid);
+		ck_assert_uint_eq(fr.pkt.psn, client.psn);
+		ck_assert_uint_eq(fr.pkt.dest_qp, server.qpn);
+		if ((h = wire_pkt_ext(&fr.pkt, WIRE_EXT_RETH)))
+			ck_assert_uint_eq(wire_get32(((const struct wire_reth *)(const void *)h)->rkey),
+					  server.rkey);
+		if ((h = wire_pkt_ext(&fr.pkt, WIRE_EXT_ATOMIC_ETH)))
+			ck_assert_uint_eq(wire_get32(((const struct wire_atomic_eth *)(const void *)h)
+						     ->rkey), server.rkey);
+		checked = true;
+	}
+	ck_assert_msg(checked, "%s: no request from the client", e->file);
+	test_capture_free(&c);
+}
+END_TEST
+
+Suite *inspect_captures_suite(void);
+
+Suite *inspect_captures_suite(void)
+{
+	Suite *s = suite_create("inspect_captures");
+	TCase *t = tcase_create("captures");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_loop_test(t, capture_parses, 0, N_CAPTURES);
+	tcase_add_loop_test(t, perftest_exchange_matches_packets, 0, N_CAPTURES);
+	suite_add_tcase(s, t);
+	return s;
+}

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+/* The decoder: what each output mode says about RoCE, non-RoCE and broken frames. */
+#include <check.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uroce/inspect_decode.h"
+#include "unit_capture.h"
+#include "wire_testutil.h"
+
+enum mode { LINE, VERBOSE, JSON };
+
+static uint8_t frame[TEST_MAX_FRAME];
+static char *text;
+
+static void teardown(void)
+{
+	free(text);
+	text = NULL;
+}
+
+/* Renders @fr in @mode into `text` (freed by the fixture). */
+static const char *render(enum mode m, const struct wire_frame *fr)
+{
+	struct inspect_decode_ts ts = { 1, 500000 };
+	size_t size;
+	FILE *out;
+
+	free(text);
+	text = NULL;
+	out = open_memstream(&text, &size);
+	ck_assert_ptr_nonnull(out);
+	if (m == LINE)
+		inspect_decode_line(out, &ts, fr);
+	else if (m == VERBOSE)
+		inspect_decode_verbose(out, 7, &ts, fr);
+	else
+		inspect_decode_json(out, 7, &ts, fr);
+	ck_assert_int_eq(fclose(out), 0);
+	return text;
+}
+
+#define ck_assert_has(hay, needle) \
+	ck_assert_msg(strstr(hay, needle) != NULL, "missing \"%s\" in:\n%.1500s", needle, hay)
+#define ck_assert_lacks(hay, needle) \
+	ck_assert_msg(strstr(hay, needle) == NULL, "unexpected \"%s\" in:\n%.1500s", needle, hay)
+
+static uint32_t random_packet(int opcode, uint64_t seed, struct wire_build_desc *d)
+{
+	static uint8_t data[4096];
+	struct test_rng r;
+	uint32_t n;
+
+	test_rng_seed(&r, seed);
+	test_random_desc(&r, (uint8_t)opcode, d);
+	n = test_payload_len(&r, (uint8_t)opcode, 1024);
+	test_rng_fill(&r, data, n);
+	return wire_build(frame, sizeof(frame), d, data, n);
+}
+
+static void expect_has(const char *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void expect_has(const char *s, const char *fmt, ...)
+{
+	char needle[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(needle, sizeof(needle), fmt, ap);
+	va_end(ap);
+	ck_assert_has(s, needle);
+}
+
+/* Loop over every defined opcode: the one-line form names what a reader needs. */
+START_TEST(line_per_opcode)
+{
+	const struct wire_opcode_info *op = &wire_opcode[_i];
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	const char *s;
+	uint32_t len;
+
+	if (!wire_opcode_valid((uint8_t)_i))
+		return;
+	len = random_packet(_i, 100 + (uint64_t)_i, &d);
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_ROCE);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_NONE);
+	s = render(LINE, &fr);
+	ck_assert_has(s, "1.000500 ");
+	expect_has(s, "%s qp 0x%06" PRIx32 " psn %" PRIu32, op->name, d.dest_qp, d.psn);
+	expect_has(s, ".4791: ");
+	expect_has(s, "length %" PRIu32 "\n", len);
+	ck_assert_has(s, "icrc ok");
+	if (d.ackreq)
+		ck_assert_has(s, " ackreq");
+	else
+		ck_assert_lacks(s, "ackreq");
+	if (op->hdrs & WIRE_HDR_RETH)
+		expect_has(s, "va 0x%" PRIx64 " rkey 0x%08" PRIx32 " dmalen %" PRIu32, d.reth.va,
+			   d.reth.rkey, d.reth.len);
+	if (op->hdrs & WIRE_HDR_AETH)
+		expect_has(s, "%s", wire_aeth_name(d.aeth.syndrome));
+	if (op->hdrs & WIRE_HDR_IMMDT)
+		expect_has(s, "imm 0x%08" PRIx32, d.imm);
+	if (op->hdrs & WIRE_HDR_IETH)
+		expect_has(s, "inv-rkey 0x%08" PRIx32, d.ieth_rkey);
+	if (op->hdrs & WIRE_HDR_DETH)
+		expect_has(s, "qkey 0x%08" PRIx32 " src-qp 0x%06" PRIx32, d.deth.qkey, d.deth.src_qp);
+	if (op->hdrs & WIRE_HDR_ATOMIC_ACK_ETH)
+		expect_has(s, "orig 0x%" PRIx64, d.atomic_orig);
+	if (_i == (WIRE_OPC_RC | WIRE_OP_FETCH_ADD))
+		expect_has(s, "add %" PRIu64, d.atomic.swap_add);
+	if (_i == (WIRE_OPC_RC | WIRE_OP_COMPARE_SWAP))
+		expect_has(s, "compare 0x%" PRIx64 " swap 0x%" PRIx64, d.atomic.compare,
+			   d.atomic.swap_add);
+	if (op->flags & WIRE_OPF_PAYLOAD)
+		expect_has(s, "payload %" PRIu32, fr.pkt.payload_len);
+}
+END_TEST
+
+/* Loop over every defined opcode: -v shows each header present, and only those. */
+START_TEST(verbose_per_opcode)
+{
+	static const struct { wire_hdr_mask bit; const char *title; } layers[] = {
+		{ WIRE_HDR_RETH, "RETH RDMA extended transport header" },
+		{ WIRE_HDR_AETH, "AETH ACK extended transport header" },
+		{ WIRE_HDR_ATOMIC_ETH, "AtomicETH atomic extended transport header" },
+		{ WIRE_HDR_ATOMIC_ACK_ETH, "AtomicAckETH" },
+		{ WIRE_HDR_IMMDT, "ImmDt immediate data" },
+		{ WIRE_HDR_IETH, "IETH invalidate extended transport header" },
+		{ WIRE_HDR_DETH, "DETH datagram extended transport header" },
+		{ WIRE_HDR_CNP, "CNP reserved" },
+	};
+	const struct wire_opcode_info *op = &wire_opcode[_i];
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	const uint8_t *bth;
+	const char *s;
+	uint32_t len;
+
+	if (!wire_opcode_valid((uint8_t)_i))
+		return;
+	len = random_packet(_i, 200 + (uint64_t)_i, &d);
+	inspect_decode_frame(&fr, frame, len, 0);
+	s = render(VERBOSE, &fr);
+	expect_has(s, "frame 7: %" PRIu32 " bytes, time 1.000500: %s", len, op->name);
+	ck_assert_has(s, "verdict: accepted");
+	ck_assert_has(s, "Ethernet II, ");
+	ck_assert_has(s, d.ip_version == 4 ? "IPv4, 20 bytes" : "IPv6, 40 bytes");
+	ck_assert_has(s, "UDP, 8 bytes");
+	if (d.has_vlan)
+		ck_assert_has(s, "VLAN ID");
+	for (unsigned k = 0; k < sizeof(layers) / sizeof(layers[0]); k++) {
+		if (op->hdrs & layers[k].bit)
+			ck_assert_has(s, layers[k].title);
+		else
+			ck_assert_lacks(s, layers[k].title);
+	}
+	/* The PSN line: its offset and raw bytes, straight from the frame. */
+	bth = frame + fr.pkt.bth_off;
+	expect_has(s, "  %04x  %02x %02x %02x                 PSN ", fr.pkt.bth_off + 9, bth[9],
+		   bth[10], bth[11]);
+	expect_has(s, "%" PRIu32 " (0x%06" PRIx32 ")", d.psn, d.psn);
+	expect_has(s, "ICRC invariant CRC, 4 bytes at 0x%04" PRIx32, len - 4);
+	if (fr.pkt.payload_len)
+		expect_has(s, "payload, %" PRIu32 " bytes at 0x%04" PRIx32, fr.pkt.payload_len,
+			   fr.pkt.payload_off);
+	if (fr.pkt.pad)
+		expect_has(s, "pad            %u byte", fr.pkt.pad);
+}
+END_TEST
+
+/* Loop over every defined opcode: the JSON carries the parser's view. */
+START_TEST(json_per_opcode)
+{
+	const struct wire_opcode_info *op = &wire_opcode[_i];
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	const char *s;
+	uint32_t len;
+
+	if (!wire_opcode_valid((uint8_t)_i))
+		return;
+	len = random_packet(_i, 300 + (uint64_t)_i, &d);
+	inspect_decode_frame(&fr, frame, len, 0);
+	s = render(JSON, &fr);
+	ck_assert(s[0] == '{' && s[strlen(s) - 2] == '}' && s[strlen(s) - 1] == '\n');
+	ck_assert_has(s, "\"frame\":7,\"time\":1.000500000,");
+	ck_assert_has(s, "\"kind\":\"roce\",\"drop\":\"NONE\"");
+	expect_has(s, "\"bth\":{\"opcode\":%d,\"name\":\"%s\"", _i, op->name);
+	expect_has(s, "\"dest_qp\":%" PRIu32 ",\"ackreq\":%s,\"psn\":%" PRIu32 "}", d.dest_qp,
+		   d.ackreq ? "true" : "false", d.psn);
+	expect_has(s, "\"payload_len\":%" PRIu32 ",\"icrc\":\"0x%08" PRIx32 "\"", fr.pkt.payload_len,
+		   fr.pkt.icrc);
+	ck_assert_has(s, "\"icrc_ok\":true}");
+	if (op->hdrs & WIRE_HDR_RETH)
+		expect_has(s, "\"reth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32, d.reth.va,
+			   d.reth.rkey);
+	else
+		ck_assert_lacks(s, "\"reth\"");
+	if (op->hdrs & WIRE_HDR_DETH)
+		expect_has(s, "\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}", d.deth.qkey,
+			   d.deth.src_qp);
+	if (op->hdrs & WIRE_HDR_ATOMIC_ETH)
+		expect_has(s, "\"swap_add\":\"0x%016" PRIx64 "\"", d.atomic.swap_add);
+	if (d.ip_version == 6)
+		expect_has(s, "\"flow_label\":%" PRIu32, d.flow_label);
+}
+END_TEST
+
+static uint32_t ack_with(uint8_t syndrome, uint32_t msn)
+{
+	struct wire_build_desc d;
+
+	random_packet(WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE, 1, &d);
+	d.aeth.syndrome = syndrome;
+	d.aeth.msn = msn;
+	return wire_build(frame, sizeof(frame), &d, NULL, 0);
+}
+
+START_TEST(aeth_meanings)
+{
+	struct wire_frame fr;
+	uint32_t len;
+
+	len = ack_with(0x60, 77);
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_has(render(LINE, &fr), "NAK PSN sequence error msn 77");
+	ck_assert_has(render(VERBOSE, &fr), "a packet went missing: resend from this PSN on");
+	len = ack_with(0x62, 1);
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_has(render(VERBOSE, &fr), "rkey, address range or access rights were refused");
+	len = ack_with(0x2e, 3);
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_has(render(LINE, &fr), "RNR NAK timer 1280us msn 3");
+	ck_assert_has(render(VERBOSE, &fr), "retry after 1280 us");
+	len = ack_with(0x05, 9);
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_has(render(LINE, &fr), "ACK credits 6 msn 9");
+	ck_assert_has(render(VERBOSE, &fr), "the responder has 6 receive WQEs free");
+	len = ack_with(0x1f, 9);
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_has(render(LINE, &fr), "ACK credits n/a msn 9");
+}
+END_TEST
+
+START_TEST(bad_icrc)
+{
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	uint32_t len = random_packet(WIRE_OPC_RC | WIRE_OP_SEND_ONLY, 3, &d);
+
+	frame[len - 1] ^= 0x80;
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_BAD_ICRC);
+	ck_assert(fr.icrc_checked);
+	ck_assert_uint_ne(fr.icrc_calc, fr.pkt.icrc);
+	ck_assert_has(render(LINE, &fr), "DROP BAD_ICRC (carried 0x");
+	ck_assert_has(render(VERBOSE, &fr), "verdict: BAD_ICRC");
+	ck_assert_has(text, "no router changes: BAD");
+	ck_assert_has(render(JSON, &fr), "\"drop\":\"BAD_ICRC\"");
+	ck_assert_has(text, "\"icrc_ok\":false");
+}
+END_TEST
+
+START_TEST(malformed_frames)
+{
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	uint32_t len;
+
+	inspect_decode_frame(&fr, frame, 10, 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_MALFORMED);
+	ck_assert_has(render(LINE, &fr), "malformed: DROP TRUNCATED_ETH");
+	ck_assert_has(render(VERBOSE, &fr), "dropped because: frame shorter than an Ethernet header");
+
+	len = random_packet(WIRE_OPC_RC | WIRE_OP_SEND_ONLY, 4, &d);
+	frame[d.has_vlan ? 18 : 14] = d.ip_version == 4 ? 0x43 : 0x55;
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_MALFORMED);
+	ck_assert_has(render(LINE, &fr), d.ip_version == 4 ? "BAD_IHL" : "BAD_IP_VERSION");
+
+	/* A RoCE packet cut short by the capture's snap length. */
+	len = random_packet(WIRE_OPC_RC | WIRE_OP_WRITE_FIRST, 5, &d);
+	inspect_decode_frame(&fr, frame, 100, len);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_ROCE);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_IP_LEN);
+	expect_has(render(LINE, &fr), "length %" PRIu32 " (captured 100)", len);
+	ck_assert_has(render(VERBOSE, &fr), "(truncated capture)");
+}
+END_TEST
+
+static const uint8_t arp_request[42] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1, 0x08, 0x06,
+	0, 1, 0x08, 0x00, 6, 4, 0, 1, 0x02, 0, 0, 0, 0, 1, 10, 0, 0, 1,
+	0, 0, 0, 0, 0, 0, 10, 0, 0, 2,
+};
+
+START_TEST(not_roce)
+{
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	uint8_t f[64];
+	uint32_t len;
+
+	inspect_decode_frame(&fr, arp_request, sizeof(arp_request), 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_ARP);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_NOT_IP);
+	ck_assert_has(render(LINE, &fr), "02:00:00:00:00:01 > ff:ff:ff:ff:ff:ff: ARP who-has 10.0.0.2 "
+		      "tell 10.0.0.1");
+	ck_assert_has(render(VERBOSE, &fr), "request: who has the target address?");
+	ck_assert_has(render(JSON, &fr), "\"arp\":{\"op\":1,\"sender\":\"10.0.0.1\"");
+	memcpy(f, arp_request, sizeof(arp_request));
+	f[21] = 2;
+	inspect_decode_frame(&fr, f, sizeof(arp_request), 0);
+	ck_assert_has(render(LINE, &fr), "ARP reply 10.0.0.1 is-at 02:00:00:00:00:01");
+
+	memset(f, 0, sizeof(f));
+	f[12] = 0x88, f[13] = 0xcc;
+	inspect_decode_frame(&fr, f, 60, 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_OTHER);
+	ck_assert_has(render(LINE, &fr), "EtherType 0x88cc LLDP (not IP)");
+	f[12] = 0x89, f[13] = 0x15;
+	inspect_decode_frame(&fr, f, 60, 0);
+	ck_assert_has(render(LINE, &fr), "RoCE v1");
+
+	/* UDP to another port: shown as UDP, and wire_parse() says why it is not RoCE. */
+	len = random_packet(WIRE_OPC_RC | WIRE_OP_SEND_ONLY, 6, &d);
+	frame[(d.has_vlan ? 18 : 14) + (d.ip_version == 4 ? 20 : 40) + 3] = 53;
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_IP);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_NOT_ROCE_PORT);
+	ck_assert_has(render(LINE, &fr), ": UDP len ");
+	ck_assert_has(render(VERBOSE, &fr), "not RoCE: UDP destination port is not 4791");
+}
+END_TEST
+
+/* perftest's TCP exchange in a real capture, decoded into the numbers it carries. */
+START_TEST(perftest_exchange)
+{
+	struct test_capture c;
+	struct wire_frame fr;
+
+	test_capture_load("rxe_rc_atomic_fetch_add.pcap", &c);
+	ck_assert_uint_ge(c.n, 14);
+	inspect_decode_frame(&fr, c.frames[13].data, c.frames[13].len, c.frames[13].orig_len);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_IP);
+	ck_assert(fr.perftest.valid);
+	ck_assert_uint_eq(fr.perftest.qpn, 0x20);
+	ck_assert_uint_eq(fr.perftest.psn, 0xe6450e);
+	ck_assert_uint_eq(fr.perftest.rkey, 0x11a1);
+	ck_assert_uint_eq(fr.perftest.va, 0x55d27e432000ull);
+	ck_assert_uint_eq(fr.perftest.out_reads, 128);
+	ck_assert_has(render(LINE, &fr), "192.168.77.3.44672 > 192.168.77.2.18515: TCP [P.] ");
+	ck_assert_has(text, "perftest exchange: qpn 0x000020 psn 15090958 rkey 0x000011a1");
+	ck_assert_has(render(VERBOSE, &fr), "GID 192.168.77.3, SRQ number 0");
+	ck_assert_has(render(JSON, &fr), "\"perftest\":{\"qpn\":32,\"psn\":15090958");
+	/* The SYN before it is perftest's connection but carries no exchange. */
+	inspect_decode_frame(&fr, c.frames[0].data, c.frames[0].len, c.frames[0].orig_len);
+	ck_assert(!fr.perftest.valid);
+	ck_assert_has(render(LINE, &fr), "TCP [S] seq ");
+	test_capture_free(&c);
+}
+END_TEST
+
+/*
+ * Every prefix of several frames, in every mode, from a buffer of exactly
+ * that size: the decoder reads nothing past the end (ASan) and never crashes.
+ */
+START_TEST(every_truncation)
+{
+	struct wire_build_desc d;
+	struct test_capture c;
+	const uint8_t *src;
+	uint32_t len;
+
+	test_capture_load("rxe_rc_atomic_fetch_add.pcap", &c);
+	if (_i < 4) {
+		static const uint8_t ops[4] = { 0x0b, 0x12, 0x65, 0x81 };
+
+		len = random_packet(ops[_i], 400 + (uint64_t)_i, &d);
+		src = frame;
+	} else if (_i == 4) {
+		src = c.frames[13].data;	/* perftest exchange */
+		len = c.frames[13].len;
+	} else {
+		src = arp_request;
+		len = sizeof(arp_request);
+	}
+	for (uint32_t n = 0; n <= len; n++) {
+		uint8_t *cut = malloc(n ? n : 1);
+		struct wire_frame fr;
+		char sum[64];
+
+		memcpy(cut, src, n);
+		inspect_decode_frame(&fr, cut, n, len);
+		for (int m = LINE; m <= JSON; m++)
+			render((enum mode)m, &fr);
+		inspect_decode_summary(sum, sizeof(sum), &fr);
+		if (n < len)
+			ck_assert_uint_ne(fr.drop, WIRE_DROP_NONE);
+		free(cut);
+	}
+	test_capture_free(&c);
+}
+END_TEST
+
+START_TEST(text_helpers)
+{
+	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 20 };
+	static const uint8_t v6[16] = { 0xfd, 0, [15] = 1 };
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	char buf[256], tiny[8];
+	size_t full;
+
+	ck_assert_uint_eq(inspect_format_gid(buf, sizeof(buf), v4), strlen("192.168.1.20"));
+	ck_assert_str_eq(buf, "192.168.1.20");
+	inspect_format_gid(buf, sizeof(buf), v6);
+	ck_assert_str_eq(buf, "fd00::1");
+
+	inspect_decode_frame(&fr, frame, random_packet(WIRE_OPC_RC | WIRE_OP_SEND_ONLY, 8, &d), 0);
+	full = inspect_decode_summary(buf, sizeof(buf), &fr);
+	ck_assert_uint_eq(full, strlen(buf));
+	ck_assert_uint_eq(inspect_decode_summary(tiny, sizeof(tiny), &fr), full);
+	ck_assert_uint_eq(strlen(tiny), sizeof(tiny) - 1);
+	ck_assert(!strncmp(tiny, buf, sizeof(tiny) - 1));
+	ck_assert_uint_eq(inspect_decode_summary(NULL, 0, &fr), full);
+	inspect_decode_endpoint(buf, sizeof(buf), &fr, false);
+	ck_assert_str_eq(buf + strlen(buf) - 5, ".4791");
+	inspect_decode_frame(&fr, arp_request, sizeof(arp_request), 0);
+	inspect_decode_endpoint(buf, sizeof(buf), &fr, true);
+	ck_assert_str_eq(buf, "02:00:00:00:00:01");
+}
+END_TEST
+
+Suite *inspect_decode_suite(void);
+
+Suite *inspect_decode_suite(void)
+{
+	Suite *s = suite_create("inspect_decode");
+	TCase *t = tcase_create("decode");
+
+	tcase_add_checked_fixture(t, NULL, teardown);
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, line_per_opcode, 0, 256);
+	tcase_add_loop_test(t, verbose_per_opcode, 0, 256);
+	tcase_add_loop_test(t, json_per_opcode, 0, 256);
+	tcase_add_test(t, aeth_meanings);
+	tcase_add_test(t, bad_icrc);
+	tcase_add_test(t, malformed_frames);
+	tcase_add_test(t, not_roce);
+	tcase_add_test(t, perftest_exchange);
+	tcase_add_loop_test(t, every_truncation, 0, 6);
+	tcase_add_test(t, text_helpers);
+	suite_add_tcase(s, t);
+	return s;
+}
