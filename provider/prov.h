@@ -14,9 +14,6 @@
 #include "uroce/rc.h"
 #include "verbs_abi.h"
 
-#define prov_container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-
 #define PROV_NAME		"uroce"
 #define PROV_PORT_NUM		1
 #define PROV_NUM_COMP_VECTORS	1
@@ -133,42 +130,42 @@ struct prov_qp {
 
 static inline struct prov_context *to_pctx(struct ibv_context *ctx)
 {
-	return prov_container_of(ctx, struct prov_context, vctx.context);
+	return container_of(ctx, struct prov_context, vctx.context);
 }
 
 static inline struct prov_pd *to_ppd(struct ibv_pd *pd)
 {
-	return prov_container_of(pd, struct prov_pd, ibv);
+	return container_of(pd, struct prov_pd, ibv);
 }
 
 static inline struct prov_mr *to_pmr(struct verbs_mr *vmr)
 {
-	return prov_container_of(vmr, struct prov_mr, vmr);
+	return container_of(vmr, struct prov_mr, vmr);
 }
 
 static inline struct prov_cq *to_pcq(struct ibv_cq *cq)
 {
-	return prov_container_of(cq, struct prov_cq, vcq.cq);
+	return container_of(cq, struct prov_cq, vcq.cq);
 }
 
 static inline struct prov_cq *to_pcq_ex(struct ibv_cq_ex *cq)
 {
-	return prov_container_of(cq, struct prov_cq, vcq.cq_ex);
+	return container_of(cq, struct prov_cq, vcq.cq_ex);
 }
 
 static inline struct prov_srq *to_psrq(struct ibv_srq *srq)
 {
-	return prov_container_of(srq, struct prov_srq, vsrq.srq);
+	return container_of(srq, struct prov_srq, vsrq.srq);
 }
 
 static inline struct prov_qp *to_pqp(struct ibv_qp *qp)
 {
-	return prov_container_of(qp, struct prov_qp, vqp.qp);
+	return container_of(qp, struct prov_qp, vqp.qp);
 }
 
 static inline struct prov_qp *to_pqp_ex(struct ibv_qp_ex *qp)
 {
-	return prov_container_of(qp, struct prov_qp, vqp.qp_ex);
+	return container_of(qp, struct prov_qp, vqp.qp_ex);
 }
 
 static inline struct dp_device *prov_dp(struct ibv_context *ctx)

@@ -517,7 +517,7 @@ static struct verbs_device *prov_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
 
 static void prov_uninit_device(struct verbs_device *vdev)
 {
-	free(prov_container_of(vdev, struct prov_device, vdev));
+	free(container_of(vdev, struct prov_device, vdev));
 }
 
 /*

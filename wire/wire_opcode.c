@@ -48,6 +48,8 @@
 		BTH_LEN + RETH_LEN + IMM_LEN,						\
 		{ [WIRE_EXT_RETH] = BTH_LEN, [WIRE_EXT_IMMDT] = BTH_LEN + RETH_LEN } }
 
+const uint8_t wire_v4mapped_prefix[12] = { [10] = 0xff, [11] = 0xff };
+
 const struct wire_opcode_info wire_opcode[256] = {
 	SEND_WRITE_OPS(WIRE_OPC_RC, "RC", WIRE_OPF_RC),
 	SEND_WRITE_OPS(WIRE_OPC_UC, "UC", WIRE_OPF_UC),

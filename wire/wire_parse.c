@@ -6,8 +6,6 @@
 
 #define MAX_PMTU 4096
 
-static const uint8_t ipv4_mapped_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
 static bool is_pmtu(uint32_t len)
 {
 	return len >= 256 && len <= MAX_PMTU && (len & (len - 1)) == 0;
@@ -38,9 +36,9 @@ static enum wire_drop parse_ipv4(const uint8_t *f, uint32_t len, unsigned flags,
 	if (ip->protocol != WIRE_IPPROTO_UDP)
 		return WIRE_DROP_NOT_UDP;
 
-	memcpy(p->src_gid, ipv4_mapped_prefix, 12);
+	memcpy(p->src_gid, wire_v4mapped_prefix, 12);
 	memcpy(p->src_gid + 12, ip->src, 4);
-	memcpy(p->dst_gid, ipv4_mapped_prefix, 12);
+	memcpy(p->dst_gid, wire_v4mapped_prefix, 12);
 	memcpy(p->dst_gid + 12, ip->dst, 4);
 	p->tclass = ip->tos;
 	p->hop_limit = ip->ttl;

@@ -78,11 +78,6 @@ struct dp_device {
 	char			drop_names[WIRE_DROP_COUNT][HOST_STATS_NAME_LEN];
 };
 
-static uint64_t mono_ns(void)
-{
-	return dp_clock_ns();
-}
-
 static uint64_t engine_clock(void *arg)
 {
 	(void)arg;
@@ -117,7 +112,7 @@ static void wait_until(struct dp_device *dev, int fd, uint64_t until, bool timer
 	struct pollfd pfd[3] = { { .fd = dev->wake_fd, .events = POLLIN },
 				 { .fd = fd, .events = POLLIN },
 				 { .fd = -1, .events = POLLIN } };
-	uint64_t now = mono_ns(), ns = until > now ? until - now : 0;
+	uint64_t now = dp_clock_ns(), ns = until > now ? until - now : 0;
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
 			       .tv_nsec = (long)(ns % 1000000000ull) };
 	uint64_t v;
@@ -345,7 +340,7 @@ static void *progress_main(void *arg)
 	/* An lcore id: the port's buffers then come from this thread's mempool cache. */
 	registered = dp_eal_thread_register() == 0;
 	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
-		uint64_t now = mono_ns();
+		uint64_t now = dp_clock_ns();
 
 		if (now - last_house >= DP_HOUSEKEEPING_NS) {
 			housekeeping(dev, now, &last_link);
@@ -394,13 +389,13 @@ static inline void check_sleeper(struct dp_device *dev)
  */
 unsigned dp_device_poll(struct dp_device *dev)
 {
-	uint64_t now = mono_ns(), end;
+	uint64_t now = dp_clock_ns(), end;
 	unsigned n;
 
 	atomic_store_explicit(&dev->app_poll_ns, now, memory_order_relaxed);
 	n = rc_engine_progress(dev->eng, 0);
 	if (n && rc_engine_ack_drained(dev->eng))
-		for (end = now + DP_LINGER_NS; mono_ns() < end;)
+		for (end = now + DP_LINGER_NS; dp_clock_ns() < end;)
 			if (rc_engine_progress(dev->eng, 0)) {
 				n++;
 				break;

@@ -387,7 +387,7 @@ static int eal_start_locked(const struct host_link_cfg *cfg, char *err, size_t e
 /* TSC to ns: ns = tsc * mult >> 32, from the TSC rate the EAL measured. */
 static uint64_t tsc_mult;
 
-static uint64_t clock_mono_ns(void)
+uint64_t dp_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -400,7 +400,7 @@ uint64_t dp_clock_ns(void)
 	uint64_t mult = __atomic_load_n(&tsc_mult, __ATOMIC_RELAXED);
 
 	if (!mult)
-		return clock_mono_ns();
+		return dp_mono_ns();
 	return (uint64_t)(((unsigned __int128)rte_get_tsc_cycles() * mult) >> 32);
 }
 

@@ -37,6 +37,8 @@ void dp_eal_log_tail(char *buf, size_t len);
  * and where DPDK cannot tell the TSC rate, CLOCK_MONOTONIC.
  */
 uint64_t dp_clock_ns(void);
+/* CLOCK_MONOTONIC in nanoseconds (a system call: control paths only). */
+uint64_t dp_mono_ns(void);
 
 /*
  * Give the calling thread an EAL lcore id, so mempool caches serve it (a

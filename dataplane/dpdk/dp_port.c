@@ -108,22 +108,9 @@ static inline struct dp_port *to_dp(struct port *p)
 	return (struct dp_port *)p;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static inline unsigned burst_bucket(unsigned n)
 {
 	return n >= 32 ? 5 : n >= 16 ? 4 : n >= 8 ? 3 : n >= 4 ? 2 : n >= 2 ? 1 : 0;
-}
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 static inline bool mac_eq(const uint8_t *a, const uint8_t *b)
@@ -222,10 +209,10 @@ static bool is_plain_ack(const struct rte_mbuf *m)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t off = 14, len = m->data_len;
-	uint16_t type = get16(d + 12);
+	uint16_t type = wire_load16(d + 12);
 
 	if (type == WIRE_ETHERTYPE_VLAN && len >= 18) {
-		type = get16(d + 16);
+		type = wire_load16(d + 16);
 		off = 18;
 	}
 	if (type == WIRE_ETHERTYPE_IPV4 && len > off + 20)
@@ -294,9 +281,9 @@ static bool quotes_roce(const uint8_t *ip, uint32_t len, int version)
 			return false;
 		ihl = (ip[0] & 0xfu) * 4;
 		return ip[9] == WIRE_IPPROTO_UDP && len >= ihl + 4 &&
-		       get16(ip + ihl + 2) == WIRE_ROCEV2_PORT;
+		       wire_load16(ip + ihl + 2) == WIRE_ROCEV2_PORT;
 	}
-	return len >= 44 && ip[6] == WIRE_IPPROTO_UDP && get16(ip + 42) == WIRE_ROCEV2_PORT;
+	return len >= 44 && ip[6] == WIRE_IPPROTO_UDP && wire_load16(ip + 42) == WIRE_ROCEV2_PORT;
 }
 
 static void apply_addrs(struct dp_port *dp)
@@ -326,14 +313,14 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 		dp->cnt.rx_looped++;
 		return RX_DROP;
 	}
-	type = get16(d + 12);
+	type = wire_load16(d + 12);
 	if (type == WIRE_ETHERTYPE_VLAN && len >= 18) {
-		type = get16(d + 16);
+		type = wire_load16(d + 16);
 		off = 18;
 	}
 	if (unlikely(type == WIRE_ETHERTYPE_ARP)) {
 		if (!*now)
-			*now = mono_ns();
+			*now = dp_mono_ns();
 		host_neigh_input(dp->neigh, d, len, *now);
 		dp->cnt.rx_neigh++;
 		return RX_DROP;
@@ -351,7 +338,7 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 
 		l4 = off + (ip[0] & 0xfu) * 4;
 		if (ip[9] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
-		    get16(d + l4 + 2) == WIRE_ROCEV2_PORT)
+		    wire_load16(d + l4 + 2) == WIRE_ROCEV2_PORT)
 			goto roce;
 		if (ip[9] == IPPROTO_ICMP_NUM && len >= l4 + 8 && d[l4] == 3 && d[l4 + 1] == 3 &&
 		    quotes_roce(d + l4 + 8, len - l4 - 8, 4)) {
@@ -363,7 +350,7 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 
 		l4 = off + 40;
 		if (ip[6] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
-		    get16(d + l4 + 2) == WIRE_ROCEV2_PORT && !(d[0] & 1))
+		    wire_load16(d + l4 + 2) == WIRE_ROCEV2_PORT && !(d[0] & 1))
 			goto roce;
 		if (ip[6] == IPPROTO_ICMPV6_NUM && len >= l4 + 8) {
 			if (d[l4] == 1 && d[l4 + 1] == 4 && quotes_roce(d + l4 + 8, len - l4 - 8, 6)) {
@@ -372,7 +359,7 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 			}
 			if (off == 14 && (d[l4] == 135 || d[l4] == 136)) {
 				if (!*now)
-					*now = mono_ns();
+					*now = dp_mono_ns();
 				host_neigh_input(dp->neigh, d, len, *now);
 				dp->cnt.rx_neigh++;
 				return RX_DROP;
@@ -394,7 +381,7 @@ roce:
 /* The deferred start of a memif client, from the port's own thread; a few times a second. */
 static unsigned try_start(struct dp_port *dp)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = dp_mono_ns();
 
 	if (now < dp->next_start_ns)
 		return 0;
@@ -413,7 +400,7 @@ static unsigned try_start(struct dp_port *dp)
 static void memif_watch(struct dp_port *dp)
 {
 	struct rte_eth_link link;
-	uint64_t now = mono_ns();
+	uint64_t now = dp_mono_ns();
 
 	if (now < dp->next_start_ns)
 		return;
@@ -537,7 +524,7 @@ static int dpp_resolve(struct port *p, const uint8_t gid[16], uint8_t mac[6])
 {
 	struct dp_port *dp = to_dp(p);
 
-	uint64_t now = mono_ns();
+	uint64_t now = dp_mono_ns();
 
 	if (unlikely(atomic_load_explicit(&dp->addrs_pending, memory_order_relaxed)))
 		apply_addrs(dp);
@@ -940,7 +927,7 @@ static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t 
 	ret = rte_eth_dev_start(dp->port_id);
 	if (ret && dp->cfg.pmd == HOST_PMD_MEMIF) {
 		/* A memif client whose server is not there yet: start later, link down meanwhile. */
-		dp->next_start_ns = mono_ns() + START_RETRY_NS;
+		dp->next_start_ns = dp_mono_ns() + START_RETRY_NS;
 		ret = 0;
 	} else if (ret) {
 		goto fail;

@@ -5,13 +5,6 @@
 
 #include "rc_internal.h"
 
-static const uint8_t v4_mapped_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-static bool gid_is_v4(const uint8_t gid[16])
-{
-	return memcmp(gid, v4_mapped_prefix, sizeof(v4_mapped_prefix)) == 0;
-}
-
 bool rc_gid_is_local(const struct rc_engine *eng, const uint8_t gid[16])
 {
 	for (unsigned i = 0; i < WIRE_GID_TABLE_LEN; i++)
@@ -58,12 +51,12 @@ int rc_path_from_ah_attr(struct rc_engine *eng, const struct ibv_ah_attr *ah, st
 	g = &eng->gid[ah->grh.sgid_index];
 	if (!g->valid || g->type != WIRE_GID_ROCE_V2)
 		return -EINVAL;
-	if (gid_is_v4(g->gid) != gid_is_v4(ah->grh.dgid.raw))
+	if (wire_gid_is_v4mapped(g->gid) != wire_gid_is_v4mapped(ah->grh.dgid.raw))
 		return -EINVAL;
 	memset(p, 0, sizeof(*p));
 	memcpy(p->dgid, ah->grh.dgid.raw, 16);
 	memcpy(p->sgid, g->gid, 16);
-	p->ip_version = gid_is_v4(g->gid) ? 4 : 6;
+	p->ip_version = wire_gid_is_v4mapped(g->gid) ? 4 : 6;
 	p->tclass = ah->grh.traffic_class;
 	p->hop_limit = ah->grh.hop_limit;
 	p->flow_label = ah->grh.flow_label & 0xfffff;

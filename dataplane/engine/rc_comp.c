@@ -179,7 +179,7 @@ static enum comp_state check_ack(struct comp_ctx *c)
 {
 	const struct wire_pkt *pkt = c->pkt;
 	struct rc_send_wqe *w = c->w;
-	uint8_t low = pkt->opcode & 0x1f;
+	uint8_t low = pkt->opcode & WIRE_OPC_LOW_MASK;
 
 	c->syndrome = pkt_syndrome(pkt);
 	switch (low) {

@@ -14,7 +14,6 @@
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
 #define RC_BURST		32
-#define RC_PSN_MASK		0x00ffffffu
 #define RC_WINDOW		256	/* unacknowledged PSNs a requester keeps in flight */
 #define RC_ACKREQ_PERIOD	32	/* AckReq at least every this many packets */
 #define RC_TX_REF_MIN		512	/* shorter payloads are copied into the frame */
@@ -32,22 +31,6 @@
 #define RC_GRH_LEN		40		/* UD receive buffers start with a GRH area */
 #define RC_ICRC_IN_COPY_MIN	256		/* payload from which rx ICRC and copy are one pass */
 #define RC_DEFAULT_QPN		0x11
-
-#define container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-
-/* ---- PSN arithmetic: 24-bit serial numbers ---- */
-
-static inline uint32_t psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & RC_PSN_MASK;
-}
-
-/* Signed distance a - b in the 24-bit circle: < 0 before, 0 equal, > 0 after. */
-static inline int32_t psn_cmp(uint32_t a, uint32_t b)
-{
-	return (int32_t)((a - b) << 8) >> 8;
-}
 
 /* ---- Intrusive list ---- */
 

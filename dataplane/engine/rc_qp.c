@@ -339,10 +339,10 @@ static int alloc_qpn(struct rc_engine *eng, uint32_t *qpn)
 {
 	if (eng->cfg.qpn_alloc)
 		return eng->cfg.qpn_alloc(eng->cfg.qpn_arg, qpn);
-	for (uint32_t tries = 0; tries < RC_PSN_MASK; tries++) {
+	for (uint32_t tries = 0; tries < WIRE_QPN_MASK; tries++) {
 		uint32_t n = eng->next_qpn++;
 
-		if (eng->next_qpn > RC_PSN_MASK)
+		if (eng->next_qpn > WIRE_QPN_MASK)
 			eng->next_qpn = RC_DEFAULT_QPN;
 		if (!rc_hash_get(&eng->qps, n)) {
 			*qpn = n;
@@ -501,7 +501,7 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	ret = alloc_qpn(eng, &qp->qpn);
 	if (ret)
 		goto err_unlock;
-	qp->qpn &= RC_PSN_MASK;
+	qp->qpn &= WIRE_QPN_MASK;
 	ret = rc_hash_put(&eng->qps, qp->qpn, qp);
 	if (ret)
 		goto err_free_qpn;
@@ -620,7 +620,7 @@ static int check_values(struct rc_qp *qp, const struct ibv_qp_attr *a, int mask,
 		return -EINVAL;
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > RC_MAX_RD_ATOMIC)
 		return -EINVAL;
-	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > RC_PSN_MASK)
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > WIRE_QPN_MASK)
 		return -EINVAL;
 	/* No alternate paths on RoCE (the kernel refuses them too). */
 	if (mask & IBV_QP_ALT_PATH)
@@ -695,11 +695,11 @@ static void apply(struct rc_qp *qp, const struct ibv_qp_attr *a, int mask,
 	if (mask & IBV_QP_DEST_QPN)
 		q->dest_qp_num = a->dest_qp_num;
 	if (mask & IBV_QP_RQ_PSN) {
-		q->rq_psn = a->rq_psn & RC_PSN_MASK;
+		q->rq_psn = a->rq_psn & WIRE_PSN_MASK;
 		qp->resp.epsn = q->rq_psn;
 	}
 	if (mask & IBV_QP_SQ_PSN) {
-		q->sq_psn = a->sq_psn & RC_PSN_MASK;
+		q->sq_psn = a->sq_psn & WIRE_PSN_MASK;
 		qp->req.psn = q->sq_psn;
 		qp->req.max_psn = q->sq_psn;
 		qp->comp.psn = q->sq_psn;
@@ -871,7 +871,7 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		struct rc_ah *ah = rc_ah_from_ibv(wr->wr.ud.ah);
 
 		w->u.ud.path = ah->path;
-		w->u.ud.remote_qpn = wr->wr.ud.remote_qpn & RC_PSN_MASK;
+		w->u.ud.remote_qpn = wr->wr.ud.remote_qpn & WIRE_QPN_MASK;
 		w->u.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	} else if (is_atomic(wr->opcode)) {
 		w->u.rc.remote_addr = wr->wr.atomic.remote_addr;

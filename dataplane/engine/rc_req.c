@@ -146,7 +146,7 @@ static enum req_state local_op(struct req_ctx *c)
 				IBV_WC_LOC_QP_OP_ERR);
 	w->npkts = 0;
 	w->first_psn = qp->req.psn;
-	w->last_psn = psn_add(qp->req.psn, RC_PSN_MASK);
+	w->last_psn = psn_add(qp->req.psn, WIRE_PSN_MASK);
 	w->state = RC_WQE_DONE;
 	return REQ_NEXT_WQE;
 }
@@ -214,7 +214,7 @@ static enum req_state check_route(struct req_ctx *c)
 	if (ret == -EAGAIN)
 		return REQ_AGAIN;
 	if (ret)
-		/* No way to the peer: an error completion, never a hang (issue 3). */
+		/* No way to the peer: an error completion, never a hang. */
 		return fail_wqe(c, qp->type == IBV_QPT_UD ? IBV_WC_GENERAL_ERR : IBV_WC_RETRY_EXC_ERR);
 	if (qp->type != IBV_QPT_UD)
 		memcpy(qp->tmpl.dst_mac, p->dmac, 6);

@@ -530,7 +530,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		x->rkey = wire_get32(reth->rkey);
 		x->len = dma;
 		r->res_head++;
-		r->msn = (r->msn + 1) & RC_PSN_MASK;
+		r->msn = (r->msn + 1) & WIRE_MSN_MASK;
 		r->epsn = psn_add(x->last_psn, 1);
 		/* The responses acknowledge everything before them. */
 		r->ack_pending = false;
@@ -544,7 +544,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		uint64_t orig;
 
 		/* Atomic with respect to CPU atomics on the same memory, too. */
-		if ((pkt->opcode & 0x1f) == WIRE_OP_COMPARE_SWAP) {
+		if ((pkt->opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_COMPARE_SWAP) {
 			orig = wire_get64(a->compare);
 			__atomic_compare_exchange_n(p, &orig, wire_get64(a->swap_add), false,
 						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -557,7 +557,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		x->first_psn = x->last_psn = x->cur_psn = pkt->psn;
 		x->orig = orig;
 		r->res_head++;
-		r->msn = (r->msn + 1) & RC_PSN_MASK;
+		r->msn = (r->msn + 1) & WIRE_MSN_MASK;
 		r->epsn = psn_add(pkt->psn, 1);
 		r->ack_pending = false;
 		rc_qp_kick(qp);
@@ -582,7 +582,7 @@ static enum resp_state acknowledge(struct resp_ctx *c)
 
 	r->epsn = psn_add(c->pkt->psn, 1);
 	if (ends(c->fl))
-		r->msn = (r->msn + 1) & RC_PSN_MASK;
+		r->msn = (r->msn + 1) & WIRE_MSN_MASK;
 	if (!c->uc && c->pkt->ackreq)
 		schedule_ack(qp, AETH_ACK_SYNDROME, c->pkt->psn);
 	return RESP_DONE;
@@ -718,7 +718,7 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	wc.status = st;
 	wc.opcode = IBV_WC_RECV;
 	wc.qp_num = qp->qpn;
-	wc.src_qp = wire_get32(deth->src_qp) & RC_PSN_MASK;
+	wc.src_qp = wire_get32(deth->src_qp) & WIRE_QPN_MASK;
 	if (st == IBV_WC_SUCCESS) {
 		wc.byte_len = RC_GRH_LEN + len;
 		wc.wc_flags = IBV_WC_GRH;
@@ -747,7 +747,7 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 		.qp = qp,
 		.pkt = pkt,
 		.fl = pkt->op->flags,
-		.low = pkt->opcode & 0x1f,
+		.low = pkt->opcode & WIRE_OPC_LOW_MASK,
 		.uc = qp->type == IBV_QPT_UC,
 		.icrc_unchecked = icrc_unchecked,
 	};
@@ -789,7 +789,7 @@ void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt)
 	if (qp->type == IBV_QPT_UD) {
 		const struct wire_deth *deth = wire_pkt_ext(pkt, WIRE_EXT_DETH);
 
-		r->cnp_qpn = wire_get32(deth->src_qp) & RC_PSN_MASK;
+		r->cnp_qpn = wire_get32(deth->src_qp) & WIRE_QPN_MASK;
 	} else {
 		r->cnp_qpn = qp->attr.dest_qp_num;
 	}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "uroce/config.h"
+#include "uroce/wire.h"
 
 static const char *const pmd_names[] = {
 	[HOST_PMD_AF_PACKET]	= "af_packet",
@@ -142,13 +143,6 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-static bool gid_is_v4mapped(const uint8_t gid[16])
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid, prefix, sizeof(prefix));
-}
-
 static char *trim(char *s)
 {
 	char *end;
@@ -226,7 +220,7 @@ static int apply_line(struct host_link_cfg *cfg, const char *key, const char *va
 				return -EINVAL;
 		} else {
 			*why = "ipv6 must be an IPv6 address such as fd00::1";
-			if (inet_pton(AF_INET6, val, gid) != 1 || gid_is_v4mapped(gid))
+			if (inet_pton(AF_INET6, val, gid) != 1 || wire_gid_is_v4mapped(gid))
 				return -EINVAL;
 		}
 		cfg->n_addrs++;
@@ -381,7 +375,7 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		fprintf(f, "mac = %02x:%02x:%02x:%02x:%02x:%02x\n", cfg->mac[0], cfg->mac[1],
 			cfg->mac[2], cfg->mac[3], cfg->mac[4], cfg->mac[5]);
 	for (unsigned i = 0; i < cfg->n_addrs; i++) {
-		if (gid_is_v4mapped(cfg->addrs[i]))
+		if (wire_gid_is_v4mapped(cfg->addrs[i]))
 			fprintf(f, "ipv4 = %s\n",
 				inet_ntop(AF_INET, cfg->addrs[i] + 12, addr, sizeof(addr)));
 		else

@@ -76,13 +76,6 @@ struct host_neigh {
 
 static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
-static bool is_v4mapped(const uint8_t gid[16])
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid, prefix, sizeof(prefix));
-}
-
 void host_link_local_gid(const uint8_t mac[6], uint8_t gid[16])
 {
 	memset(gid, 0, 16);
@@ -201,7 +194,7 @@ static struct entry *insert(struct host_neigh *n, const uint8_t gid[16])
 /* Source address for a request to @target: one of ours of the same family (and scope). */
 static const uint8_t *pick_source(const struct host_neigh *n, const uint8_t target[16])
 {
-	bool v4 = is_v4mapped(target);
+	bool v4 = wire_gid_is_v4mapped(target);
 	bool ll = target[0] == 0xfe && (target[1] & 0xc0) == 0x80;
 	const uint8_t *any = NULL;
 
@@ -209,7 +202,7 @@ static const uint8_t *pick_source(const struct host_neigh *n, const uint8_t targ
 		const uint8_t *a = n->cfg.addrs[i];
 		bool a_ll = a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
 
-		if (is_v4mapped(a) != v4)
+		if (wire_gid_is_v4mapped(a) != v4)
 			continue;
 		if (v4 || a_ll == ll)
 			return a;
@@ -309,7 +302,7 @@ static void send_request(struct host_neigh *n, struct entry *e, uint64_t now)
 	static const uint8_t zero[16];
 
 	e->last_req = now;
-	if (is_v4mapped(e->gid)) {
+	if (wire_gid_is_v4mapped(e->gid)) {
 		static const uint8_t no_mac[6];
 
 		/* No IPv4 address of ours: an ARP probe (sender 0.0.0.0, RFC 5227) still gets a reply. */
@@ -333,7 +326,7 @@ int host_neigh_resolve(struct host_neigh *n, const uint8_t gid[16], uint8_t mac[
 	struct entry *e;
 
 	if (!memcmp(gid, zero, 16) || gid[0] == 0xff ||
-	    (is_v4mapped(gid) && ((gid[12] & 0xf0) == 0xe0 || !memcmp(gid + 12, bcast_mac, 4))))
+	    (wire_gid_is_v4mapped(gid) && ((gid[12] & 0xf0) == 0xe0 || !memcmp(gid + 12, bcast_mac, 4))))
 		return -EINVAL;
 	e = lookup(n, gid);
 	if (!e) {

@@ -151,13 +151,6 @@ static bool is_link_local(const uint8_t a[16])
 	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
 }
 
-static bool is_v4mapped(const uint8_t a[16])
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(a, prefix, sizeof(prefix));
-}
-
 static unsigned add_pair(struct wire_gid_entry *tbl, unsigned n, unsigned max, const uint8_t gid[16])
 {
 	for (unsigned i = 0; i < n; i++)
@@ -198,10 +191,10 @@ int host_gid_table(const struct host_link_cfg *cfg, struct wire_gid_entry *tbl, 
 	host_link_local_gid(info.mac, ll);
 	n = add_pair(tbl, n, max, ll);
 	for (int i = 0; i < n_addrs; i++)
-		if (is_v4mapped(addrs[i]))
+		if (wire_gid_is_v4mapped(addrs[i]))
 			n = add_pair(tbl, n, max, addrs[i]);
 	for (int i = 0; i < n_addrs; i++)
-		if (!is_v4mapped(addrs[i]) && !is_link_local(addrs[i]))
+		if (!wire_gid_is_v4mapped(addrs[i]) && !is_link_local(addrs[i]))
 			n = add_pair(tbl, n, max, addrs[i]);
 	return (int)n;
 }

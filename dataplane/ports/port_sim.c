@@ -591,16 +591,6 @@ int port_sim_inject(struct port_sim *s, int to_end, const void *frame, uint32_t 
 	return ret;
 }
 
-unsigned port_sim_in_flight(struct port_sim *s)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->dir[0].n + s->dir[1].n + fifo_len(&s->dir[0]) + fifo_len(&s->dir[1]);
-	pthread_mutex_unlock(&s->lock);
-	return n;
-}
-
 uint64_t port_sim_next_arrival(struct port_sim *s)
 {
 	uint64_t t = UINT64_MAX;

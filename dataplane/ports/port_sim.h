@@ -66,7 +66,6 @@ void port_sim_set_resolve(struct port_sim *s, int end, int result);
 /* Put a frame on the wire towards @to_end, arriving now.  Return: 0 or -ENOBUFS/-EMSGSIZE. */
 int port_sim_inject(struct port_sim *s, int to_end, const void *frame, uint32_t len);
 
-unsigned port_sim_in_flight(struct port_sim *s);
 /* Arrival time of the earliest frame in flight, UINT64_MAX if none. */
 uint64_t port_sim_next_arrival(struct port_sim *s);
 void port_sim_get_stats(struct port_sim *s, int from_end, struct port_sim_stats *st);

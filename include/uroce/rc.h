@@ -18,11 +18,19 @@
 #define UROCE_RC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
 #include "uroce/port.h"
 #include "uroce/wire.h"
+
+/* The object that embeds @ptr as @member (the engine's objects and the provider's alike; DPDK's
+ * rte_common.h has the same one). */
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 struct rc_engine;
 struct rc_pd;
@@ -77,7 +85,7 @@ struct rc_engine_cfg {
 
 	/*
 	 * Optional.  Every frame the engine delivers to itself (destination
-	 * GID is one of its own, issue 9) is shown here first, complete with
+	 * GID is one of its own) is shown here first, complete with
 	 * ICRC, so a capture sees same-host traffic as on the wire.
 	 */
 	void		(*frame_tap)(void *arg, const void *frame, uint32_t len);

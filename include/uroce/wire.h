@@ -55,7 +55,65 @@ static inline void wire_set64(wire_be64 *p, uint64_t x)
 		p->b[i] = (uint8_t)x;
 }
 
+/* The same on raw bytes of a frame (p need not be aligned). */
+static inline uint16_t wire_load16(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static inline uint32_t wire_load24(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint32_t)b[0] << 16 | (uint32_t)b[1] << 8 | b[2];
+}
+
+static inline uint32_t wire_load32(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint32_t)b[0] << 24 | wire_load24(b + 1);
+}
+
+static inline uint64_t wire_load64(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint64_t)wire_load32(b) << 32 | wire_load32(b + 4);
+}
+
 #define WIRE_24BIT_MASK 0x00ffffffu
+/* The 24-bit fields of the transport headers (IBA 9.2, 9.3). */
+#define WIRE_QPN_MASK	WIRE_24BIT_MASK
+#define WIRE_PSN_MASK	WIRE_24BIT_MASK
+#define WIRE_MSN_MASK	WIRE_24BIT_MASK
+
+/* ---- PSN arithmetic: 24-bit serial numbers (IBA 9.7.1) ---- */
+
+static inline uint32_t psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & WIRE_PSN_MASK;
+}
+
+/* Signed distance a - b in the 24-bit circle: < 0 before, 0 equal, > 0 after. */
+static inline int32_t psn_cmp(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* ---- GIDs: RoCE v2 carries an IPv4 address as an IPv4-mapped GID (::ffff:a.b.c.d) ---- */
+
+extern const uint8_t wire_v4mapped_prefix[12];
+
+static inline bool wire_gid_is_v4mapped(const uint8_t gid[16])
+{
+	for (int i = 0; i < 12; i++)
+		if (gid[i] != wire_v4mapped_prefix[i])
+			return false;
+	return true;
+}
 
 /* ---- Layer 2/3/4 ---- */
 
@@ -227,6 +285,9 @@ enum wire_nak_code {
 #define WIRE_OPC_RD	0x40
 #define WIRE_OPC_UD	0x60
 #define WIRE_OPC_CNP	0x81
+/* An opcode is its transport (the top 3 bits, WIRE_OPC_*) and its operation (the low 5, WIRE_OP_*). */
+#define WIRE_OPC_TRANSPORT_MASK	0xe0
+#define WIRE_OPC_LOW_MASK	0x1f
 
 enum wire_opcode_low {
 	WIRE_OP_SEND_FIRST		= 0x00,
@@ -254,23 +315,23 @@ enum wire_opcode_low {
 	WIRE_OP_SEND_ONLY_INV		= 0x17,
 };
 
-/* Which extension headers follow the BTH (a typed mask, kept apart from the flags). */
-enum wire_hdr_bit {
-	WIRE_HDR_RETH		= 1u << 0,
-	WIRE_HDR_AETH		= 1u << 1,
-	WIRE_HDR_ATOMIC_ETH	= 1u << 2,
-	WIRE_HDR_ATOMIC_ACK_ETH	= 1u << 3,
-	WIRE_HDR_IMMDT		= 1u << 4,
-	WIRE_HDR_IETH		= 1u << 5,
-	WIRE_HDR_DETH		= 1u << 6,
-	WIRE_HDR_CNP		= 1u << 7,
-};
-typedef uint16_t wire_hdr_mask;
-
 enum wire_ext {	/* index into wire_opcode_info.off[] */
 	WIRE_EXT_RETH, WIRE_EXT_AETH, WIRE_EXT_ATOMIC_ETH, WIRE_EXT_ATOMIC_ACK_ETH,
 	WIRE_EXT_IMMDT, WIRE_EXT_IETH, WIRE_EXT_DETH, WIRE_EXT_CNP, WIRE_EXT_COUNT
 };
+
+/* Which extension headers follow the BTH (a typed mask, kept apart from the flags). */
+enum wire_hdr_bit {
+	WIRE_HDR_RETH		= 1u << WIRE_EXT_RETH,
+	WIRE_HDR_AETH		= 1u << WIRE_EXT_AETH,
+	WIRE_HDR_ATOMIC_ETH	= 1u << WIRE_EXT_ATOMIC_ETH,
+	WIRE_HDR_ATOMIC_ACK_ETH	= 1u << WIRE_EXT_ATOMIC_ACK_ETH,
+	WIRE_HDR_IMMDT		= 1u << WIRE_EXT_IMMDT,
+	WIRE_HDR_IETH		= 1u << WIRE_EXT_IETH,
+	WIRE_HDR_DETH		= 1u << WIRE_EXT_DETH,
+	WIRE_HDR_CNP		= 1u << WIRE_EXT_CNP,
+};
+typedef uint16_t wire_hdr_mask;
 
 /* What a packet means (a typed mask of its own). */
 enum wire_op_flag {

@@ -154,7 +154,7 @@ def table(res, machine):
     w('```')
     w('')
 
-    w('### Targets (issue 4): ratios of medians measured in this run')
+    w('### Targets: ratios of medians measured in this run')
     w('')
     w('| figure | uroce | baseline | ratio | target |')
     w('| --- | --- | --- | --- | --- |')

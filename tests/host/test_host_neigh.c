@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "host_neigh.h"
+#include "uroce/wire.h"
 
 #define MS 1000000ull
 
@@ -45,11 +46,6 @@ static struct host_neigh *make(bool answer)
 	return host_neigh_create(&cfg);
 }
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* An ARP frame written out field by field (RFC 826), independent of the code under test. */
 static uint32_t arp_frame(uint8_t *f, uint16_t oper, const uint8_t sha[6], const uint8_t spa[4],
 			  const uint8_t tha[6], const uint8_t tpa[4], const uint8_t dst[6])
@@ -73,7 +69,7 @@ static uint16_t csum6(const uint8_t *ip6, const uint8_t *icmp, uint32_t len)
 	uint32_t sum = 58 + len;
 
 	for (int i = 8; i < 40; i += 2)
-		sum += be16(ip6 + i);
+		sum += wire_load16(ip6 + i);
 	for (uint32_t i = 0; i < len; i += 2)
 		sum += (uint32_t)(icmp[i] << 8 | (i + 1 < len ? icmp[i + 1] : 0));
 	while (sum >> 16)
@@ -123,8 +119,8 @@ START_TEST(arp_resolve)
 	ck_assert_uint_eq(sent_len[0], 60);
 	ck_assert_mem_eq(sent[0], "\xff\xff\xff\xff\xff\xff", 6);
 	ck_assert_mem_eq(sent[0] + 6, our_mac, 6);
-	ck_assert_uint_eq(be16(sent[0] + 12), 0x0806);
-	ck_assert_uint_eq(be16(sent[0] + 20), 1);
+	ck_assert_uint_eq(wire_load16(sent[0] + 12), 0x0806);
+	ck_assert_uint_eq(wire_load16(sent[0] + 20), 1);
 	ck_assert_mem_eq(sent[0] + 22, our_mac, 6);
 	ck_assert_mem_eq(sent[0] + 28, our_v4 + 12, 4);
 	ck_assert_mem_eq(sent[0] + 32, zero, 6);
@@ -202,7 +198,7 @@ START_TEST(answers_only_when_owner)
 		ck_assert_uint_eq(n_sent, (unsigned)answer);
 		if (answer) {
 			ck_assert_mem_eq(sent[0], peer_mac, 6);
-			ck_assert_uint_eq(be16(sent[0] + 20), 2);
+			ck_assert_uint_eq(wire_load16(sent[0] + 20), 2);
 			ck_assert_mem_eq(sent[0] + 22, our_mac, 6);
 			ck_assert_mem_eq(sent[0] + 28, our_v4 + 12, 4);
 			ck_assert_mem_eq(sent[0] + 32, peer_mac, 6);
@@ -231,7 +227,7 @@ START_TEST(nd_resolve)
 	ck_assert_uint_eq(n_sent, 1);
 	ck_assert_uint_eq(sent_len[0], 86);
 	ck_assert_mem_eq(sent[0], "\x33\x33\xff\xab\xcd\x02", 6);
-	ck_assert_uint_eq(be16(sent[0] + 12), 0x86dd);
+	ck_assert_uint_eq(wire_load16(sent[0] + 12), 0x86dd);
 	ck_assert_uint_eq(sent[0][20], 58);
 	ck_assert_uint_eq(sent[0][21], 255);
 	ck_assert_mem_eq(sent[0] + 22, our_v6, 16);

@@ -86,17 +86,6 @@ struct probe {
 	struct responder srv;
 };
 
-static uint32_t psn_add(uint32_t psn, int32_t n)
-{
-	return (uint32_t)((int64_t)psn + n) & WIRE_24BIT_MASK;
-}
-
-/* a - b in the 24-bit PSN space: negative when a comes before b */
-static int32_t psn_diff(uint32_t a, uint32_t b)
-{
-	return (int32_t)((a - b) << 8) >> 8;
-}
-
 /* One TAP line per check, counted in the probe. */
 #define check(p, ...) probe_check(&(p)->tap, __VA_ARGS__)
 
@@ -344,7 +333,7 @@ static uint32_t send_msg(struct probe *p, enum msg_kind kind, uint32_t len, uint
 	p->psn = psn;
 	p->msgs++;
 	p->bytes += len;
-	return psn_add(psn, -1);
+	return psn_add(psn, WIRE_PSN_MASK);
 }
 
 static uint32_t send_write(struct probe *p, uint32_t len, uint32_t rkey, bool ackreq,
@@ -365,7 +354,7 @@ static uint32_t send_read(struct probe *p, uint64_t va, uint32_t len, uint32_t r
 	d.reth.len = len;
 	tx(p, &d, NULL, 0, 0);
 	/* IBA 9.7.4.1.2: a read request takes one PSN per response packet */
-	p->psn = psn_add(psn, (int32_t)npkt);
+	p->psn = psn_add(psn, (uint32_t)npkt);
 	p->msgs++;
 	p->bytes += len;
 	return psn;
@@ -565,14 +554,14 @@ static void expect_read_responses(struct probe *p, unsigned from, uint32_t psn, 
 				  i == npkt - 1 ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE;
 		/* IBA 9.3.5: AETH on FIRST, LAST and ONLY, not on MIDDLE */
 		has_aeth = want_op != WIRE_OP_READ_RESP_MIDDLE;
-		check(p, k->opcode == (WIRE_OPC_RC | want_op) && k->psn == psn_add(psn, (int32_t)i) &&
+		check(p, k->opcode == (WIRE_OPC_RC | want_op) && k->psn == psn_add(psn, (uint32_t)i) &&
 			 k->payload_len == want_len && k->pad == (-want_len & 3) &&
 			 (!has_aeth || (aeth_syndrome(k) == (WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID) &&
 					aeth_msn(k) == p->msn)),
 		      "%s: %s psn 0x%06x %u B pad %u msn %u (want %s psn 0x%06x %u B msn %u)", what,
 		      opname(k->opcode), k->psn, k->payload_len, k->pad,
 		      has_aeth ? aeth_msn(k) : 0, opname(WIRE_OPC_RC | want_op),
-		      psn_add(psn, (int32_t)i), want_len, has_aeth ? p->msn : 0);
+		      psn_add(psn, (uint32_t)i), want_len, has_aeth ? p->msn : 0);
 	}
 }
 
@@ -844,7 +833,7 @@ static void serve_read_responses(struct probe *p, uint32_t psn, uint64_t va, uin
 		else
 			op = i == 0 ? WIRE_OP_READ_RESP_FIRST :
 			     i == npkt - 1 ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE;
-		desc_init(p, &d, op, psn_add(psn, (int32_t)i), false);
+		desc_init(p, &d, op, psn_add(psn, (uint32_t)i), false);
 		d.aeth.syndrome = WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID;
 		d.aeth.msn = p->msn;
 		serve_tx(p, &d, data + (uint64_t)i * p->pmtu, chunk);
@@ -856,7 +845,7 @@ static struct serve_res *serve_res_find(struct probe *p, uint32_t psn)
 	for (unsigned i = 0; i < SERVE_RESOURCES; i++) {
 		struct serve_res *r = &p->srv.res[i];
 
-		if (r->used && psn_diff(psn, r->first_psn) >= 0 && psn_diff(psn, r->last_psn) <= 0)
+		if (r->used && psn_cmp(psn, r->first_psn) >= 0 && psn_cmp(psn, r->last_psn) <= 0)
 			return r;
 	}
 	return NULL;
@@ -884,7 +873,7 @@ static void serve_duplicate(struct probe *p, const struct wire_pkt *k)
 	p->srv.duplicates++;
 	if (fl & (WIRE_OPF_WRITE | WIRE_OPF_SEND)) {
 		if (k->ackreq)
-			serve_ack(p, WIRE_OP_ACKNOWLEDGE, psn_add(p->srv.epsn, -1),
+			serve_ack(p, WIRE_OP_ACKNOWLEDGE, psn_add(p->srv.epsn, WIRE_PSN_MASK),
 				  WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID, 0);
 		return;
 	}
@@ -908,7 +897,7 @@ static void serve_request(struct probe *p, const struct wire_pkt *k)
 {
 	struct responder *s = &p->srv;
 	wire_op_flags fl = k->op->flags;
-	int32_t ahead = psn_diff(k->psn, s->epsn);
+	int32_t ahead = psn_cmp(k->psn, s->epsn);
 
 	if (ahead > 0) {	/* IBA 9.7.5.2.2: NAK PSN sequence error with the expected PSN */
 		if (!s->nak_sent) {
@@ -963,9 +952,9 @@ static void serve_request(struct probe *p, const struct wire_pkt *k)
 		}
 		p->msn++;	/* counted when executed (C9-148) */
 		s->reads++;
-		serve_res_add(p, false, k->psn, psn_add(k->psn, (int32_t)npkt - 1), 0);
+		serve_res_add(p, false, k->psn, psn_add(k->psn, (uint32_t)npkt - 1), 0);
 		serve_read_responses(p, k->psn, va, len);
-		s->epsn = psn_add(k->psn, (int32_t)npkt);
+		s->epsn = psn_add(k->psn, (uint32_t)npkt);
 		return;
 	} else if (fl & WIRE_OPF_ATOMIC) {
 		const struct wire_atomic_eth *h = wire_pkt_ext(k, WIRE_EXT_ATOMIC_ETH);

@@ -251,13 +251,6 @@ static bool mismatch(struct ctx *c, const struct parsed *e, const struct parsed 
 	return false;
 }
 
-static int psn_cmp(uint32_t a, uint32_t b)
-{
-	uint32_t d = (a - b) & WIRE_24BIT_MASK;
-
-	return d == 0 ? 0 : d < 0x800000 ? 1 : -1;
-}
-
 static struct ack_state *ack_state(struct ctx *c, uint32_t qpn)
 {
 	for (unsigned i = 0; i < c->n_qps; i++)

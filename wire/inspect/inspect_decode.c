@@ -26,26 +26,6 @@
 #define ETHERTYPE_LLDP	0x88cc
 #define MAX_IPV6_EXT	8
 
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t rd24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | rd24(p + 1);
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return (uint64_t)rd32(p) << 32 | rd32(p + 4);
-}
-
 /* ---- Text ---- */
 
 static void sb_mac(struct inspect_text *b, const uint8_t *m)
@@ -58,8 +38,6 @@ static void sb_ipv4(struct inspect_text *b, const uint8_t *a)
 	inspect_text_printf(b, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
 }
 
-static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-
 size_t inspect_format_gid(char *buf, size_t cap, const uint8_t gid[16])
 {
 	struct inspect_text b = { buf, cap, 0 };
@@ -67,7 +45,7 @@ size_t inspect_format_gid(char *buf, size_t cap, const uint8_t gid[16])
 
 	if (cap)
 		buf[0] = '\0';
-	if (!memcmp(gid, v4mapped, sizeof(v4mapped)))
+	if (wire_gid_is_v4mapped(gid))
 		sb_ipv4(&b, gid + 12);
 	else if (inet_ntop(AF_INET6, gid, text, sizeof(text)))
 		inspect_text_printf(&b, "%s", text);
@@ -88,11 +66,11 @@ static void decode_arp(struct wire_frame *fr)
 {
 	const uint8_t *a = fr->data + fr->l3_off;
 
-	if (fr->len - fr->l3_off < ARP_LEN || rd16(a) != 1 || rd16(a + 2) != WIRE_ETHERTYPE_IPV4 ||
+	if (fr->len - fr->l3_off < ARP_LEN || wire_load16(a) != 1 || wire_load16(a + 2) != WIRE_ETHERTYPE_IPV4 ||
 	    a[4] != 6 || a[5] != 4)
 		return;
 	fr->arp.valid = true;
-	fr->arp.op = rd16(a + 6);
+	fr->arp.op = wire_load16(a + 6);
 	memcpy(fr->arp.sha, a + 8, 6);
 	memcpy(fr->arp.spa, a + 14, 4);
 	memcpy(fr->arp.tha, a + 18, 6);
@@ -117,19 +95,19 @@ static bool decode_ip(struct wire_frame *fr)
 		if (room < IPV4_HLEN || ip[0] >> 4 != 4)
 			return false;
 		ihl = (ip[0] & 0xfu) * 4;
-		total = rd16(ip + 2);
+		total = wire_load16(ip + 2);
 		if (ihl < IPV4_HLEN || ihl > room || total < ihl)
 			return false;
 		fr->ip_version = 4;
-		memcpy(fr->src_ip, v4mapped, 12);
+		memcpy(fr->src_ip, wire_v4mapped_prefix, 12);
 		memcpy(fr->src_ip + 12, ip + 12, 4);
-		memcpy(fr->dst_ip, v4mapped, 12);
+		memcpy(fr->dst_ip, wire_v4mapped_prefix, 12);
 		memcpy(fr->dst_ip + 12, ip + 16, 4);
 		fr->l4.proto = ip[9];
 		fr->l4.off = fr->l3_off + ihl;
 		end = fr->l3_off + total;
 		/* A later fragment carries no L4 header. */
-		if (rd16(ip + 6) & WIRE_IPV4_OFFMASK)
+		if (wire_load16(ip + 6) & WIRE_IPV4_OFFMASK)
 			fr->l4.proto = 0xff;
 	} else {
 		uint32_t off = fr->l3_off + IPV6_HLEN;
@@ -140,7 +118,7 @@ static bool decode_ip(struct wire_frame *fr)
 		fr->ip_version = 6;
 		memcpy(fr->src_ip, ip + 8, 16);
 		memcpy(fr->dst_ip, ip + 24, 16);
-		end = off + rd16(ip + 4);
+		end = off + wire_load16(ip + 4);
 		nh = ip[6];
 		for (int i = 0; i < MAX_IPV6_EXT && ipv6_ext_chains(nh); i++) {
 			if (off + 2 > fr->len || off + 2 > end)
@@ -167,8 +145,8 @@ static void decode_l4(struct wire_frame *fr)
 		if (room < UDP_HLEN)
 			return;
 		l4->ports_valid = true;
-		l4->sport = rd16(h);
-		l4->dport = rd16(h + 2);
+		l4->sport = wire_load16(h);
+		l4->dport = wire_load16(h + 2);
 		l4->payload_len = room - UDP_HLEN;
 		break;
 	case IPPROTO_TCP4: {
@@ -177,10 +155,10 @@ static void decode_l4(struct wire_frame *fr)
 		if (room < TCP_HLEN)
 			return;
 		l4->ports_valid = true;
-		l4->sport = rd16(h);
-		l4->dport = rd16(h + 2);
-		l4->tcp_seq = rd32(h + 4);
-		l4->tcp_ack = rd32(h + 8);
+		l4->sport = wire_load16(h);
+		l4->dport = wire_load16(h + 2);
+		l4->tcp_seq = wire_load32(h + 4);
+		l4->tcp_ack = wire_load32(h + 8);
 		l4->tcp_flags = h[13];
 		doff = (h[12] >> 4) * 4u;
 		l4->payload_len = doff >= TCP_HLEN && doff <= room ? room - doff : 0;
@@ -240,7 +218,7 @@ static void check_icrc(struct wire_frame *fr)
 	if (!p->bth_off || fr->drop == WIRE_DROP_TRUNCATED_BTH)
 		return;
 	/* wire_parse() checked the UDP length against the IP length and the frame. */
-	udp_end = p->l4_off + rd16(fr->data + p->l4_off + 4);
+	udp_end = p->l4_off + wire_load16(fr->data + p->l4_off + 4);
 	fr->icrc_calc = wire_icrc(fr->data, p->l3_off, udp_end - WIRE_ICRC_LEN);
 	fr->icrc_checked = true;
 	if (fr->drop == WIRE_DROP_NONE && fr->icrc_calc != p->icrc)
@@ -260,14 +238,14 @@ void inspect_decode_frame(struct wire_frame *fr, const void *data, uint32_t len,
 	fr->kind = WIRE_FRAME_MALFORMED;
 	if (len < ETH_HLEN)
 		return;
-	fr->ethertype = rd16(f + 12);
+	fr->ethertype = wire_load16(f + 12);
 	fr->l3_off = ETH_HLEN;
 	if (fr->ethertype == WIRE_ETHERTYPE_VLAN) {
 		if (len < ETH_HLEN + VLAN_HLEN)
 			return;
 		fr->has_vlan = true;
-		fr->vlan_tci = rd16(f + ETH_HLEN);
-		fr->ethertype = rd16(f + ETH_HLEN + 2);
+		fr->vlan_tci = wire_load16(f + ETH_HLEN);
+		fr->ethertype = wire_load16(f + ETH_HLEN + 2);
 		fr->l3_off += VLAN_HLEN;
 	}
 	if (fr->ethertype == WIRE_ETHERTYPE_ARP) {
@@ -378,25 +356,25 @@ static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 		inspect_text_printf(b, " se");
 	if ((h = ext(fr, WIRE_EXT_RETH)))
 		inspect_text_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32 " dmalen %" PRIu32,
-			  rd64(h), rd32(h + 8), rd32(h + 12));
+			  wire_load64(h), wire_load32(h + 8), wire_load32(h + 12));
 	if ((h = ext(fr, WIRE_EXT_AETH)))
-		sb_aeth(b, rd32(h));
+		sb_aeth(b, wire_load32(h));
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ETH))) {
-		inspect_text_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32, rd64(h), rd32(h + 8));
-		if ((p->opcode & 0x1f) == WIRE_OP_FETCH_ADD)
-			inspect_text_printf(b, " add %" PRIu64, rd64(h + 12));
+		inspect_text_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32, wire_load64(h), wire_load32(h + 8));
+		if ((p->opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_FETCH_ADD)
+			inspect_text_printf(b, " add %" PRIu64, wire_load64(h + 12));
 		else
-			inspect_text_printf(b, " compare 0x%" PRIx64 " swap 0x%" PRIx64, rd64(h + 20), rd64(h + 12));
+			inspect_text_printf(b, " compare 0x%" PRIx64 " swap 0x%" PRIx64, wire_load64(h + 20), wire_load64(h + 12));
 	}
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ACK_ETH)))
-		inspect_text_printf(b, " orig 0x%" PRIx64, rd64(h));
+		inspect_text_printf(b, " orig 0x%" PRIx64, wire_load64(h));
 	if ((h = ext(fr, WIRE_EXT_IMMDT)))
-		inspect_text_printf(b, " imm 0x%08" PRIx32, rd32(h));
+		inspect_text_printf(b, " imm 0x%08" PRIx32, wire_load32(h));
 	if ((h = ext(fr, WIRE_EXT_IETH)))
-		inspect_text_printf(b, " inv-rkey 0x%08" PRIx32, rd32(h));
+		inspect_text_printf(b, " inv-rkey 0x%08" PRIx32, wire_load32(h));
 	if ((h = ext(fr, WIRE_EXT_DETH)))
-		inspect_text_printf(b, " qkey 0x%08" PRIx32 " src-qp 0x%06" PRIx32, rd32(h),
-			  rd32(h + 4) & WIRE_24BIT_MASK);
+		inspect_text_printf(b, " qkey 0x%08" PRIx32 " src-qp 0x%06" PRIx32, wire_load32(h),
+			  wire_load32(h + 4) & WIRE_24BIT_MASK);
 	if (p->op->flags & WIRE_OPF_CNP && (fr->data[p->bth_off + 4] & 0x40))
 		inspect_text_printf(b, " becn");
 	if (ext_present(fr) && fr->drop != WIRE_DROP_BAD_PAD &&
@@ -615,7 +593,7 @@ static void vbits(struct vx *v, uint32_t off, uint32_t n, uint32_t mask, const c
 		vfield(v, off, n, name, meaning, "%s", "");
 		return;
 	}
-	word = n == 1 ? v->f[off] : rd16(v->f + off);
+	word = n == 1 ? v->f[off] : wire_load16(v->f + off);
 	for (uint32_t i = bits; i-- > 0;) {
 		if (i != bits - 1 && (i + 1) % 4 == 0)
 			inspect_text_printf(&b, " ");
@@ -690,7 +668,7 @@ static void v_eth(struct vx *v)
 	       "%s", m[0]);
 	vfield(v, 6, 6, "source", "the sending NIC", "%s", m[1]);
 	vfield(v, 12, 2, "EtherType", fr->has_vlan ? "an 802.1Q tag follows" : "what the frame carries",
-	       "0x%04x %s", rd16(f + 12), ethertype_name(rd16(f + 12)));
+	       "0x%04x %s", wire_load16(f + 12), ethertype_name(wire_load16(f + 12)));
 	if (fr->has_vlan) {
 		vbits(v, 14, 2, 0xe000, "PCP", "priority code point: the class PFC keeps lossless "
 		      "for RoCE", NULL);
@@ -712,8 +690,8 @@ static void v_ipv4(struct vx *v, bool roce)
 	if (!vhave(v, o, IPV4_HLEN, "IPv4"))
 		return;
 	ihl = (ip[0] & 0xfu) * 4;
-	frag = rd16(ip + 6);
-	csum = rd16(ip + 10);
+	frag = wire_load16(ip + 6);
+	csum = wire_load16(ip + 10);
 	csum_ok = ihl >= IPV4_HLEN && ihl <= v->len - o && wire_ipv4_csum(ip, ihl) == 0;
 	for (int i = 0; i < 2; i++) {
 		struct inspect_text b = { a[i], sizeof(a[i]), 0 };
@@ -730,9 +708,9 @@ static void v_ipv4(struct vx *v, bool roce)
 	      "CNP (DCQCN); masked in the ICRC" : "explicit congestion notification",
 	      ecn_name(ip[1]));
 	vfield(v, o + 2, 2, "total length", "bytes of the IP packet: this header and all it carries",
-	       "%u", rd16(ip + 2));
+	       "%u", wire_load16(ip + 2));
 	vfield(v, o + 4, 2, "identification", "numbers fragments of one packet; RoCE never fragments",
-	       "0x%04x", rd16(ip + 4));
+	       "0x%04x", wire_load16(ip + 4));
 	vbits(v, o + 6, 2, WIRE_IPV4_DF, "DF", frag & WIRE_IPV4_DF ? "don't fragment: RoCE sizes "
 	      "packets to the path MTU itself" : "routers may fragment it", NULL);
 	vbits(v, o + 6, 2, WIRE_IPV4_MF, "MF", "more fragments follow", NULL);
@@ -762,7 +740,7 @@ static void v_ipv6(struct vx *v, bool roce)
 
 	if (!vhave(v, o, IPV6_HLEN, "IPv6"))
 		return;
-	vtc = rd32(ip);
+	vtc = wire_load32(ip);
 	for (int i = 0; i < 2; i++)
 		inet_ntop(AF_INET6, ip + 8 + 16 * i, a[i], sizeof(a[i]));
 	vlayer(v, "IPv6", o, IPV6_HLEN, "RFC 8200; RoCE v2 runs over it, IBA Annex A17");
@@ -774,7 +752,7 @@ static void v_ipv6(struct vx *v, bool roce)
 	       (vtc >> 20) & 3, ecn_name((uint8_t)(vtc >> 20)));
 	vfield(v, o + 1, 3, "flow label", roce ? "keeps one flow on one path (ECMP); masked in the "
 	       "ICRC" : "keeps one flow on one path (ECMP)", "0x%05" PRIx32, vtc & 0xfffff);
-	vfield(v, o + 4, 2, "payload len", "bytes after this 40-byte header", "%u", rd16(ip + 4));
+	vfield(v, o + 4, 2, "payload len", "bytes after this 40-byte header", "%u", wire_load16(ip + 4));
 	vfield(v, o + 6, 1, "next header", "what follows this header", "%u %s", ip[6],
 	       ip_proto_name(ip[6]) ? ip_proto_name(ip[6]) : "");
 	vfield(v, o + 7, 1, "hop limit", roce ? "hops left; routers lower it, so the ICRC counts it "
@@ -805,15 +783,15 @@ static void v_udp(struct vx *v, bool roce)
 		return;
 	vlayer(v, "UDP", o, UDP_HLEN, "RFC 768");
 	vfield(v, o, 2, "source port", roce ? "picked per QP by a hash so ECMP spreads flows; not "
-	       "checked by the receiver" : "sender's port", "%u", rd16(u));
-	vfield(v, o + 2, 2, "dest port", roce ? (rd16(u + 2) == WIRE_ROCEV2_PORT ?
+	       "checked by the receiver" : "sender's port", "%u", wire_load16(u));
+	vfield(v, o + 2, 2, "dest port", roce ? (wire_load16(u + 2) == WIRE_ROCEV2_PORT ?
 	       "4791: RoCE v2 (IANA), a BTH follows" : "not 4791") : "receiver's port", "%u",
-	       rd16(u + 2));
+	       wire_load16(u + 2));
 	vfield(v, o + 4, 2, "length", roce ? "UDP header + BTH .. ICRC" : "UDP header + data",
-	       "%u", rd16(u + 4));
-	vfield(v, o + 6, 2, "checksum", roce ? (rd16(u + 6) ? "set (the ICRC already protects the "
+	       "%u", wire_load16(u + 4));
+	vfield(v, o + 6, 2, "checksum", roce ? (wire_load16(u + 6) ? "set (the ICRC already protects the "
 	       "packet); masked in the ICRC" : "0 = not used: the ICRC protects the packet") :
-	       "covers the datagram; 0 = not used over IPv4", "0x%04x", rd16(u + 6));
+	       "covers the datagram; 0 = not used over IPv4", "0x%04x", wire_load16(u + 6));
 }
 
 static const char *opcode_meaning(uint8_t opcode)
@@ -850,12 +828,12 @@ static const char *opcode_meaning(uint8_t opcode)
 		return "congestion notification: the sender of the marked flow slows down (DCQCN)";
 	if (!wire_opcode_valid(opcode))
 		return "not an opcode IBA defines for RC, UC or UD";
-	return low[opcode & 0x1f];
+	return low[opcode & WIRE_OPC_LOW_MASK];
 }
 
 static const char *transport_meaning(uint8_t opcode)
 {
-	switch (opcode & 0xe0) {
+	switch (opcode & WIRE_OPC_TRANSPORT_MASK) {
 	case WIRE_OPC_RC:	return "RC: reliable connected, acknowledged";
 	case WIRE_OPC_UC:	return "UC: unreliable connected, never acknowledged";
 	case WIRE_OPC_RD:	return "RD: reliable datagram";
@@ -875,7 +853,7 @@ static void v_bth(struct vx *v, uint32_t o)
 		return;
 	vlayer(v, "BTH base transport header", o, BTH_LEN, "IBA 9.2");
 	vfield(v, o, 1, "opcode", opcode_meaning(b[0]), "0x%02x %s", b[0], name);
-	vfield(v, o, 1, "(transport)", transport_meaning(b[0]), "0x%02x", b[0] & 0xe0);
+	vfield(v, o, 1, "(transport)", transport_meaning(b[0]), "0x%02x", b[0] & WIRE_OPC_TRANSPORT_MASK);
 	vbits(v, o + 1, 1, WIRE_BTH_SE, "SE", "solicited event: wakes a receiver waiting for "
 	      "solicited completions", NULL);
 	vbits(v, o + 1, 1, WIRE_BTH_MIG, "MigReq", "path migration state (APM); 1 = migrated", NULL);
@@ -883,7 +861,7 @@ static void v_bth(struct vx *v, uint32_t o)
 	      "whole 4-byte words", NULL);
 	vbits(v, o + 1, 1, WIRE_BTH_TVER_MASK, "TVer", "transport header version, always 0", NULL);
 	vfield(v, o + 2, 2, "P_Key", "partition key: QPs talk only within a partition (0xffff: "
-	       "default, full member)", "0x%04x", rd16(b + 2));
+	       "default, full member)", "0x%04x", wire_load16(b + 2));
 	vbits(v, o + 4, 1, 0x80, "FECN", "InfiniBand's forward congestion bit; RoCE marks ECN in "
 	      "IP instead; masked in the ICRC", NULL);
 	vbits(v, o + 4, 1, 0x40, "BECN", b[4] & 0x40 ? "backward congestion notification: a CNP "
@@ -891,13 +869,13 @@ static void v_bth(struct vx *v, uint32_t o)
 	vbits(v, o + 4, 1, 0x3f, "resv6", "reserved; with FECN/BECN the byte the ICRC counts as "
 	      "0xff (resv8a)", NULL);
 	vfield(v, o + 5, 3, "DestQP", "queue pair at the receiver this packet is for", "0x%06" PRIx32,
-	       rd24(b + 5));
+	       wire_load24(b + 5));
 	vbits(v, o + 8, 1, 0x80, "AckReq", b[8] & 0x80 ? "the responder must acknowledge this "
 	      "packet now" : "acknowledgement may wait (coalesced)", NULL);
 	vbits(v, o + 8, 1, 0x7f, "resv7", "reserved", NULL);
 	vfield(v, o + 9, 3, "PSN", "packet sequence number (24 bits, wraps): orders packets, "
-	       "exposes loss and duplicates", "%" PRIu32 " (0x%06" PRIx32 ")", rd24(b + 9),
-	       rd24(b + 9));
+	       "exposes loss and duplicates", "%" PRIu32 " (0x%06" PRIx32 ")", wire_load24(b + 9),
+	       wire_load24(b + 9));
 }
 
 static const char *nak_meaning(unsigned code)
@@ -947,7 +925,7 @@ static void v_aeth(struct vx *v, uint32_t o)
 	vlayer(v, "AETH ACK extended transport header", o, 4, "IBA 9.3.5");
 	vfield(v, o, 1, "syndrome", meaning, "0x%02x %s", syn, wire_aeth_name(syn));
 	vfield(v, o + 1, 3, "MSN", "message sequence number: messages the responder has "
-	       "completed", "%" PRIu32, rd24(v->f + o + 1));
+	       "completed", "%" PRIu32, wire_load24(v->f + o + 1));
 }
 
 static void v_ext(struct vx *v)
@@ -955,19 +933,19 @@ static void v_ext(struct vx *v)
 	const struct wire_frame *fr = v->fr;
 	const struct wire_opcode_info *op = fr->pkt.op;
 	uint32_t bth = fr->pkt.bth_off;
-	bool fadd = (fr->pkt.opcode & 0x1f) == WIRE_OP_FETCH_ADD;
+	bool fadd = (fr->pkt.opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_FETCH_ADD;
 
 	if (op->hdrs & WIRE_HDR_RETH) {
 		uint32_t o = bth + op->off[WIRE_EXT_RETH];
 
 		vlayer(v, "RETH RDMA extended transport header", o, 16, "IBA 9.3.3");
 		vfield(v, o, 8, "VA", "virtual address in the responder's memory where the data "
-		       "goes or comes from", "0x%016" PRIx64, rd64(v->f + o));
+		       "goes or comes from", "0x%016" PRIx64, wire_load64(v->f + o));
 		vfield(v, o + 8, 4, "R_Key", "remote key: grants this access to the memory region "
 		       "it was registered for (range and rights checked)", "0x%08" PRIx32,
-		       rd32(v->f + o + 8));
+		       wire_load32(v->f + o + 8));
 		vfield(v, o + 12, 4, "DMA length", "bytes of the whole Write or Read message", "%" PRIu32,
-		       rd32(v->f + o + 12));
+		       wire_load32(v->f + o + 12));
 	}
 	if (op->hdrs & WIRE_HDR_AETH)
 		v_aeth(v, bth + op->off[WIRE_EXT_AETH]);
@@ -976,45 +954,45 @@ static void v_ext(struct vx *v)
 
 		vlayer(v, "AtomicETH atomic extended transport header", o, 28, "IBA 9.3.4");
 		vfield(v, o, 8, "VA", "8-byte aligned address of the 64-bit target", "0x%016" PRIx64,
-		       rd64(v->f + o));
+		       wire_load64(v->f + o));
 		vfield(v, o + 8, 4, "R_Key", "remote key: grants atomic access to the region",
-		       "0x%08" PRIx32, rd32(v->f + o + 8));
+		       "0x%08" PRIx32, wire_load32(v->f + o + 8));
 		vfield(v, o + 12, 8, fadd ? "add data" : "swap data", fadd ? "added to the target" :
 		       "written to the target if it equals compare", "0x%016" PRIx64,
-		       rd64(v->f + o + 12));
+		       wire_load64(v->f + o + 12));
 		vfield(v, o + 20, 8, "compare data", fadd ? "unused by Fetch&Add" :
-		       "compared with the target", "0x%016" PRIx64, rd64(v->f + o + 20));
+		       "compared with the target", "0x%016" PRIx64, wire_load64(v->f + o + 20));
 	}
 	if (op->hdrs & WIRE_HDR_ATOMIC_ACK_ETH) {
 		uint32_t o = bth + op->off[WIRE_EXT_ATOMIC_ACK_ETH];
 
 		vlayer(v, "AtomicAckETH", o, 8, "IBA 9.5.3");
 		vfield(v, o, 8, "original", "the target's value before the atomic", "0x%016" PRIx64,
-		       rd64(v->f + o));
+		       wire_load64(v->f + o));
 	}
 	if (op->hdrs & WIRE_HDR_DETH) {
 		uint32_t o = bth + op->off[WIRE_EXT_DETH];
 
 		vlayer(v, "DETH datagram extended transport header", o, 8, "IBA 9.3.2");
 		vfield(v, o, 4, "Q_Key", "datagram key: the receiving UD QP accepts only its own",
-		       "0x%08" PRIx32, rd32(v->f + o));
+		       "0x%08" PRIx32, wire_load32(v->f + o));
 		vfield(v, o + 4, 1, "reserved", "reserved", "0x%02x", v->f[o + 4]);
 		vfield(v, o + 5, 3, "SrcQP", "the sending UD QP, so the receiver can answer",
-		       "0x%06" PRIx32, rd24(v->f + o + 5));
+		       "0x%06" PRIx32, wire_load24(v->f + o + 5));
 	}
 	if (op->hdrs & WIRE_HDR_IMMDT) {
 		uint32_t o = bth + op->off[WIRE_EXT_IMMDT];
 
 		vlayer(v, "ImmDt immediate data", o, 4, "IBA 9.3.6");
 		vfield(v, o, 4, "immediate", "handed to the receiver in its completion (imm_data)",
-		       "0x%08" PRIx32, rd32(v->f + o));
+		       "0x%08" PRIx32, wire_load32(v->f + o));
 	}
 	if (op->hdrs & WIRE_HDR_IETH) {
 		uint32_t o = bth + op->off[WIRE_EXT_IETH];
 
 		vlayer(v, "IETH invalidate extended transport header", o, 4, "IBA 9.3.7");
 		vfield(v, o, 4, "R_Key", "the receiver invalidates this rkey: no more remote access "
-		       "through it", "0x%08" PRIx32, rd32(v->f + o));
+		       "through it", "0x%08" PRIx32, wire_load32(v->f + o));
 	}
 	if (op->hdrs & WIRE_HDR_CNP) {
 		uint32_t o = bth + op->off[WIRE_EXT_CNP];
@@ -1028,7 +1006,7 @@ static void v_roce_tail(struct vx *v)
 {
 	const struct wire_frame *fr = v->fr;
 	const struct wire_pkt *p = &fr->pkt;
-	uint32_t udp_end = p->l4_off + rd16(v->f + p->l4_off + 4);
+	uint32_t udp_end = p->l4_off + wire_load16(v->f + p->l4_off + 4);
 	uint32_t icrc_off = udp_end - WIRE_ICRC_LEN;
 	uint32_t data_off = p->bth_off + p->op->hdr_len;
 	uint32_t pad = p->pad, n;
@@ -1085,15 +1063,15 @@ static void v_tcp(struct vx *v)
 	doff = (t[12] >> 4) * 4u;
 	tcp_flags(&b, t[13]);
 	vlayer(v, "TCP", o, doff, "RFC 9293");
-	vfield(v, o, 2, "source port", "sender's port", "%u", rd16(t));
-	vfield(v, o + 2, 2, "dest port", rd16(t + 2) == PERFTEST_PORT || rd16(t) == PERFTEST_PORT ?
+	vfield(v, o, 2, "source port", "sender's port", "%u", wire_load16(t));
+	vfield(v, o + 2, 2, "dest port", wire_load16(t + 2) == PERFTEST_PORT || wire_load16(t) == PERFTEST_PORT ?
 	       "18515: perftest's connection for exchanging QP numbers" : "receiver's port", "%u",
-	       rd16(t + 2));
-	vfield(v, o + 4, 4, "sequence", "byte number of the first data byte", "%" PRIu32, rd32(t + 4));
-	vfield(v, o + 8, 4, "ack", "next byte expected from the other side", "%" PRIu32, rd32(t + 8));
+	       wire_load16(t + 2));
+	vfield(v, o + 4, 4, "sequence", "byte number of the first data byte", "%" PRIu32, wire_load32(t + 4));
+	vfield(v, o + 8, 4, "ack", "next byte expected from the other side", "%" PRIu32, wire_load32(t + 8));
 	vfield(v, o + 12, 2, "offset/flags", "header length and control flags", "%u bytes %s", doff,
 	       fl);
-	vfield(v, o + 14, 2, "window", "receive window", "%u", rd16(t + 14));
+	vfield(v, o + 14, 2, "window", "receive window", "%u", wire_load16(t + 14));
 	if (fr->perftest.valid) {
 		const struct wire_frame_perftest *pt = &fr->perftest;
 		char gid[INET6_ADDRSTRLEN];
@@ -1243,23 +1221,23 @@ static void j_ext(struct inspect_text *b, const struct wire_frame *fr)
 
 	if ((h = ext(fr, WIRE_EXT_RETH)))
 		inspect_text_printf(b, ",\"reth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32
-			  ",\"dma_len\":%" PRIu32 "}", rd64(h), rd32(h + 8), rd32(h + 12));
+			  ",\"dma_len\":%" PRIu32 "}", wire_load64(h), wire_load32(h + 8), wire_load32(h + 12));
 	if ((h = ext(fr, WIRE_EXT_AETH)))
 		inspect_text_printf(b, ",\"aeth\":{\"syndrome\":%u,\"name\":\"%s\",\"msn\":%" PRIu32 "}", h[0],
-			  wire_aeth_name(h[0]), rd24(h + 1));
+			  wire_aeth_name(h[0]), wire_load24(h + 1));
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ETH)))
 		inspect_text_printf(b, ",\"atomiceth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32
 			  ",\"swap_add\":\"0x%016" PRIx64 "\",\"compare\":\"0x%016" PRIx64 "\"}",
-			  rd64(h), rd32(h + 8), rd64(h + 12), rd64(h + 20));
+			  wire_load64(h), wire_load32(h + 8), wire_load64(h + 12), wire_load64(h + 20));
 	if ((h = ext(fr, WIRE_EXT_ATOMIC_ACK_ETH)))
-		inspect_text_printf(b, ",\"atomicacketh\":{\"orig\":\"0x%016" PRIx64 "\"}", rd64(h));
+		inspect_text_printf(b, ",\"atomicacketh\":{\"orig\":\"0x%016" PRIx64 "\"}", wire_load64(h));
 	if ((h = ext(fr, WIRE_EXT_IMMDT)))
-		inspect_text_printf(b, ",\"immdt\":%" PRIu32, rd32(h));
+		inspect_text_printf(b, ",\"immdt\":%" PRIu32, wire_load32(h));
 	if ((h = ext(fr, WIRE_EXT_IETH)))
-		inspect_text_printf(b, ",\"ieth\":%" PRIu32, rd32(h));
+		inspect_text_printf(b, ",\"ieth\":%" PRIu32, wire_load32(h));
 	if ((h = ext(fr, WIRE_EXT_DETH)))
-		inspect_text_printf(b, ",\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}", rd32(h),
-			  rd32(h + 4) & WIRE_24BIT_MASK);
+		inspect_text_printf(b, ",\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}", wire_load32(h),
+			  wire_load32(h + 4) & WIRE_24BIT_MASK);
 	if (ext(fr, WIRE_EXT_CNP))
 		inspect_text_printf(b, ",\"cnp\":{}");
 }
@@ -1277,9 +1255,9 @@ static void j_ip(struct inspect_text *b, const struct wire_frame *fr)
 	if (fr->ip_version == 4) {
 		tclass = ip[1];
 		inspect_text_printf(b, ",\"tclass\":%u,\"hop_limit\":%u,\"id\":%u,\"df\":%s", tclass, ip[8],
-			  rd16(ip + 4), rd16(ip + 6) & WIRE_IPV4_DF ? "true" : "false");
+			  wire_load16(ip + 4), wire_load16(ip + 6) & WIRE_IPV4_DF ? "true" : "false");
 	} else {
-		uint32_t vtc = rd32(ip);
+		uint32_t vtc = wire_load32(ip);
 
 		tclass = (uint8_t)(vtc >> 20);
 		inspect_text_printf(b, ",\"tclass\":%u,\"hop_limit\":%u,\"flow_label\":%" PRIu32, tclass, ip[7],

@@ -16,30 +16,6 @@
 /* A bigger jump is not a loss but a new flow reusing the QPN: start over. */
 #define MAX_LOST_RUN	4096
 
-static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-static uint32_t psn_add24(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & WIRE_24BIT_MASK;
-}
-
-/* a - b as a signed 24-bit distance (IBA 9.7.2: the PSN space wraps). */
-static int32_t psn_diff(uint32_t a, uint32_t b)
-{
-	uint32_t d = (a - b) & WIRE_24BIT_MASK;
-
-	return d & 0x800000u ? (int32_t)d - 0x1000000 : (int32_t)d;
-}
-
-static uint64_t rd_be(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 void inspect_ladder_init(struct inspect_ladder *l, unsigned flags)
 {
 	memset(l, 0, sizeof(*l));
@@ -160,7 +136,7 @@ static enum inspect_ladder_kind roce_kind(const struct wire_frame *fr, uint8_t s
 		return INSPECT_LADDER_CNP;
 	if (op->flags & WIRE_OPF_REQUEST)
 		return INSPECT_LADDER_REQUEST;
-	if ((fr->pkt.opcode & 0x1f) == WIRE_OP_ACKNOWLEDGE) {
+	if ((fr->pkt.opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_ACKNOWLEDGE) {
 		switch (syndrome & (WIRE_AETH_TYPE_MASK | 0x80)) {
 		case WIRE_AETH_ACK:	return INSPECT_LADDER_ACK;
 		case WIRE_AETH_RNR_NAK:	return INSPECT_LADDER_RNR;
@@ -193,29 +169,29 @@ static void copy_roce(struct inspect_ladder_row *r, const struct wire_frame *fr)
 	r->payload_len = p->payload_len;
 	r->hdrs = p->op->hdrs;
 	if ((h = wire_pkt_ext(p, WIRE_EXT_RETH))) {
-		r->va = rd_be(h, 8);
-		r->rkey = (uint32_t)rd_be(h + 8, 4);
-		r->dmalen = (uint32_t)rd_be(h + 12, 4);
+		r->va = wire_load64(h);
+		r->rkey = wire_load32(h + 8);
+		r->dmalen = wire_load32(h + 12);
 	}
 	if ((h = wire_pkt_ext(p, WIRE_EXT_AETH))) {
 		r->syndrome = h[0];
-		r->msn = (uint32_t)rd_be(h + 1, 3);
+		r->msn = wire_load24(h + 1);
 	}
 	if ((h = wire_pkt_ext(p, WIRE_EXT_ATOMIC_ETH))) {
-		r->va = rd_be(h, 8);
-		r->rkey = (uint32_t)rd_be(h + 8, 4);
-		r->swap_add = rd_be(h + 12, 8);
-		r->compare = rd_be(h + 20, 8);
+		r->va = wire_load64(h);
+		r->rkey = wire_load32(h + 8);
+		r->swap_add = wire_load64(h + 12);
+		r->compare = wire_load64(h + 20);
 	}
 	if ((h = wire_pkt_ext(p, WIRE_EXT_ATOMIC_ACK_ETH)))
-		r->orig = rd_be(h, 8);
+		r->orig = wire_load64(h);
 	if ((h = wire_pkt_ext(p, WIRE_EXT_IMMDT)))
-		r->imm = (uint32_t)rd_be(h, 4);
+		r->imm = wire_load32(h);
 	if ((h = wire_pkt_ext(p, WIRE_EXT_IETH)))
-		r->inv_rkey = (uint32_t)rd_be(h, 4);
+		r->inv_rkey = wire_load32(h);
 	if ((h = wire_pkt_ext(p, WIRE_EXT_DETH))) {
-		r->qkey = (uint32_t)rd_be(h, 4);
-		r->src_qp = (uint32_t)rd_be(h + 5, 3);
+		r->qkey = wire_load32(h);
+		r->src_qp = wire_load24(h + 5);
 	}
 }
 
@@ -267,9 +243,9 @@ static int frame_hosts(struct inspect_ladder *l, const struct wire_frame *fr, ui
 		memcpy(a, fr->src_ip, 16);
 		memcpy(b, fr->dst_ip, 16);
 	} else if (fr->kind == WIRE_FRAME_ARP && fr->arp.valid) {
-		memcpy(a, v4mapped, 12);
+		memcpy(a, wire_v4mapped_prefix, 12);
 		memcpy(a + 12, fr->arp.spa, 4);
-		memcpy(b, v4mapped, 12);
+		memcpy(b, wire_v4mapped_prefix, 12);
 		memcpy(b + 12, fr->arp.tpa, 4);
 	} else {
 		memset(a, 0, 16);
@@ -439,7 +415,7 @@ static struct stream *stream_get(struct streams *ss, uint16_t src, uint16_t dst,
 /* PSNs a request occupies: a read request one per response packet (IBA 9.7.3.1.3); 0 unknown. */
 static uint32_t request_span(const struct inspect_ladder *l, const struct inspect_ladder_row *r)
 {
-	if ((r->opcode & 0x1f) != WIRE_OP_READ_REQUEST || (r->opcode & 0xe0) != WIRE_OPC_RC)
+	if ((r->opcode & WIRE_OPC_LOW_MASK) != WIRE_OP_READ_REQUEST || (r->opcode & WIRE_OPC_TRANSPORT_MASK) != WIRE_OPC_RC)
 		return 1;
 	if (r->dmalen == 0)
 		return 1;
@@ -489,7 +465,7 @@ static uint32_t follow_request(const struct inspect_ladder *l, struct streams *s
 		return 0;
 	}
 	if (!fresh) {
-		d = psn_diff(r->psn, s->next);
+		d = psn_cmp(r->psn, s->next);
 		if (d > MAX_LOST_RUN || d < -MAX_LOST_RUN) {
 			fresh = true;
 		} else if (d < 0) {
@@ -498,13 +474,13 @@ static uint32_t follow_request(const struct inspect_ladder *l, struct streams *s
 		} else {
 			if (d > 0 && !s->resync)
 				lost = (uint32_t)d;
-			if (psn_diff(r->psn, s->highest) < 0)
+			if (psn_cmp(r->psn, s->highest) < 0)
 				r->marks |= INSPECT_LADDER_RESEND;
 		}
 	}
 	s->resync = span == 0;
-	s->next = psn_add24(r->psn, span ? span : 1);
-	if (fresh || psn_diff(s->next, s->highest) > 0)
+	s->next = psn_add(r->psn, span ? span : 1);
+	if (fresh || psn_cmp(s->next, s->highest) > 0)
 		s->highest = s->next;
 	return lost;
 }
@@ -528,10 +504,10 @@ static int follow_response(struct streams *ss, struct inspect_ladder_row *r)
 	if (!s)
 		return -ENOMEM;
 	if (!ack) {
-		if (!fresh && psn_diff(r->psn, s->highest) < 0)
+		if (!fresh && psn_cmp(r->psn, s->highest) < 0)
 			r->marks |= INSPECT_LADDER_REPEAT;
-		if (fresh || psn_diff(psn_add24(r->psn, 1), s->highest) > 0)
-			s->highest = psn_add24(r->psn, 1);
+		if (fresh || psn_cmp(psn_add(r->psn, 1), s->highest) > 0)
+			s->highest = psn_add(r->psn, 1);
 		return 0;
 	}
 	/* The acknowledged PSN: an ACK's own, a sequence error NAK's minus one (9.7.5.1.1). */
@@ -539,12 +515,12 @@ static int follow_response(struct streams *ss, struct inspect_ladder_row *r)
 		point = r->psn;
 	else if (r->kind == INSPECT_LADDER_NAK &&
 		 (r->syndrome & WIRE_AETH_CODE_MASK) == WIRE_NAK_PSN_SEQ_ERR)
-		point = psn_add24(r->psn, WIRE_24BIT_MASK);
+		point = psn_add(r->psn, WIRE_24BIT_MASK);
 	else
 		return 0;
-	if (!fresh && r->kind == INSPECT_LADDER_ACK && psn_diff(point, s->highest) <= 0)
+	if (!fresh && r->kind == INSPECT_LADDER_ACK && psn_cmp(point, s->highest) <= 0)
 		r->marks |= INSPECT_LADDER_REPEAT;
-	if (fresh || psn_diff(point, s->highest) > 0)
+	if (fresh || psn_cmp(point, s->highest) > 0)
 		s->highest = point;
 	return 0;
 }
@@ -638,7 +614,7 @@ int inspect_ladder_finish(struct inspect_ladder *l)
 			g->shown = r->shown;
 			g->opcode = r->opcode;
 			g->dest_qp = r->dest_qp;
-			g->psn = psn_add24(r->psn, (uint32_t)-lost & WIRE_24BIT_MASK);
+			g->psn = psn_add(r->psn, (uint32_t)-lost & WIRE_24BIT_MASK);
 			g->lost_count = lost;
 		}
 		out[n++] = *r;
@@ -702,7 +678,7 @@ static const char *const op_short[32] = {
 static void sb_opname(struct inspect_text *b, uint8_t opcode)
 {
 	const struct wire_opcode_info *op = &wire_opcode[opcode];
-	const char *name = op_short[opcode & 0x1f];
+	const char *name = op_short[opcode & WIRE_OPC_LOW_MASK];
 
 	if (!op->name) {
 		inspect_text_printf(b, "opcode 0x%02x", opcode);
@@ -781,7 +757,7 @@ size_t inspect_ladder_label(char *buf, size_t cap, const struct inspect_ladder *
 		else
 			inspect_text_printf(&b, "psn %" PRIu32 "-%" PRIu32 " lost (%" PRIu32
 			       " packets not in capture)", r->psn,
-			       psn_add24(r->psn, r->lost_count - 1), r->lost_count);
+			       psn_add(r->psn, r->lost_count - 1), r->lost_count);
 		return b.len;
 	case INSPECT_LADDER_ACK:
 		inspect_text_printf(&b, "ACK");
@@ -820,7 +796,7 @@ size_t inspect_ladder_label(char *buf, size_t cap, const struct inspect_ladder *
 		inspect_text_printf(&b, " rkey 0x%" PRIx32 " len %" PRIu32, r->rkey, r->dmalen);
 	if (r->hdrs & WIRE_HDR_ATOMIC_ETH) {
 		inspect_text_printf(&b, " rkey 0x%" PRIx32, r->rkey);
-		if ((r->opcode & 0x1f) == WIRE_OP_FETCH_ADD)
+		if ((r->opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_FETCH_ADD)
 			inspect_text_printf(&b, " add %" PRIu64, r->swap_add);
 		else
 			inspect_text_printf(&b, " cmp 0x%" PRIx64 " swap 0x%" PRIx64, r->compare, r->swap_add);
