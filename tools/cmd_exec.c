@@ -112,6 +112,7 @@ int cmd_exec(int argc, char **argv)
 	}
 	if (first >= argc)
 		return exec_usage(stderr);
+	link_purge_stale();
 	if (!provider[0] || !compchan[0]) {
 		fprintf(stderr, "uroce exec: this uroce was built without the provider "
 			"(reconfigure with -Dprovider=enabled)\n");

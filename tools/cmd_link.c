@@ -506,10 +506,40 @@ static int link_show(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * A namespace deleted and created again under the same name finds the run
+ * directory of the old one (host_run_dir_stale()): its devices belong to
+ * nobody.  Give back their /dev/infiniband nodes, which are the host's, and
+ * remove the directory, so the new namespace starts clean.
+ */
+void link_purge_stale(void)
+{
+	char **names;
+	int n;
+
+	if (!host_run_dir_stale() || geteuid() != 0)
+		return;
+	n = list_devices(&names);
+	for (int i = 0; i < n; i++) {
+		struct host_link_cfg cfg;
+		char err[256];
+
+		if (!host_link_cfg_load(names[i], &cfg, err, sizeof(err)))
+			devnode_remove(cfg.uverbs);
+		free(names[i]);
+	}
+	if (n > 0)
+		free(names);
+	if (host_run_dir_reset() == 0)
+		fprintf(stderr, "uroce: removed %s: its devices were made in a network namespace "
+			"of the same name that was deleted since\n", host_run_dir());
+}
+
 int cmd_link(int argc, char **argv)
 {
 	if (argc < 2)
 		return link_usage(stderr);
+	link_purge_stale();
 	if (!strcmp(argv[1], "add"))
 		return link_add(argc, argv);
 	if (!strcmp(argv[1], "del") || !strcmp(argv[1], "delete"))

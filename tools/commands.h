@@ -7,4 +7,7 @@
 #include "commands.def"
 #undef UROCE_COMMAND
 
+/* Removes the run directory a deleted namespace of the same name left (cmd_link.c). */
+void link_purge_stale(void);
+
 #endif

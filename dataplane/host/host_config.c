@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,15 +65,123 @@ static void find_netns_run_dir(void)
 			 UROCE_RUN_DIR_DEFAULT, name);
 }
 
-const char *host_run_dir(void)
+static void pthread_once_run_dir(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, find_netns_run_dir);
+}
+
+const char *host_run_dir(void)
+{
 	const char *dir = getenv("UROCE_RUN_DIR");
 
 	if (dir && *dir)
 		return dir;
-	pthread_once(&once, find_netns_run_dir);
+	pthread_once_run_dir();
 	return per_netns_dir[0] ? per_netns_dir : UROCE_RUN_DIR_DEFAULT;
+}
+
+/*
+ * The network namespace's cookie (SO_NETNS_COOKIE): unlike its inode number,
+ * never given to another namespace while the host runs.
+ */
+static int netns_cookie(uint64_t *out)
+{
+	socklen_t len = sizeof(*out);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, out, &len))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* RUN_DIR/netns: the cookie of the namespace a per-namespace run directory was made for. */
+static int netns_stamp_path(char *buf, size_t len)
+{
+	int n;
+
+	if (getenv("UROCE_RUN_DIR") && *getenv("UROCE_RUN_DIR"))
+		return -ENOENT;
+	pthread_once_run_dir();
+	if (!per_netns_dir[0])
+		return -ENOENT;
+	n = snprintf(buf, len, "%s/netns", per_netns_dir);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int host_run_dir_stale(void)
+{
+	char path[PATH_MAX];
+	unsigned long long was;
+	uint64_t now;
+	FILE *f;
+	int ret;
+
+	if (netns_stamp_path(path, sizeof(path)) || netns_cookie(&now))
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	ret = fscanf(f, "%llu", &was) == 1 && was != now;
+	fclose(f);
+	return ret;
+}
+
+static int stamp_netns(void)
+{
+	char path[PATH_MAX];
+	uint64_t now;
+	FILE *f;
+
+	if (netns_stamp_path(path, sizeof(path)) || netns_cookie(&now))
+		return 0;
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%llu\n", (unsigned long long)now);
+	return fclose(f) ? -errno : 0;
+}
+
+static int remove_tree(const char *path)
+{
+	struct dirent *e;
+	DIR *d = opendir(path);
+	int ret = 0;
+
+	if (!d)
+		return errno == ENOTDIR ? (unlink(path) ? -errno : 0) : -errno;
+	while ((e = readdir(d))) {
+		char sub[PATH_MAX];
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= sizeof(sub)) {
+			ret = -ENAMETOOLONG;
+			continue;
+		}
+		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+			int r = remove_tree(sub);
+
+			if (r)
+				ret = r;
+		} else if (unlink(sub)) {
+			ret = -errno;
+		}
+	}
+	closedir(d);
+	return rmdir(path) ? -errno : ret;
+}
+
+int host_run_dir_reset(void)
+{
+	if (!host_run_dir_stale())
+		return -EBUSY;
+	return remove_tree(per_netns_dir);
 }
 
 const char *host_pmd_name(enum host_pmd pmd)
@@ -353,6 +462,10 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		if (mkdir(tmp, 01777) == 0)
 			chmod(tmp, 01777);
 	}
+	ret = stamp_netns();
+	if (ret)
+		return fail(err, errlen, ret, "cannot write %s/netns: %s", host_run_dir(),
+			    strerror(-ret));
 	if (cfg_path(cfg->name, path, sizeof(path)))
 		return fail(err, errlen, -ENAMETOOLONG, "run directory path too long");
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());

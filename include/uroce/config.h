@@ -19,6 +19,16 @@
  */
 const char *host_run_dir(void);
 
+/*
+ * host_run_dir_stale() - 1 if this named namespace's run directory was made
+ * for another namespace of the same name, one deleted since (its devices
+ * belong to nobody); 0 otherwise, and for run directories not per namespace.
+ * host_run_dir_reset() removes such a directory whole.  Return: 0, -EBUSY if
+ * it is not stale, or -errno.
+ */
+int host_run_dir_stale(void);
+int host_run_dir_reset(void);
+
 enum host_pmd {
 	HOST_PMD_AF_PACKET,	/* any Linux netdev; the default */
 	HOST_PMD_AF_XDP,	/* a netdev, frames bypass the kernel */

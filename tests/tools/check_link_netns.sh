@@ -38,3 +38,32 @@ UROCE_RUN_DIR=/run/uroce/netns/$ns "$uroce" link show | grep -q '^link uroce0/1 
 ip netns exec "$ns" "$uroce" link del uroce0
 [ ! -e "/run/uroce/netns/$ns/devices/uroce0.conf" ] || fail "config left after link del"
 echo "ok: per-namespace devices"
+
+# A namespace deleted with its device, then created again with the same name and netdev names,
+# starts clean: the old device is gone, its /dev/infiniband node given back.
+ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a"
+old=$(awk -F' = ' '$1 == "uverbs" { print $2 }' "/run/uroce/netns/$ns/devices/uroce0.conf")
+[ -L "/dev/infiniband/$old" ] || fail "no /dev/infiniband/$old for the first device"
+ip netns del "$ns"
+ip netns add "$ns"
+ip link add "${veth}a" type veth peer name "${veth}b2"
+ip link set "${veth}a" netns "$ns"
+ip link set "${veth}b2" up
+ip netns exec "$ns" ip link set "${veth}a" up
+ip netns exec "$ns" ip addr add 10.67.0.1/24 dev "${veth}a"
+out=$(ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" 2>&1) ||
+	fail "link add in the recreated namespace: $out"
+grep -q 'network namespace of the same name that was deleted' <<<"$out" ||
+	fail "no word of the removed devices: $out"
+ip netns exec "$ns" "$uroce" link show | grep -c '^link ' | grep -qx 1 ||
+	fail "not exactly one device in the recreated namespace"
+ip netns exec "$ns" "$uroce" exec -- ibv_devices | grep -q uroce0 || fail "ibv_devices after recreation"
+new=$(awk -F' = ' '$1 == "uverbs" { print $2 }' "/run/uroce/netns/$ns/devices/uroce0.conf")
+[ "$new" = "$old" ] || [ ! -e "/dev/infiniband/$old" ] || fail "/dev/infiniband/$old of the old device left"
+# A namespace that still exists is not stale: a second add is refused as before.
+if ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" 2>/dev/null; then
+	fail "a live device was replaced"
+fi
+ip netns exec "$ns" "$uroce" link del uroce0
+ip link del "${veth}b2" 2>/dev/null || true
+echo "ok: a recreated namespace starts clean"
