@@ -30,6 +30,7 @@ struct prov_device {
  */
 struct prov_dataplane {
 	char			ibdev[IBV_SYSFS_NAME_MAX];
+	_Atomic size_t		dm_used;	/* bytes of device memory allocated */
 	char			ibdev_path[IBV_SYSFS_PATH_MAX];	/* its sysfs directory */
 	unsigned		refs;		/* under prov_dataplanes_lock */
 	struct dp_device	*dp;
@@ -74,6 +75,19 @@ struct prov_pd {
 struct prov_mr {
 	struct verbs_mr		vmr;
 	struct rc_mr		*rc;
+	struct prov_dm		*dm;		/* the device memory it covers, if any */
+};
+
+/*
+ * Device memory (ibv_alloc_dm(3)): memory of this process that the device
+ * hands out in 4-byte units, as a NIC's on-chip memory is; each open device
+ * has PROV_MAX_DM_SIZE bytes of it in each process.
+ */
+struct prov_dm {
+	struct ibv_dm		ibv;
+	uint8_t			*buf;
+	size_t			len;
+	_Atomic unsigned	mrs;		/* MRs over it: it is freed only without any */
 };
 
 struct prov_channel;
@@ -192,7 +206,17 @@ static inline void *prov_null_errno(int neg)
 void prov_wait_events_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
 			    const uint32_t *completed, unsigned reported);
 
+/* prov_dm.c */
+#define PROV_MAX_DM_SIZE	(256 * 1024)
+struct ibv_dm *prov_alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
+int prov_free_dm(struct ibv_dm *dm);
+struct ibv_mr *prov_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
+			      size_t length, unsigned int access);
+void prov_dm_put(struct prov_dm *dm);
+
 /* prov_verbs.c */
+struct prov_mr *prov_mr_create(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			       int access);
 struct ibv_pd *prov_alloc_pd(struct ibv_context *ctx);
 int prov_dealloc_pd(struct ibv_pd *pd);
 struct ibv_pd *prov_alloc_parent_domain(struct ibv_context *ctx,

@@ -282,6 +282,7 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->local_ca_ack_delay = 15;
 	o->phys_port_cnt = 1;
 	a.device_cap_flags_ex = o->device_cap_flags;
+	a.max_dm_size = PROV_MAX_DM_SIZE;
 	a.phys_port_cnt_ex = 1;
 
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
@@ -403,6 +404,7 @@ static void prov_free_context(struct ibv_context *ibctx);
 
 /* In the newest layout; prov_register() lays it out for the running libibverbs. */
 static const struct verbs_context_ops prov_ops = {
+	.alloc_dm = prov_alloc_dm,
 	.alloc_mw = prov_alloc_mw,
 	.alloc_parent_domain = prov_alloc_parent_domain,
 	.alloc_pd = prov_alloc_pd,
@@ -424,6 +426,7 @@ static const struct verbs_context_ops prov_ops = {
 	.destroy_qp = prov_destroy_qp,
 	.destroy_srq = prov_destroy_srq,
 	.free_context = prov_free_context,
+	.free_dm = prov_free_dm,
 	.modify_qp = prov_modify_qp,
 	.modify_srq = prov_modify_srq,
 	.poll_cq = prov_poll_cq,
@@ -434,6 +437,7 @@ static const struct verbs_context_ops prov_ops = {
 	.query_port = prov_query_port,
 	.query_qp = prov_query_qp,
 	.query_srq = prov_query_srq,
+	.reg_dm_mr = prov_reg_dm_mr,
 	.reg_mr = prov_reg_mr,
 	.req_notify_cq = prov_req_notify_cq,
 	.rereg_mr = prov_rereg_mr,

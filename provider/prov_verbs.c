@@ -106,15 +106,16 @@ static void prov_ring_free(void *arg, enum rc_ring_kind kind, void *ptr)
 
 /* ---- Memory regions ---- */
 
-struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
-			   int access)
+/* An MR over @addr whose remote and local addresses start at @iova (ibv_reg_mr_iova(3)). */
+struct prov_mr *prov_mr_create(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			       int access)
 {
 	struct prov_mr *mr = calloc(1, sizeof(*mr));
 	struct ibv_mr *ib;
 
 	if (!mr)
 		return prov_null_errno(-ENOMEM);
-	mr->rc = rc_mr_reg(to_ppd(pd)->rc, addr, length, hca_va, access);
+	mr->rc = rc_mr_reg(to_ppd(pd)->rc, addr, length, iova, access);
 	if (!mr->rc) {
 		int saved = errno;
 
@@ -131,7 +132,15 @@ struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_
 	ib->rkey = rc_mr_rkey(mr->rc);
 	mr->vmr.mr_type = VERBS_MR_TYPE_MR;
 	mr->vmr.access = access;
-	return ib;
+	return mr;
+}
+
+struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			   int access)
+{
+	struct prov_mr *mr = prov_mr_create(pd, addr, length, hca_va, access);
+
+	return mr ? &mr->vmr.ibv_mr : NULL;
 }
 
 int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
@@ -142,6 +151,9 @@ int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr
 	int ret;
 
 	if ((flags & IBV_REREG_MR_CHANGE_PD) && !pd)
+		return EINVAL;
+	/* Device memory stays where it was allocated (ibv_reg_dm_mr(3)). */
+	if (mr->dm)
 		return EINVAL;
 	ret = rc_mr_rereg(mr->rc, flags, rc_pd, addr, length, access);
 	if (ret) {
@@ -162,6 +174,8 @@ int prov_dereg_mr(struct verbs_mr *vmr)
 
 	if (ret)
 		return -ret;
+	if (mr->dm)
+		prov_dm_put(mr->dm);
 	free(mr);
 	return 0;
 }

@@ -468,14 +468,12 @@ static int remote(struct dev *d, enum cmd cmd, uint32_t region, uint64_t off, ui
 	return m.status;
 }
 
-/* Post one work request with one SGE on the local buffer; return the completion status or -errno. */
-static int one_op(struct dev *d, struct conn *c, enum ibv_wr_opcode op, uint64_t loff,
-		  uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
-		  uint64_t swap, uint32_t imm)
+/* Post one work request with one SGE; return the completion status or -errno. */
+static int sge_op(struct conn *c, enum ibv_wr_opcode op, struct ibv_sge *sge, uint64_t raddr,
+		  uint32_t rkey, uint64_t cmp_add, uint64_t swap, uint32_t imm)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)d->local + loff, .length = len, .lkey = lkey };
 	struct ibv_send_wr wr = {
-		.wr_id = 7, .sg_list = &sge, .num_sge = len ? 1 : 0, .opcode = op,
+		.wr_id = 7, .sg_list = sge, .num_sge = sge->length ? 1 : 0, .opcode = op,
 		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
 	}, *bad;
 	struct ibv_wc wc;
@@ -499,6 +497,16 @@ static int one_op(struct dev *d, struct conn *c, enum ibv_wr_opcode op, uint64_t
 	return wc.status;
 }
 
+/* The same with the SGE on the local buffer. */
+static int one_op(struct dev *d, struct conn *c, enum ibv_wr_opcode op, uint64_t loff,
+		  uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
+		  uint64_t swap, uint32_t imm)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)d->local + loff, .length = len, .lkey = lkey };
+
+	return sge_op(c, op, &sge, raddr, rkey, cmp_add, swap, imm);
+}
+
 #define CHECK(cond, ...)						\
 	do {								\
 		if (!(cond)) {						\
@@ -506,6 +514,68 @@ static int one_op(struct dev *d, struct conn *c, enum ibv_wr_opcode op, uint64_t
 			return 1;					\
 		}							\
 	} while (0)
+
+/*
+ * Device memory (ibv_alloc_dm(3)): the size and mask limits, copies checked for bounds and
+ * 4-byte alignment, a zero-based MR over it as the source of a write and the target of a read
+ * (its SGEs name offsets), and a DM under an MR is not freed.
+ */
+static int case_device_memory(struct dev *d, char *why, size_t whylen)
+{
+	enum { DM_LEN = 8192, HALF = DM_LEN / 2 };
+	struct ibv_alloc_dm_attr da = { .length = DM_LEN };
+	struct ibv_device_attr_ex attr;
+	static uint8_t buf[DM_LEN];
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_dm *dm;
+	struct conn c;
+	struct peer p;
+	int st;
+
+	CHECK(!ibv_query_device_ex(d->ctx, NULL, &attr) && attr.max_dm_size >= DM_LEN,
+	      "max_dm_size %zu", (size_t)attr.max_dm_size);
+	da.length = attr.max_dm_size + 1;
+	CHECK(!ibv_alloc_dm(d->ctx, &da) && errno == ENOMEM, "a DM above max_dm_size: %s",
+	      strerror(errno));
+	da.length = DM_LEN;
+	da.comp_mask = 1;
+	CHECK(!ibv_alloc_dm(d->ctx, &da) && errno == EINVAL, "a DM with a comp_mask: %s",
+	      strerror(errno));
+	da.comp_mask = 0;
+	dm = ibv_alloc_dm(d->ctx, &da);
+	CHECK(dm, "ibv_alloc_dm: %s", strerror(errno));
+	CHECK(ibv_memcpy_to_dm(dm, 2, buf, 4) == EINVAL, "copy to an unaligned offset");
+	CHECK(ibv_memcpy_to_dm(dm, 0, buf, 6) == EINVAL, "copy of an unaligned length");
+	CHECK(ibv_memcpy_from_dm(buf, dm, DM_LEN - 4, 8) == EINVAL, "copy past the end");
+	CHECK(!ibv_reg_dm_mr(d->pd, dm, 0, DM_LEN, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL,
+	      "an MR that is not zero-based");
+	CHECK(!ibv_reg_dm_mr(d->pd, dm, 4, DM_LEN, IBV_ACCESS_ZERO_BASED |
+			     IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL, "an MR past the end");
+	mr = ibv_reg_dm_mr(d->pd, dm, 0, DM_LEN, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr, "ibv_reg_dm_mr: %s", strerror(errno));
+	CHECK(ibv_free_dm(dm) == EBUSY, "a DM under an MR was freed");
+
+	pattern(buf, HALF, 300);
+	CHECK(!ibv_memcpy_to_dm(dm, HALF, buf, HALF), "ibv_memcpy_to_dm");
+	open_case(d, &c, &p, CQ_DEPTH, CQ_DEPTH);
+	sge = (struct ibv_sge){ .addr = HALF, .length = HALF, .lkey = mr->lkey };
+	st = sge_op(&c, IBV_WR_RDMA_WRITE, &sge, p.rw_addr, p.rw_rkey, 0, 0, 0);
+	CHECK(st == IBV_WC_SUCCESS, "write from device memory: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	if (remote(d, CMD_CHECK, 0, 0, HALF, 300, why, whylen))
+		return 1;
+	sge.addr = 0;
+	st = sge_op(&c, IBV_WR_RDMA_READ, &sge, p.rw_addr, p.rw_rkey, 0, 0, 0);
+	CHECK(st == IBV_WC_SUCCESS, "read into device memory: %s",
+	      st < 0 ? strerror(-st) : ibv_wc_status_str(st));
+	memset(buf, 0, sizeof(buf));
+	CHECK(!ibv_memcpy_from_dm(buf, dm, 0, HALF), "ibv_memcpy_from_dm");
+	CHECK(pattern_mismatch(buf, HALF, 300) < 0, "device memory read back differs");
+	close_case(d, &c);
+	CHECK(!ibv_dereg_mr(mr) && !ibv_free_dm(dm), "releasing the DM and its MR");
+	return 0;
+}
 
 static int case_write_read(struct dev *d, char *why, size_t whylen)
 {
@@ -1142,6 +1212,7 @@ int main(int argc, char **argv)
 		{ "cq_overflow_async_cq_err", case_cq_overflow },
 		{ "post_send_api_and_extended_cq", case_ex_api },
 		{ "srq_limit_async_event", case_srq_limit },
+		{ "device_memory", case_device_memory },
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
 	bool peer_death = false, events = false;
