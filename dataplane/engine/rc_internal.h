@@ -393,6 +393,12 @@ static inline uint8_t *rc_wqe_inline(struct rc_send_wqe *w, uint32_t max_sge)
 	return (uint8_t *)&w->sge[max_sge];
 }
 
+/* What the work request of @w is: its opcode was checked against the table when posted. */
+static inline const struct rc_wr_opcode_info *rc_wqe_op(const struct rc_send_wqe *w)
+{
+	return &rc_wr_opcode_info[w->opcode];
+}
+
 /* ---- The engine ---- */
 
 struct rc_self_slot {
