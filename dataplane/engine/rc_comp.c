@@ -380,7 +380,7 @@ static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
 
 void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 {
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	if (!rc_qp_may_send(qp))
 		return;
 	/* Nothing acknowledges a PSN this QP has not sent yet. */
 	if (psn_cmp(pkt->psn, qp->req.max_psn) >= 0) {

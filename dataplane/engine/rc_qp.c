@@ -6,21 +6,28 @@
 
 #include "rc_internal.h"
 
-static const char *const qp_state_names[] = {
-	[IBV_QPS_RESET]	= "RESET",
-	[IBV_QPS_INIT]	= "INIT",
-	[IBV_QPS_RTR]	= "RTR",
-	[IBV_QPS_RTS]	= "RTS",
-	[IBV_QPS_SQD]	= "SQD",
-	[IBV_QPS_SQE]	= "SQE",
-	[IBV_QPS_ERR]	= "ERR",
+/*
+ * Receives are taken from INIT on, sends from RTS on; in SQE and ERR posted work
+ * completes at once, flushed.  SQD finishes the WQEs it started and starts no
+ * more; SQE still receives (IBA 10.3.1).
+ */
+const struct rc_qp_state_info rc_qp_states[IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET]	= { .name = "RESET" },
+	[IBV_QPS_INIT]	= { .name = "INIT", .post_recv = true },
+	[IBV_QPS_RTR]	= { .name = "RTR", .post_recv = true, .recv = true },
+	[IBV_QPS_RTS]	= { .name = "RTS", .post_send = true, .post_recv = true, .send = true,
+			    .start = true, .recv = true },
+	[IBV_QPS_SQD]	= { .name = "SQD", .post_send = true, .post_recv = true, .send = true,
+			    .recv = true },
+	[IBV_QPS_SQE]	= { .name = "SQE", .post_send = true, .post_recv = true, .recv = true },
+	[IBV_QPS_ERR]	= { .name = "ERR", .post_send = true, .post_recv = true },
 };
 
 const char *rc_qp_state_name(enum ibv_qp_state state)
 {
 	if ((unsigned)state > IBV_QPS_ERR)
 		return "UNKNOWN";
-	return qp_state_names[state];
+	return rc_qp_states[state].name;
 }
 
 /* ---- Legal transitions and the attributes each one requires and allows ---- */
@@ -848,8 +855,7 @@ int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 	int ret = 0;
 
 	pthread_mutex_lock(&eng->lock);
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
-	    qp->state != IBV_QPS_SQE && qp->state != IBV_QPS_ERR) {
+	if (!rc_qp_states[qp->state].post_send) {
 		ret = -EINVAL;
 		*bad_wr = wr;
 		goto out;
@@ -863,8 +869,8 @@ int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 		posted = true;
 	}
 	if (posted) {
-		/* Work posted in SQE or ERR completes at once, flushed. */
-		if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE)
+		/* Work posted where nothing sends it (SQE, ERR) completes at once, flushed. */
+		if (!rc_qp_may_send(qp))
 			flush_send(qp);
 		else
 			rc_qp_kick(qp);
@@ -882,7 +888,7 @@ int rc_post_recv(struct rc_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	int ret = 0;
 
 	pthread_mutex_lock(&eng->lock);
-	if (qp->state == IBV_QPS_RESET || qp->srq) {
+	if (!rc_qp_states[qp->state].post_recv || qp->srq) {
 		ret = -EINVAL;
 		*bad_wr = wr;
 		goto out;

@@ -149,7 +149,7 @@ static enum req_state start_wqe(struct req_ctx *c)
 	uint32_t pmtu = qp_pmtu(qp);
 
 	/* SQD: WQEs already started finish, new ones wait. */
-	if (qp->state != IBV_QPS_RTS)
+	if (!rc_qp_states[qp->state].start)
 		return REQ_STALL;
 	/* A fenced WQE waits for every earlier read and atomic to complete. */
 	if (w->fence && qp->req.rd_atomic)
@@ -410,7 +410,7 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 	struct req_ctx c = { .qp = qp, .quota = quota };
 	enum req_state s = REQ_GET_WQE;
 
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	if (!rc_qp_may_send(qp))
 		return 0;
 	for (;;) {
 		RC_TRACE(qp, "req", req_state_name[s]);
@@ -441,7 +441,7 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 			return (int)c.sent;
 		}
 		/* A failure or completion may have moved the QP out of the sending states. */
-		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		if (!rc_qp_may_send(qp))
 			return (int)c.sent;
 	}
 }
@@ -497,8 +497,7 @@ static bool outstanding(const struct rc_qp *qp)
 /* Local ACK timeout: retry from comp.psn, or give up after retry_cnt retries. */
 void rc_req_timeout(struct rc_qp *qp)
 {
-	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || !outstanding(qp) ||
-	    qp->req.rnr_wait)
+	if (!rc_qp_may_send(qp) || !outstanding(qp) || qp->req.rnr_wait)
 		return;
 	qp->cnt.timeouts++;
 	if (!qp->comp.retry_left) {
@@ -518,7 +517,7 @@ void rc_req_rnr_expired(struct rc_qp *qp)
 	if (!qp->req.rnr_wait)
 		return;
 	qp->req.rnr_wait = false;
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	if (!rc_qp_may_send(qp))
 		return;
 	rc_req_rewind(qp);
 	rc_qp_kick(qp);
