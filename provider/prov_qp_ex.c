@@ -5,30 +5,6 @@
 
 #include "prov.h"
 
-#define PROV_QP_EX_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
-			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
-			IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
-			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |	\
-			IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
-
-/* The IBV_QP_EX_WITH_* flag create_qp_ex must have been given for an opcode. */
-static uint64_t prov_op_flag(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_RDMA_WRITE:			return IBV_QP_EX_WITH_RDMA_WRITE;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:	return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-	case IBV_WR_SEND:			return IBV_QP_EX_WITH_SEND;
-	case IBV_WR_SEND_WITH_IMM:		return IBV_QP_EX_WITH_SEND_WITH_IMM;
-	case IBV_WR_RDMA_READ:			return IBV_QP_EX_WITH_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:		return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:	return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-	case IBV_WR_SEND_WITH_INV:		return IBV_QP_EX_WITH_SEND_WITH_INV;
-	case IBV_WR_LOCAL_INV:			return IBV_QP_EX_WITH_LOCAL_INV;
-	case IBV_WR_BIND_MW:			return IBV_QP_EX_WITH_BIND_MW;
-	default:				return 0;
-	}
-}
-
 /* Grow @*arr (elements of @size) to hold @need; false when out of memory. */
 static bool prov_grow(void **arr, size_t size, size_t need, size_t *cap)
 {
@@ -61,7 +37,8 @@ static struct ibv_send_wr *prov_wr_new(struct ibv_qp_ex *ibqp, enum ibv_wr_opcod
 	struct prov_wr_slot *s;
 	size_t cap = b->cap_slot;
 
-	if (!(qp->send_ops & prov_op_flag(opcode))) {
+	/* The IBV_QP_EX_WITH_* flag create_qp_ex must have been given for the opcode. */
+	if (!(qp->send_ops & rc_wr_opcode_info[opcode].qp_ex_flag)) {
 		prov_batch_fail(b, EOPNOTSUPP);
 		return NULL;
 	}
@@ -326,15 +303,12 @@ static void prov_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr, size_t l
 int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *ex = &qp->vqp.qp_ex;
-	uint64_t allowed = PROV_QP_EX_OPS;
+	uint64_t allowed = 0;
 
-	/* UC has no reads or atomics, UD only sends (IBA chapter 9, transport services). */
-	if (type == IBV_QPT_UD)
-		allowed = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	else if (type == IBV_QPT_UC)
-		allowed = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-			  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-			  IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+	/* The operations the engine takes on this QP type, as ibv_post_send would. */
+	for (unsigned op = 0; op < RC_WR_OPCODE_COUNT; op++)
+		if (rc_wr_opcode_info[op].qp_types & RC_QPT_BIT(type))
+			allowed |= rc_wr_opcode_info[op].qp_ex_flag;
 	if (send_ops_flags & ~allowed)
 		return -EOPNOTSUPP;
 	qp->send_ops = send_ops_flags;

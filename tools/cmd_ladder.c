@@ -195,21 +195,6 @@ static int load_fixture(const char *path, struct fixture *fx, struct inspect_lad
 	return 0;
 }
 
-static const char *wr_opcode_name(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:			return "SEND";
-	case IBV_WR_SEND_WITH_IMM:		return "SEND_WITH_IMM";
-	case IBV_WR_SEND_WITH_INV:		return "SEND_WITH_INV";
-	case IBV_WR_RDMA_WRITE:			return "RDMA_WRITE";
-	case IBV_WR_RDMA_WRITE_WITH_IMM:	return "RDMA_WRITE_WITH_IMM";
-	case IBV_WR_RDMA_READ:			return "RDMA_READ";
-	case IBV_WR_ATOMIC_CMP_AND_SWP:		return "ATOMIC_CMP_AND_SWP";
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:	return "ATOMIC_FETCH_AND_ADD";
-	default:				return "?";
-	}
-}
-
 __attribute__((format(printf, 3, 4)))
 static void note_add(char *buf, size_t cap, const char *fmt, ...)
 {
@@ -242,7 +227,7 @@ static void fixture_note(char *buf, size_t cap, const struct fixture *fx)
 			bytes += a->sge[s].len;
 		note_add(buf, cap, "%sibv_post_%s(%s) wr_id %" PRIu64 " %s%s%" PRIu64 "B", sep,
 			 a->kind == FX_POST_SEND ? "send" : "recv", fx->qps[a->qp].name, a->wr_id,
-			 a->kind == FX_POST_SEND ? wr_opcode_name(a->opcode) : "",
+			 a->kind == FX_POST_SEND ? rc_wr_opcode_name(a->opcode) : "",
 			 a->kind == FX_POST_SEND ? " " : "", bytes);
 		if (a->timed)
 			note_add(buf, cap, " at %.6fs", (double)a->t_ns / 1e9);

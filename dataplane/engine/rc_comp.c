@@ -45,16 +45,6 @@ struct comp_ctx {
 	enum ibv_wc_status	status;
 };
 
-static bool is_atomic(uint8_t op)
-{
-	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-static bool is_read_atomic(uint8_t op)
-{
-	return op == IBV_WR_RDMA_READ || is_atomic(op);
-}
-
 static uint8_t pkt_syndrome(const struct wire_pkt *pkt)
 {
 	const struct wire_aeth *a = wire_pkt_ext(pkt, WIRE_EXT_AETH);
@@ -139,7 +129,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 		 * send/write implicitly, but a read or atomic
 		 * needs its own response, which got lost.
 		 */
-		if (is_read_atomic(w->opcode))
+		if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)
 			return COMP_GAP;
 		return COMP_COMPLETE;
 	}
@@ -198,7 +188,7 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		return COMP_READ;
 	}
 	case WIRE_OP_ATOMIC_ACKNOWLEDGE:
-		if (!is_atomic(w->opcode) || pkt->psn != w->first_psn ||
+		if (!(rc_wqe_op(w)->kind & RC_WR_ATOMIC) || pkt->psn != w->first_psn ||
 		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
 			return COMP_DONE;
 		return COMP_ATOMIC;
@@ -207,7 +197,7 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		case WIRE_AETH_ACK:
 			c->qp->cnt.acks_rx++;
 			/* An ACK inside a read or atomic: its responses are missing. */
-			if (is_read_atomic(w->opcode))
+			if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)
 				return COMP_GAP;
 			return pkt->psn == w->last_psn ? COMP_COMPLETE : COMP_ACKED;
 		case WIRE_AETH_RNR_NAK:
@@ -390,7 +380,7 @@ static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
 
 void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 {
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	if (!rc_qp_may_send(qp))
 		return;
 	/* Nothing acknowledges a PSN this QP has not sent yet. */
 	if (psn_cmp(pkt->psn, qp->req.max_psn) >= 0) {

@@ -661,8 +661,7 @@ bool rc_engine_idle(struct rc_engine *eng)
 		rc_list_for_each_safe(pos, tmp, &eng->qp_list) {
 			struct rc_qp *qp = container_of(pos, struct rc_qp, link);
 
-			if (qp->sq_head != qp->sq_tail &&
-			    (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD)) {
+			if (qp->sq_head != qp->sq_tail && rc_qp_may_send(qp)) {
 				idle = false;
 				break;
 			}

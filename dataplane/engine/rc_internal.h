@@ -376,6 +376,12 @@ static inline uint8_t *rc_wqe_inline(struct rc_send_wqe *w, uint32_t max_sge)
 	return (uint8_t *)&w->sge[max_sge];
 }
 
+/* What the work request of @w is: its opcode was checked against the table when posted. */
+static inline const struct rc_wr_opcode_info *rc_wqe_op(const struct rc_send_wqe *w)
+{
+	return &rc_wr_opcode_info[w->opcode];
+}
+
 /* ---- The engine ---- */
 
 struct rc_self_slot {
@@ -508,6 +514,29 @@ void rc_async(struct rc_engine *eng, enum ibv_event_type type, void *user);
 void rc_engine_retire_counters(struct rc_engine *eng, const struct rc_counters *c);
 
 /* QP state (rc_qp.c). */
+
+/* What a QP may do in a state (IBA 10.3.1): a row per enum ibv_qp_state. */
+struct rc_qp_state_info {
+	const char	*name;
+	bool		post_send;	/* ibv_post_send takes work requests */
+	bool		post_recv;	/* ibv_post_recv takes work requests */
+	bool		send;		/* the requester and completer work the send queue */
+	bool		start;		/* the requester starts WQEs not yet started */
+	bool		recv;		/* the responder takes requests and answers them */
+};
+
+extern const struct rc_qp_state_info rc_qp_states[IBV_QPS_ERR + 1];
+
+static inline bool rc_qp_may_send(const struct rc_qp *qp)
+{
+	return rc_qp_states[qp->state].send;
+}
+
+static inline bool rc_qp_may_recv(const struct rc_qp *qp)
+{
+	return rc_qp_states[qp->state].recv;
+}
+
 enum rc_state_actor { RC_BY_USER = 1, RC_BY_ENGINE = 2 };
 int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor who);
 /* The engine found a fatal error: QP to ERR, @event raised when non-zero. */

@@ -6,21 +6,28 @@
 
 #include "rc_internal.h"
 
-static const char *const qp_state_names[] = {
-	[IBV_QPS_RESET]	= "RESET",
-	[IBV_QPS_INIT]	= "INIT",
-	[IBV_QPS_RTR]	= "RTR",
-	[IBV_QPS_RTS]	= "RTS",
-	[IBV_QPS_SQD]	= "SQD",
-	[IBV_QPS_SQE]	= "SQE",
-	[IBV_QPS_ERR]	= "ERR",
+/*
+ * Receives are taken from INIT on, sends from RTS on; in SQE and ERR posted work
+ * completes at once, flushed.  SQD finishes the WQEs it started and starts no
+ * more; SQE still receives (IBA 10.3.1).
+ */
+const struct rc_qp_state_info rc_qp_states[IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET]	= { .name = "RESET" },
+	[IBV_QPS_INIT]	= { .name = "INIT", .post_recv = true },
+	[IBV_QPS_RTR]	= { .name = "RTR", .post_recv = true, .recv = true },
+	[IBV_QPS_RTS]	= { .name = "RTS", .post_send = true, .post_recv = true, .send = true,
+			    .start = true, .recv = true },
+	[IBV_QPS_SQD]	= { .name = "SQD", .post_send = true, .post_recv = true, .send = true,
+			    .recv = true },
+	[IBV_QPS_SQE]	= { .name = "SQE", .post_send = true, .post_recv = true, .recv = true },
+	[IBV_QPS_ERR]	= { .name = "ERR", .post_send = true, .post_recv = true },
 };
 
 const char *rc_qp_state_name(enum ibv_qp_state state)
 {
 	if ((unsigned)state > IBV_QPS_ERR)
 		return "UNKNOWN";
-	return qp_state_names[state];
+	return rc_qp_states[state].name;
 }
 
 /* ---- Legal transitions and the attributes each one requires and allows ---- */
@@ -148,27 +155,6 @@ static int type_index(enum ibv_qp_type t)
 
 /* ---- Completions ---- */
 
-static enum ibv_wc_opcode wc_opcode_of(uint8_t wr_opcode)
-{
-	switch (wr_opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	case IBV_WR_BIND_MW:
-		return IBV_WC_BIND_MW;
-	case IBV_WR_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	default:
-		return IBV_WC_SEND;
-	}
-}
-
 static void check_drained(struct rc_qp *qp)
 {
 	if (qp->state == IBV_QPS_SQD && !qp->req.drained_sent && qp->sq_head == qp->req.wqe) {
@@ -191,7 +177,7 @@ void rc_qp_complete_send(struct rc_qp *qp, struct rc_send_wqe *w, enum ibv_wc_st
 		struct ibv_wc wc = {
 			.wr_id = w->wr_id,
 			.status = st,
-			.opcode = wc_opcode_of(w->opcode),
+			.opcode = rc_wqe_op(w)->wc_opcode,
 			.qp_num = qp->qpn,
 		};
 
@@ -774,40 +760,17 @@ int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
 
 /* ---- Posting ---- */
 
-static bool opcode_allowed(enum ibv_qp_type t, enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		return true;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return t != IBV_QPT_UD;
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-	case IBV_WR_SEND_WITH_INV:
-		return t == IBV_QPT_RC;
-	case IBV_WR_BIND_MW:
-	case IBV_WR_LOCAL_INV:
-		return t != IBV_QPT_UD;
-	default:
-		return false;
-	}
-}
-
-static bool is_atomic(uint8_t op)
-{
-	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 {
+	const struct rc_wr_opcode_info *op;
 	struct rc_send_wqe *w;
 	uint64_t len = 0;
 	bool inl;
 
-	if (!opcode_allowed(qp->type, wr->opcode))
+	if ((unsigned)wr->opcode >= RC_WR_OPCODE_COUNT)
+		return -EINVAL;
+	op = &rc_wr_opcode_info[wr->opcode];
+	if (!(op->qp_types & RC_QPT_BIT(qp->type)))
 		return -EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
@@ -815,11 +778,10 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		return -ENOMEM;
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	inl = (wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
-	      !is_atomic(wr->opcode);
+	inl = (wr->send_flags & IBV_SEND_INLINE) && !(op->kind & RC_WR_READ_OR_ATOMIC);
 	if (inl && len > qp->cap.max_inline_data)
 		return -EINVAL;
-	if (is_atomic(wr->opcode) && (wr->num_sge != 1 || len != 8))
+	if ((op->kind & RC_WR_ATOMIC) && (wr->num_sge != 1 || len != 8))
 		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return -EINVAL;
@@ -837,7 +799,7 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 	w->is_inline = inl;
 	/* Lengths beyond 2^31 fail when the WQE starts (local length error). */
 	w->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
+	if (op->flags & RC_WR_INV)
 		w->imm = wr->invalidate_rkey;
 	else
 		w->imm = be32toh(wr->imm_data);
@@ -873,7 +835,7 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		w->u.ud.path = ah->path;
 		w->u.ud.remote_qpn = wr->wr.ud.remote_qpn & WIRE_QPN_MASK;
 		w->u.ud.remote_qkey = wr->wr.ud.remote_qkey;
-	} else if (is_atomic(wr->opcode)) {
+	} else if (op->kind & RC_WR_ATOMIC) {
 		w->u.rc.remote_addr = wr->wr.atomic.remote_addr;
 		w->u.rc.rkey = wr->wr.atomic.rkey;
 		w->u.rc.compare_add = wr->wr.atomic.compare_add;
@@ -893,8 +855,7 @@ int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 	int ret = 0;
 
 	pthread_mutex_lock(&eng->lock);
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
-	    qp->state != IBV_QPS_SQE && qp->state != IBV_QPS_ERR) {
+	if (!rc_qp_states[qp->state].post_send) {
 		ret = -EINVAL;
 		*bad_wr = wr;
 		goto out;
@@ -908,8 +869,8 @@ int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 		posted = true;
 	}
 	if (posted) {
-		/* Work posted in SQE or ERR completes at once, flushed. */
-		if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE)
+		/* Work posted where nothing sends it (SQE, ERR) completes at once, flushed. */
+		if (!rc_qp_may_send(qp))
 			flush_send(qp);
 		else
 			rc_qp_kick(qp);
@@ -927,7 +888,7 @@ int rc_post_recv(struct rc_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	int ret = 0;
 
 	pthread_mutex_lock(&eng->lock);
-	if (qp->state == IBV_QPS_RESET || qp->srq) {
+	if (!rc_qp_states[qp->state].post_recv || qp->srq) {
 		ret = -EINVAL;
 		*bad_wr = wr;
 		goto out;

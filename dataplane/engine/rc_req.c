@@ -40,17 +40,6 @@ struct req_ctx {
 	int			err;	/* -ENOBUFS when the port ran out */
 };
 
-static bool is_read_atomic(uint8_t op)
-{
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-static bool is_write(uint8_t op)
-{
-	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
-}
-
 static uint32_t qp_pmtu(const struct rc_qp *qp)
 {
 	return qp->type == IBV_QPT_UD ? qp->eng->port_pmtu : qp->pmtu;
@@ -120,7 +109,7 @@ static enum ibv_wc_status check_local(struct rc_qp *qp, const struct rc_send_wqe
 		return IBV_WC_LOC_LEN_ERR;
 	if (w->is_inline)
 		return IBV_WC_SUCCESS;
-	if (w->opcode == IBV_WR_RDMA_READ || is_read_atomic(w->opcode))
+	if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)
 		access = IBV_ACCESS_LOCAL_WRITE;
 	for (uint32_t i = 0; i < w->num_sge; i++) {
 		const struct ibv_sge *s = &w->sge[i];
@@ -155,29 +144,29 @@ static enum req_state start_wqe(struct req_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
 	struct rc_send_wqe *w = c->w;
+	uint8_t kind = rc_wqe_op(w)->kind;
 	enum ibv_wc_status st;
 	uint32_t pmtu = qp_pmtu(qp);
 
 	/* SQD: WQEs already started finish, new ones wait. */
-	if (qp->state != IBV_QPS_RTS)
+	if (!rc_qp_states[qp->state].start)
 		return REQ_STALL;
 	/* A fenced WQE waits for every earlier read and atomic to complete. */
 	if (w->fence && qp->req.rd_atomic)
 		return REQ_STALL;
-	if (is_read_atomic(w->opcode) && qp->req.rd_atomic >= max_rd_atomic(qp))
+	if ((kind & RC_WR_READ_OR_ATOMIC) && qp->req.rd_atomic >= max_rd_atomic(qp))
 		return REQ_STALL;
-	if (w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV)
+	if (kind & RC_WR_LOCAL)
 		return local_op(c);
 	st = check_local(qp, w);
 	if (st != IBV_WC_SUCCESS)
 		return fail_wqe(c, st);
 
-	if (is_read_atomic(w->opcode)) {
+	if (kind & RC_WR_READ_OR_ATOMIC) {
 		w->rd_atomic_held = true;
 		qp->req.rd_atomic++;
 	}
-	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
-	    qp->type == IBV_QPT_UD)
+	if ((kind & RC_WR_ATOMIC) || qp->type == IBV_QPT_UD)
 		w->npkts = 1;
 	else
 		w->npkts = w->length ? (w->length + pmtu - 1) / pmtu : 1;
@@ -245,11 +234,12 @@ static int gather(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 			     crc);
 }
 
-static uint8_t send_opcode(const struct rc_send_wqe *w, bool first, bool last)
+/* The low five bits of a packet's opcode: its place in the send or write (IBA 9.7). */
+static uint8_t send_opcode(const struct rc_wr_opcode_info *op, bool first, bool last)
 {
-	bool imm = w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = op->flags & RC_WR_IMM, inv = op->flags & RC_WR_INV;
 
-	if (is_write(w->opcode)) {
+	if (op->kind & RC_WR_WRITE) {
 		if (first && last)
 			return imm ? WIRE_OP_WRITE_ONLY_IMM : WIRE_OP_WRITE_ONLY;
 		if (first)
@@ -259,14 +249,12 @@ static uint8_t send_opcode(const struct rc_send_wqe *w, bool first, bool last)
 		return imm ? WIRE_OP_WRITE_LAST_IMM : WIRE_OP_WRITE_LAST;
 	}
 	if (first && last)
-		return w->opcode == IBV_WR_SEND_WITH_INV ? WIRE_OP_SEND_ONLY_INV :
-		       imm ? WIRE_OP_SEND_ONLY_IMM : WIRE_OP_SEND_ONLY;
+		return inv ? WIRE_OP_SEND_ONLY_INV : imm ? WIRE_OP_SEND_ONLY_IMM : WIRE_OP_SEND_ONLY;
 	if (first)
 		return WIRE_OP_SEND_FIRST;
 	if (!last)
 		return WIRE_OP_SEND_MIDDLE;
-	return w->opcode == IBV_WR_SEND_WITH_INV ? WIRE_OP_SEND_LAST_INV :
-	       imm ? WIRE_OP_SEND_LAST_IMM : WIRE_OP_SEND_LAST;
+	return inv ? WIRE_OP_SEND_LAST_INV : imm ? WIRE_OP_SEND_LAST_IMM : WIRE_OP_SEND_LAST;
 }
 
 static void ud_desc(struct rc_qp *qp, const struct rc_send_wqe *w, struct wire_build_desc *d)
@@ -329,13 +317,14 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 		}
 		return;
 	default: {
+		const struct rc_wr_opcode_info *op = rc_wqe_op(w);
 		uint32_t remaining = w->length - qp->req.offset;
 		bool first = qp->req.offset == 0;
 
 		*last = remaining <= pmtu;
 		*payload = *last ? remaining : pmtu;
-		d->opcode = base | send_opcode(w, first, *last);
-		if (is_write(w->opcode) && first) {
+		d->opcode = base | send_opcode(op, first, *last);
+		if ((op->kind & RC_WR_WRITE) && first) {
 			d->reth.va = w->u.rc.remote_addr;
 			d->reth.rkey = w->u.rc.rkey;
 			d->reth.len = w->length;
@@ -363,7 +352,7 @@ static enum req_state send_packet(struct req_ctx *c)
 	int ret;
 
 	build_desc(qp, w, &d, &payload, &npsn, &last);
-	if (qp->type == IBV_QPT_RC && !is_read_atomic(w->opcode)) {
+	if (qp->type == IBV_QPT_RC && !(rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)) {
 		qp->req.since_ackreq++;
 		/* AckReq on the last packet and periodically inside long messages. */
 		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD ||
@@ -421,7 +410,7 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 	struct req_ctx c = { .qp = qp, .quota = quota };
 	enum req_state s = REQ_GET_WQE;
 
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	if (!rc_qp_may_send(qp))
 		return 0;
 	for (;;) {
 		RC_TRACE(qp, "req", req_state_name[s]);
@@ -452,7 +441,7 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 			return (int)c.sent;
 		}
 		/* A failure or completion may have moved the QP out of the sending states. */
-		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		if (!rc_qp_may_send(qp))
 			return (int)c.sent;
 	}
 }
@@ -490,7 +479,7 @@ void rc_req_rewind(struct rc_qp *qp)
 	qp->req.wqe = i;
 	qp->req.psn = target;
 	qp->req.since_ackreq = 0;
-	if (is_read_atomic(w->opcode)) {
+	if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC) {
 		qp->req.offset = 0;
 	} else {
 		qp->req.offset = (uint32_t)psn_cmp(target, w->first_psn) * qp->pmtu;
@@ -508,8 +497,7 @@ static bool outstanding(const struct rc_qp *qp)
 /* Local ACK timeout: retry from comp.psn, or give up after retry_cnt retries. */
 void rc_req_timeout(struct rc_qp *qp)
 {
-	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || !outstanding(qp) ||
-	    qp->req.rnr_wait)
+	if (!rc_qp_may_send(qp) || !outstanding(qp) || qp->req.rnr_wait)
 		return;
 	qp->cnt.timeouts++;
 	if (!qp->comp.retry_left) {
@@ -529,7 +517,7 @@ void rc_req_rnr_expired(struct rc_qp *qp)
 	if (!qp->req.rnr_wait)
 		return;
 	qp->req.rnr_wait = false;
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	if (!rc_qp_may_send(qp))
 		return;
 	rc_req_rewind(qp);
 	rc_qp_kick(qp);

@@ -753,8 +753,7 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 	};
 	enum resp_state s = RESP_CHECK_PSN;
 
-	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
-	    qp->state != IBV_QPS_SQE)
+	if (!rc_qp_may_recv(qp))
 		return;
 	if (qp->type == IBV_QPT_UD) {
 		ud_rx(qp, pkt);
@@ -945,7 +944,7 @@ int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more)
 	uint32_t n;
 	int ret;
 
-	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_ERR)
+	if (!rc_qp_may_recv(qp))
 		return 0;
 	if (r->cnp_pending) {
 		ret = send_cnp(qp);

@@ -285,11 +285,47 @@ int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask);
 /* @init (may be NULL) gets qp_type, cap and sq_sig_all; its object pointers stay NULL. */
 int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
 		struct ibv_qp_init_attr *init);
+/* ---- Work-request opcodes (IBA 10.8.3, ibv_post_send(3)) ---- */
+
+/* What a work request does; a bit each, so one test can name several. */
+enum rc_wr_kind {
+	RC_WR_SEND	= 1 << 0,	/* a message into the peer's receive queue */
+	RC_WR_WRITE	= 1 << 1,	/* RDMA write into a remote buffer */
+	RC_WR_READ	= 1 << 2,	/* RDMA read: the data comes back in responses */
+	RC_WR_ATOMIC	= 1 << 3,	/* 8 bytes changed remotely, the original comes back */
+	RC_WR_LOCAL	= 1 << 4,	/* no packet: bind a window, invalidate a key */
+};
+/* Both need responder resources and a response of their own (IBA 9.5, 9.7.5.1.3). */
+#define RC_WR_READ_OR_ATOMIC	(RC_WR_READ | RC_WR_ATOMIC)
+
+/* What a work request carries besides its kind. */
+enum rc_wr_flag {
+	RC_WR_IMM	= 1 << 0,	/* imm_data, delivered with the last packet */
+	RC_WR_INV	= 1 << 1,	/* invalidate_rkey names a key to invalidate */
+};
+
+/* A QP type as a bit of rc_wr_opcode_info.qp_types (@t: IBV_QPT_RC, _UC or _UD). */
+#define RC_QPT_BIT(t)		(1u << (t))
+
+struct rc_wr_opcode_info {
+	const char		*name;		/* NULL: an opcode the engine does not take */
+	uint16_t		qp_types;	/* RC_QPT_BIT() of each type it may be posted on */
+	uint8_t			kind;		/* enum rc_wr_kind, one bit */
+	uint8_t			flags;		/* enum rc_wr_flag bits */
+	enum ibv_wc_opcode	wc_opcode;	/* of its send completion */
+	uint32_t		qp_ex_flag;	/* the IBV_QP_EX_WITH_* that enables it in ibv_wr_*() */
+};
+
+#define RC_WR_OPCODE_COUNT	(IBV_WR_SEND_WITH_INV + 1)
+/* What each work-request opcode is, indexed by enum ibv_wr_opcode (rc_wr_opcode.c). */
+extern const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT];
+
 /* ibv_post_send / ibv_post_recv semantics; *bad_wr names the first refused. */
 int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int rc_post_recv(struct rc_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
-/* Names for traces and messages. */
+/* Names for traces and messages ("UNKNOWN" for a value outside the tables). */
 const char *rc_qp_state_name(enum ibv_qp_state state);
+const char *rc_wr_opcode_name(enum ibv_wr_opcode op);
 
 #endif

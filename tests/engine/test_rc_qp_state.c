@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The QP state machine: legal transitions, ibv_modify_qp attribute masks and values, posting rules, flush. */
+/* The QP state machine: legal transitions, modify masks and values, posting rules per state and opcode, flush. */
 #include <check.h>
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -329,6 +330,207 @@ START_TEST(posting_rules)
 }
 END_TEST
 
+#define NONE (-1)
+
+/*
+ * What the verbs promise for each opcode, written from ibv_post_send(3) and the BTH OpCode
+ * table (IBA 9.2), not from the engine's table: the QP types that take it, the requester's
+ * completion, and the responder's (its opcode and the IMM/INV flag), NONE where there is none.
+ */
+static const struct expect {
+	int			op;
+	const char		*name;
+	bool			rc, uc, ud;
+	int			wc;
+	int			resp_wc;
+	unsigned		resp_flags;
+} rows[] = {
+#define ROW(op, rc, uc, ud, wc, resp_wc, resp_flags) \
+	{ IBV_WR_##op, #op, rc, uc, ud, wc, resp_wc, resp_flags }
+	ROW(SEND,		 1, 1, 1, IBV_WC_SEND, IBV_WC_RECV, 0),
+	ROW(SEND_WITH_IMM,	 1, 1, 1, IBV_WC_SEND, IBV_WC_RECV, IBV_WC_WITH_IMM),
+	ROW(SEND_WITH_INV,	 1, 0, 0, IBV_WC_SEND, IBV_WC_RECV, IBV_WC_WITH_INV),
+	ROW(RDMA_WRITE,		 1, 1, 0, IBV_WC_RDMA_WRITE, NONE, 0),
+	ROW(RDMA_WRITE_WITH_IMM, 1, 1, 0, IBV_WC_RDMA_WRITE, IBV_WC_RECV_RDMA_WITH_IMM,
+	    IBV_WC_WITH_IMM),
+	ROW(RDMA_READ,		 1, 0, 0, IBV_WC_RDMA_READ, NONE, 0),
+	ROW(ATOMIC_CMP_AND_SWP,	 1, 0, 0, IBV_WC_COMP_SWAP, NONE, 0),
+	ROW(ATOMIC_FETCH_AND_ADD, 1, 0, 0, IBV_WC_FETCH_ADD, NONE, 0),
+	ROW(LOCAL_INV,		 1, 1, 0, IBV_WC_LOCAL_INV, NONE, 0),
+	ROW(BIND_MW,		 1, 1, 0, IBV_WC_BIND_MW, NONE, 0),
+	/* Opcodes the engine does not implement: refused everywhere. */
+	ROW(TSO,		 0, 0, 0, NONE, NONE, 0),
+	ROW(DRIVER1,		 0, 0, 0, NONE, NONE, 0),
+	ROW(ATOMIC_WRITE,	 0, 0, 0, NONE, NONE, 0),
+#undef ROW
+	{ 200, NULL, 0, 0, 0, NONE, NONE, 0 },
+};
+
+#define N_ROWS		(sizeof(rows) / sizeof(rows[0]))
+
+static const enum ibv_qp_type qp_types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+static const char *const qp_type_names[] = { "RC", "UC", "UD" };
+
+static bool allowed_on(const struct expect *x, enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC ? x->rc : t == IBV_QPT_UC ? x->uc : x->ud;
+}
+
+/* Every opcode the table names has a row here, under the same name; no other does. */
+START_TEST(wr_opcode_rows)
+{
+	unsigned named = 0;
+
+	for (unsigned op = 0; op < RC_WR_OPCODE_COUNT; op++)
+		named += rc_wr_opcode_info[op].name != NULL;
+	for (unsigned i = 0; i < N_ROWS; i++) {
+		const struct expect *x = &rows[i];
+		bool known = x->rc || x->uc || x->ud;
+
+		if (known) {
+			ck_assert_str_eq(rc_wr_opcode_name((enum ibv_wr_opcode)x->op), x->name);
+			named--;
+		} else {
+			ck_assert_str_eq(rc_wr_opcode_name((enum ibv_wr_opcode)x->op), "UNKNOWN");
+		}
+	}
+	ck_assert_uint_eq(named, 0);
+}
+END_TEST
+
+struct wr_env {
+	struct h_pair	p;
+	struct rc_ah	*ah;		/* UD: side 0 to side 1 */
+	struct rc_mr	*victim[2];	/* keys LOCAL_INV (side 0) and SEND_WITH_INV (side 1) kill */
+	struct rc_mw	*mw;		/* side 0's window for BIND_MW */
+	struct ibv_mr	ib_victim;
+	struct ibv_sge	s, r;
+};
+
+static uint8_t victim_mem[2][4096];
+
+static void wr_env_init(struct wr_env *w, enum ibv_qp_type t)
+{
+	struct h_qp_opts qo = { .type = t };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh.hop_limit = 64 };
+
+	h_pair_init(&w->p, NULL, NULL, &qo);
+	h_gid(1, 0, aa.grh.dgid.raw);
+	w->ah = rc_ah_create(w->p.e.pd[0], &aa);
+	ck_assert_ptr_nonnull(w->ah);
+	for (int s = 0; s < 2; s++) {
+		w->victim[s] = rc_mr_reg(w->p.e.pd[s], victim_mem[s], sizeof(victim_mem[s]),
+					 (uintptr_t)victim_mem[s],
+					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		ck_assert_ptr_nonnull(w->victim[s]);
+	}
+	w->mw = rc_mw_alloc(w->p.e.pd[0], IBV_MW_TYPE_2);
+	ck_assert_ptr_nonnull(w->mw);
+	w->ib_victim.lkey = rc_mr_lkey(w->victim[0]);
+	w->s = h_sge(&w->p, 0, 0, 8);
+	/* Room for the 40-byte GRH a UD receive starts with. */
+	w->r = h_sge(&w->p, 1, 4096, 64);
+	ck_assert_int_eq(h_post_recv(w->p.qp[1], 99, &w->r, 1), 0);
+}
+
+/* A work request of @op that is valid in every other respect on a QP of type @t. */
+static void wr_fill(struct wr_env *w, enum ibv_qp_type t, int op, struct ibv_send_wr *wr)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = 1;
+	wr->opcode = (enum ibv_wr_opcode)op;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	wr->sg_list = &w->s;
+	wr->num_sge = 1;
+	switch (op) {
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		wr->imm_data = htobe32(0x1234);
+		break;
+	case IBV_WR_SEND_WITH_INV:
+		wr->invalidate_rkey = rc_mr_rkey(w->victim[1]);
+		break;
+	case IBV_WR_LOCAL_INV:
+		wr->num_sge = 0;
+		wr->invalidate_rkey = rc_mr_rkey(w->victim[0]);
+		break;
+	case IBV_WR_BIND_MW:
+		wr->num_sge = 0;
+		wr->bind_mw.mw = rc_mw_ibv(w->mw);
+		wr->bind_mw.rkey = ibv_inc_rkey(rc_mw_ibv(w->mw)->rkey);
+		wr->bind_mw.bind_info.mr = &w->ib_victim;
+		wr->bind_mw.bind_info.addr = (uintptr_t)victim_mem[0];
+		wr->bind_mw.bind_info.length = 1024;
+		wr->bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		break;
+	default:
+		break;
+	}
+	if (t == IBV_QPT_UD) {
+		wr->wr.ud.ah = rc_ah_ibv(w->ah);
+		wr->wr.ud.remote_qpn = rc_qp_num(w->p.qp[1]);
+		wr->wr.ud.remote_qkey = 0;	/* the harness gives UD QPs Q_Key 0 */
+	} else if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = (uintptr_t)w->p.buf[1] + 64;
+		wr->wr.atomic.rkey = rc_mr_rkey(w->p.mr[1]);
+		wr->wr.atomic.compare_add = 1;
+	} else {
+		wr->wr.rdma.remote_addr = (uintptr_t)w->p.buf[1] + 128;
+		wr->wr.rdma.rkey = rc_mr_rkey(w->p.mr[1]);
+	}
+}
+
+/*
+ * Each row on each QP type: posted and completed with the requester's opcode (and the
+ * responder's, with its IMM/INV flag) where the verbs allow it; refused with EINVAL and
+ * *bad_wr naming it elsewhere, with nothing queued.
+ */
+START_TEST(wr_opcode_on_each_qp_type)
+{
+	const struct expect *x = &rows[_i / 3];
+	enum ibv_qp_type t = qp_types[_i % 3];
+	const char *tn = qp_type_names[_i % 3];
+	struct ibv_send_wr wr, *bad = NULL;
+	struct wr_env w;
+	struct ibv_wc wc;
+	int ret;
+
+	wr_env_init(&w, t);
+	wr_fill(&w, t, x->op, &wr);
+	ret = rc_post_send(w.p.qp[0], &wr, &bad);
+	if (!allowed_on(x, t)) {
+		ck_assert_msg(ret == -EINVAL, "opcode %d on %s: %d", x->op, tn, ret);
+		ck_assert_ptr_eq(bad, &wr);
+		h_run(&w.p.e, RUN_NS);
+		ck_assert_int_eq(rc_cq_poll(w.p.e.cq[0], 1, &wc), 0);
+		ck_assert_int_eq(rc_cq_poll(w.p.e.cq[1], 1, &wc), 0);
+		ck_assert_int_eq(h_qp_state(w.p.qp[0]), IBV_QPS_RTS);
+		goto out;
+	}
+	ck_assert_msg(ret == 0, "%s on %s: %d", x->name, tn, ret);
+	ck_assert_int_eq(h_wait_cq(&w.p.e, w.p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_msg(wc.status == IBV_WC_SUCCESS, "%s on %s: status %d", x->name, tn, wc.status);
+	ck_assert_uint_eq(wc.wr_id, 1);
+	ck_assert_int_eq(wc.opcode, x->wc);
+	if (x->resp_wc == NONE) {
+		h_run(&w.p.e, RUN_NS);
+		ck_assert_int_eq(rc_cq_poll(w.p.e.cq[1], 1, &wc), 0);
+		goto out;
+	}
+	ck_assert_int_eq(h_wait_cq(&w.p.e, w.p.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 99);
+	ck_assert_int_eq(wc.opcode, x->resp_wc);
+	ck_assert_uint_eq(wc.wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV), x->resp_flags);
+	if (x->resp_flags & IBV_WC_WITH_IMM)
+		ck_assert_uint_eq(be32toh(wc.imm_data), 0x1234);
+	if (x->resp_flags & IBV_WC_WITH_INV)
+		ck_assert_uint_eq(wc.invalidated_rkey, rc_mr_rkey(w.victim[1]));
+out:
+	h_pair_fini(&w.p);
+}
+END_TEST
+
 /* ERR flushes sends and receives, oldest first, signaled or not; later posts flush at once. */
 START_TEST(flush_in_order)
 {
@@ -539,6 +741,12 @@ Suite *rc_qp_state_suite(void)
 	tcase_add_test(tc, uc_send_error_sqe);
 	tcase_add_test(tc, create_checks_and_qpn_hook);
 	tcase_add_test(tc, qpn_from_hook);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("wr_opcode");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, wr_opcode_rows);
+	tcase_add_loop_test(tc, wr_opcode_on_each_qp_type, 0, (int)N_ROWS * 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -361,21 +361,16 @@ static int do_action(struct run *r, const struct fx_action *a)
 			.wr_id = a->wr_id, .sg_list = sg, .num_sge = (int)a->nsge,
 			.opcode = a->opcode, .send_flags = a->send_flags,
 		};
+		/* The fixture parser knows no opcode outside the table. */
+		const struct rc_wr_opcode_info *op = &rc_wr_opcode_info[a->opcode];
 		struct ibv_send_wr *bad;
 
 		fill_sges(r, a, sg);
-		switch (a->opcode) {
-		case IBV_WR_SEND_WITH_IMM:
-		case IBV_WR_RDMA_WRITE_WITH_IMM:
+		if (op->flags & RC_WR_IMM)
 			wr.imm_data = htonl(a->imm);
-			break;
-		case IBV_WR_SEND_WITH_INV:
+		else if (op->flags & RC_WR_INV)
 			wr.invalidate_rkey = a->invalidate;
-			break;
-		default:
-			break;
-		}
-		if (a->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || a->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		if (op->kind & RC_WR_ATOMIC) {
 			wr.wr.atomic.remote_addr = a->remote_addr;
 			wr.wr.atomic.rkey = a->rkey;
 			wr.wr.atomic.compare_add = a->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
