@@ -101,6 +101,7 @@ struct prov_cq {
 	atomic_uint		async_reported;
 	/* Extended poll: the completion start_poll/next_poll made current. */
 	struct ibv_wc		cur;
+	uint64_t		cur_stamp;	/* its completion time on the engine's clock */
 	uint64_t		wc_flags;
 	bool			single_threaded;
 	pthread_mutex_t		poll_lock;	/* held from start_poll to end_poll */
@@ -253,6 +254,7 @@ struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 int prov_destroy_cq(struct ibv_cq *cq);
 int prov_resize_cq(struct ibv_cq *cq, int cqe);
 int prov_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int prov_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 int prov_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void prov_cq_event(struct ibv_cq *cq);
 /* Engine callback: a completion entered an armed CQ. */

@@ -2,6 +2,7 @@
 /* Completion queues: classic and extended polling, notification and completion events. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
 
@@ -9,10 +10,12 @@
 #include "prov_channel.h"
 
 /* The completion fields the extended poll API can read. */
+#define PROV_CQ_WC_STAMPS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |			\
+			   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 #define PROV_CQ_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |		\
 			  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |		\
 			  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |			\
-			  IBV_WC_EX_WITH_DLID_PATH_BITS)
+			  IBV_WC_EX_WITH_DLID_PATH_BITS | PROV_CQ_WC_STAMPS)
 
 void prov_engine_cq_event(void *arg, struct rc_cq *rc, void *cq_user)
 {
@@ -127,7 +130,7 @@ int prov_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 static int prov_cq_take(struct prov_cq *cq)
 {
-	int n = rc_cq_poll(cq->rc, 1, &cq->cur);
+	int n = rc_cq_poll_stamped(cq->rc, 1, &cq->cur, &cq->cur_stamp);
 
 	if (n < 0)
 		return -n;
@@ -193,12 +196,43 @@ static void prov_end_poll(struct ibv_cq_ex *ibcq)
 PROV_CQ_READERS(PROV_CQ_READER)
 #undef PROV_CQ_READER
 
+/* The device clock is the engine's: nanoseconds, so hca_core_clock is 1 GHz. */
+static uint64_t prov_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return to_pcq_ex(ibcq)->cur_stamp;
+}
+
+/* The stamp moved to CLOCK_REALTIME by the two clocks' offset now. */
+static uint64_t prov_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct prov_cq *cq = to_pcq_ex(ibcq);
+	uint64_t age = rc_engine_clock(prov_eng(ibcq->context)) - cq->cur_stamp;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec - age;
+}
+
+int prov_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values)
+{
+	uint64_t ns;
+
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		ns = rc_engine_clock(prov_eng(ctx));
+		values->raw_clock.tv_sec = (time_t)(ns / 1000000000ull);
+		values->raw_clock.tv_nsec = (long)(ns % 1000000000ull);
+	}
+	return 0;
+}
+
 struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 {
 	struct ibv_cq_ex *ex;
 	struct prov_cq *cq;
 
-	/* No timestamps, VLAN, flow tags or overrun-ignoring CQs; the ring is the engine's. */
+	/* No VLAN, flow tags or overrun-ignoring CQs; the ring is the engine's. */
 	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
 		return prov_null_errno(-EOPNOTSUPP);
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
@@ -214,6 +248,10 @@ struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	cq = prov_cq_new(ctx, (int)attr->cqe, attr->channel, (int)attr->comp_vector);
 	if (!cq)
 		return NULL;
+	if ((attr->wc_flags & PROV_CQ_WC_STAMPS) && rc_cq_enable_stamps(cq->rc)) {
+		prov_destroy_cq(&cq->vcq.cq);
+		return prov_null_errno(-ENOMEM);
+	}
 	cq->wc_flags = attr->wc_flags;
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
@@ -224,5 +262,7 @@ struct ibv_cq_ex *prov_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 #define PROV_CQ_SET_READER(field, type) ex->read_##field = prov_read_##field;
 	PROV_CQ_READERS(PROV_CQ_SET_READER)
 #undef PROV_CQ_SET_READER
+	ex->read_completion_ts = prov_read_completion_ts;
+	ex->read_completion_wallclock_ns = prov_read_completion_wallclock_ns;
 	return ex;
 }

@@ -283,6 +283,9 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->phys_port_cnt = 1;
 	a.device_cap_flags_ex = o->device_cap_flags;
 	a.max_dm_size = PROV_MAX_DM_SIZE;
+	/* Completion stamps count the engine clock's nanoseconds, in 64 bits. */
+	a.completion_timestamp_mask = UINT64_MAX;
+	a.hca_core_clock = 1000000;	/* kHz */
 	a.phys_port_cnt_ex = 1;
 
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
@@ -436,6 +439,7 @@ static const struct verbs_context_ops prov_ops = {
 	.query_device_ex = prov_query_device_ex,
 	.query_port = prov_query_port,
 	.query_qp = prov_query_qp,
+	.query_rt_values = prov_query_rt_values,
 	.query_srq = prov_query_srq,
 	.reg_dm_mr = prov_reg_dm_mr,
 	.reg_mr = prov_reg_mr,

@@ -64,6 +64,7 @@ int rc_cq_destroy(struct rc_cq *cq)
 	rc_list_del(&cq->link);
 	eng->n_cq--;
 	pthread_mutex_unlock(&eng->lock);
+	free(cq->stamps);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -76,15 +77,30 @@ void rc_cq_free_all(struct rc_engine *eng)
 	rc_list_for_each_safe(pos, tmp, &eng->cqs) {
 		struct rc_cq *cq = container_of(pos, struct rc_cq, link);
 
+		free(cq->stamps);
 		free(cq->ring);
 		free(cq);
 	}
 	rc_list_init(&eng->cqs);
 }
 
+int rc_cq_enable_stamps(struct rc_cq *cq)
+{
+	uint64_t *stamps = calloc(cq->cap, sizeof(*stamps));
+
+	if (!stamps)
+		return -ENOMEM;
+	pthread_mutex_lock(&cq->eng->lock);
+	free(cq->stamps);
+	cq->stamps = stamps;
+	pthread_mutex_unlock(&cq->eng->lock);
+	return 0;
+}
+
 int rc_cq_resize(struct rc_cq *cq, int cqe)
 {
 	struct rc_engine *eng = cq->eng;
+	uint64_t *stamps = NULL;
 	struct ibv_wc *ring;
 	uint32_t cap;
 
@@ -92,18 +108,28 @@ int rc_cq_resize(struct rc_cq *cq, int cqe)
 		return -EINVAL;
 	cap = cq_cap_for(cqe);
 	ring = calloc(cap, sizeof(*ring));
-	if (!ring)
+	if (!ring || (cq->stamps && !(stamps = calloc(cap, sizeof(*stamps))))) {
+		free(ring);
 		return -ENOMEM;
+	}
 	pthread_mutex_lock(&eng->lock);
 	if (cq->count > cap) {
 		pthread_mutex_unlock(&eng->lock);
+		free(stamps);
 		free(ring);
 		return -EINVAL;
 	}
-	for (uint32_t i = 0; i < cq->count; i++)
-		ring[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
+	for (uint32_t i = 0; i < cq->count; i++) {
+		uint32_t from = (cq->head + i) & (cq->cap - 1);
+
+		ring[i] = cq->ring[from];
+		if (stamps)
+			stamps[i] = cq->stamps[from];
+	}
 	free(cq->ring);
+	free(cq->stamps);
 	cq->ring = ring;
+	cq->stamps = stamps;
 	cq->cap = cap;
 	cq->head = 0;
 	pthread_mutex_unlock(&eng->lock);
@@ -135,6 +161,9 @@ void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return;
 	}
 	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *wc;
+	if (cq->stamps)
+		cq->stamps[(cq->head + cq->count) & (cq->cap - 1)] =
+			eng->cfg.now_ns(eng->cfg.clock_arg);
 	cq->count++;
 	if (cq->armed && (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS)) {
 		cq->armed = false;
@@ -155,15 +184,24 @@ void rc_cq_clean(struct rc_cq *cq, uint32_t qpn)
 	uint32_t kept = 0;
 
 	for (uint32_t i = 0; i < cq->count; i++) {
-		const struct ibv_wc *wc = &cq->ring[(cq->head + i) & (cq->cap - 1)];
+		uint32_t from = (cq->head + i) & (cq->cap - 1), to = (cq->head + kept) & (cq->cap - 1);
 
-		if (wc->qp_num != qpn)
-			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *wc;
+		if (cq->ring[from].qp_num == qpn)
+			continue;
+		cq->ring[to] = cq->ring[from];
+		if (cq->stamps)
+			cq->stamps[to] = cq->stamps[from];
+		kept++;
 	}
 	cq->count = kept;
 }
 
 int rc_cq_poll(struct rc_cq *cq, int n, struct ibv_wc *wc)
+{
+	return rc_cq_poll_stamped(cq, n, wc, NULL);
+}
+
+int rc_cq_poll_stamped(struct rc_cq *cq, int n, struct ibv_wc *wc, uint64_t *stamps)
 {
 	struct rc_engine *eng = cq->eng;
 	uint32_t k;
@@ -176,8 +214,11 @@ int rc_cq_poll(struct rc_cq *cq, int n, struct ibv_wc *wc)
 		return -EOVERFLOW;
 	}
 	k = cq->count < (uint32_t)n ? cq->count : (uint32_t)n;
-	for (uint32_t i = 0; i < k; i++)
+	for (uint32_t i = 0; i < k; i++) {
 		wc[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
+		if (stamps)
+			stamps[i] = cq->stamps ? cq->stamps[(cq->head + i) & (cq->cap - 1)] : 0;
+	}
 	cq->head = (cq->head + k) & (cq->cap - 1);
 	cq->count -= k;
 	pthread_mutex_unlock(&eng->lock);
@@ -197,4 +238,10 @@ int rc_cq_req_notify(struct rc_cq *cq, bool solicited_only)
 	cq->armed = true;
 	pthread_mutex_unlock(&eng->lock);
 	return 0;
+}
+
+/* The clock completion stamps come from (the one the engine was given). */
+uint64_t rc_engine_clock(struct rc_engine *eng)
+{
+	return eng->cfg.now_ns(eng->cfg.clock_arg);
 }

@@ -128,6 +128,7 @@ struct rc_cq {
 	struct rc_engine	*eng;
 	void			*user;
 	struct ibv_wc		*ring;
+	uint64_t		*stamps;	/* per entry, the engine clock at completion; or NULL */
 	uint32_t		cap;		/* entries it holds (what ibv_cq.cqe reports) */
 	uint32_t		head, count;
 	bool			overflowed;

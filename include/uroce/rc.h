@@ -204,6 +204,15 @@ int rc_cq_size(const struct rc_cq *cq);
  * an IBV_EVENT_CQ_ERR async event was raised).
  */
 int rc_cq_poll(struct rc_cq *cq, int n, struct ibv_wc *wc);
+/*
+ * Completion timestamps: after rc_cq_enable_stamps(), each completion
+ * records the engine's clock (rc_engine_clock(), nanoseconds) when it was
+ * made, and rc_cq_poll_stamped() returns them beside the entries (0 for a
+ * CQ without stamps).
+ */
+int rc_cq_enable_stamps(struct rc_cq *cq);
+int rc_cq_poll_stamped(struct rc_cq *cq, int n, struct ibv_wc *wc, uint64_t *stamps);
+uint64_t rc_engine_clock(struct rc_engine *eng);
 /* Arm for one event: on the next completion, or the next solicited or error one. */
 int rc_cq_req_notify(struct rc_cq *cq, bool solicited_only);
 

@@ -212,7 +212,8 @@ static void conn_create(struct dev *d, struct conn *c, int send_cqe, uint32_t ma
 		struct ibv_cq_init_attr_ex cq_attr = {
 			.cqe = (uint32_t)send_cqe,
 			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
-				    IBV_WC_EX_WITH_IMM,
+				    IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 		};
 
 		c->scq_ex = ibv_create_cq_ex(d->ctx, &cq_attr);
@@ -574,6 +575,74 @@ static int case_device_memory(struct dev *d, char *why, size_t whylen)
 	CHECK(pattern_mismatch(buf, HALF, 300) < 0, "device memory read back differs");
 	close_case(d, &c);
 	CHECK(!ibv_dereg_mr(mr) && !ibv_free_dm(dm), "releasing the DM and its MR");
+	return 0;
+}
+
+static uint64_t raw_clock_ns(struct dev *d)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(d->ctx, &v) || !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+	return (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * Completion timestamps: a write's completion carries the device clock
+ * (ibv_query_rt_values_ex, hca_core_clock kHz) and the wall clock, each
+ * between the readings taken before posting and after polling.
+ */
+static int case_timestamps(struct dev *d, char *why, size_t whylen)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	uint64_t raw0, raw1, wall0, wall1, ts = 0, wall = 0;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_device_attr_ex attr;
+	struct ibv_sge sge;
+	struct conn c;
+	struct peer p;
+	int st, ret;
+
+	CHECK(!ibv_query_device_ex(d->ctx, NULL, &attr) && attr.hca_core_clock == 1000000 &&
+	      attr.completion_timestamp_mask == UINT64_MAX, "hca_core_clock %" PRIu64 " kHz",
+	      (uint64_t)attr.hca_core_clock);
+	open_case_ex(d, &c, &p, CQ_DEPTH, CQ_DEPTH, IBV_QP_EX_WITH_RDMA_WRITE);
+	raw0 = raw_clock_ns(d);
+	wall0 = realtime_ns();
+	CHECK(raw0, "ibv_query_rt_values_ex gives no raw clock");
+	sge = (struct ibv_sge){ .addr = (uintptr_t)d->local, .length = 64,
+				.lkey = d->mr_local->lkey };
+	wr = (struct ibv_send_wr){
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = p.rw_addr, .rkey = p.rw_rkey },
+	};
+	CHECK(!ibv_post_send(c.qp, &wr, &bad), "post_send");
+	for (uint64_t end = now_ms() + WAIT_MS; (ret = ibv_start_poll(c.scq_ex, &pa)) == ENOENT &&
+	     now_ms() < end;)
+		;
+	CHECK(ret == 0, "no completion: %s", strerror(ret));
+	st = c.scq_ex->status;
+	ts = ibv_wc_read_completion_ts(c.scq_ex);
+	wall = ibv_wc_read_completion_wallclock_ns(c.scq_ex);
+	ibv_end_poll(c.scq_ex);
+	raw1 = raw_clock_ns(d);
+	wall1 = realtime_ns();
+	CHECK(st == IBV_WC_SUCCESS, "write: %s", ibv_wc_status_str(st));
+	CHECK(ts >= raw0 && ts <= raw1, "completion stamp %" PRIu64 " outside [%" PRIu64
+	      ", %" PRIu64 "]", ts, raw0, raw1);
+	/* The wall clock is derived at poll time: a microsecond of slack for the two readings. */
+	CHECK(wall + 1000 >= wall0 && wall <= wall1 + 1000, "wall clock stamp %" PRIu64
+	      " outside [%" PRIu64 ", %" PRIu64 "]", wall, wall0, wall1);
+	close_case(d, &c);
 	return 0;
 }
 
@@ -1213,6 +1282,7 @@ int main(int argc, char **argv)
 		{ "post_send_api_and_extended_cq", case_ex_api },
 		{ "srq_limit_async_event", case_srq_limit },
 		{ "device_memory", case_device_memory },
+		{ "completion_timestamps", case_timestamps },
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
 	bool peer_death = false, events = false;
