@@ -114,6 +114,16 @@ void rc_engine_destroy(struct rc_engine *eng)
 	free(eng);
 }
 
+void rc_engine_objects(struct rc_engine *eng, struct rc_objects *out)
+{
+	pthread_mutex_lock(&eng->lock);
+	*out = (struct rc_objects){
+		.pd = eng->n_pd, .mr = eng->n_mr, .mw = eng->n_mw, .cq = eng->n_cq,
+		.srq = eng->n_srq, .ah = eng->n_ah, .qp = eng->n_qp,
+	};
+	pthread_mutex_unlock(&eng->lock);
+}
+
 int rc_engine_set_gid(struct rc_engine *eng, unsigned index, const struct wire_gid_entry *e)
 {
 	if (index >= WIRE_GID_TABLE_LEN || !e)

@@ -398,6 +398,7 @@ START_TEST(qp_rings_from_allocator)
 	log.mode = 2;
 	ck_assert_ptr_null(rc_qp_create(e.eng[0], &init));
 	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
 	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_env_fini(&e);
 }
@@ -431,6 +432,9 @@ START_TEST(cq_overflow_raises_event)
 	ck_assert_uint_eq(h_count_events(&p.e, IBV_EVENT_CQ_ERR), 1);
 	rc_engine_counters(p.e.eng[0], &c);
 	ck_assert_uint_eq(c.cq_overflows, 1);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
+	ck_assert_int_eq(rc_cq_destroy(small), 0);
 	h_pair_fini(&p);
 }
 END_TEST
@@ -547,6 +551,11 @@ START_TEST(srq_shared_and_limit)
 		ck_assert_int_eq(rc_qp_modify(s1, &a, IBV_QP_STATE), 0);
 		ck_assert_uint_eq(h_count_events(&p.e, IBV_EVENT_QP_LAST_WQE_REACHED), 1);
 	}
+	ck_assert_int_eq(rc_qp_destroy(c1), 0);
+	ck_assert_int_eq(rc_qp_destroy(c2), 0);
+	ck_assert_int_eq(rc_qp_destroy(s1), 0);
+	ck_assert_int_eq(rc_qp_destroy(s2), 0);
+	ck_assert_int_eq(rc_srq_destroy(srq), 0);
 	h_pair_fini(&p);
 }
 END_TEST
@@ -605,6 +614,7 @@ START_TEST(counters_and_names)
 	ck_assert_uint_eq(c0.completions, 1);
 	/* A destroyed QP's counts stay in the engine total. */
 	ck_assert_int_eq(rc_qp_destroy(p.qp[0]), 0);
+	p.qp[0] = NULL;
 	rc_engine_counters(p.e.eng[0], &c0);
 	ck_assert_uint_eq(c0.tx_packets, 3);
 	h_pair_fini(&p);
@@ -642,6 +652,8 @@ START_TEST(drops_counted)
 		wr.wr.ud.remote_qpn = 0x777;
 		ck_assert_int_eq(rc_post_send(qp, &wr, &bad), 0);
 		h_run(&e, RUN_NS);
+		ck_assert_int_eq(rc_qp_destroy(qp), 0);
+		ck_assert_int_eq(rc_ah_destroy(ah), 0);
 	}
 	rc_engine_counters(e.eng[1], &c);
 	ck_assert_uint_eq(c.drops.count[WIRE_DROP_BAD_ICRC], 1);

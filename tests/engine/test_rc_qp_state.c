@@ -129,6 +129,7 @@ START_TEST(transition_table)
 			      rc_qp_state_name(to));
 		ck_assert_int_eq(h_qp_state(qp), from);
 	}
+	ck_assert_int_eq(rc_qp_destroy(qp), 0);
 	h_env_fini(&e);
 }
 END_TEST
@@ -194,6 +195,7 @@ START_TEST(masks_checked)
 	ck_assert_uint_eq(q.timeout, 14);
 	ck_assert_uint_eq(q.max_rd_atomic, 4);
 	ck_assert_int_eq(q.path_mtu, IBV_MTU_1024);
+	ck_assert_int_eq(rc_qp_destroy(qp), 0);
 	h_env_fini(&e);
 }
 END_TEST
@@ -226,6 +228,7 @@ START_TEST(initiator_depth_capped)
 	rc_qp_query(qp, &q, 0, NULL);
 	ck_assert_uint_eq(q.max_rd_atomic, RC_MAX_RD_ATOMIC);
 	ck_assert_int_eq(h_qp_state(qp), IBV_QPS_RTS);
+	ck_assert_int_eq(rc_qp_destroy(qp), 0);
 	h_env_fini(&e);
 }
 END_TEST
@@ -250,6 +253,7 @@ START_TEST(ud_masks)
 	a.qp_state = IBV_QPS_RTS;
 	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE), -EINVAL);
 	ck_assert_int_eq(rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	ck_assert_int_eq(rc_qp_destroy(qp), 0);
 	h_env_fini(&e);
 }
 END_TEST
@@ -326,6 +330,9 @@ START_TEST(posting_rules)
 	ck_assert_int_eq(rc_post_send(uc, &wr, &bad), -EINVAL);
 	wr.opcode = IBV_WR_SEND_WITH_INV;
 	ck_assert_int_eq(rc_post_send(uc, &wr, &bad), -EINVAL);
+	ck_assert_int_eq(rc_qp_destroy(uc), 0);
+	ck_assert_int_eq(rc_qp_destroy(qp), 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_env_fini(&e);
 }
 END_TEST
@@ -714,11 +721,15 @@ START_TEST(qpn_from_hook)
 	struct rc_cq *cq = rc_cq_create(eng, 4, NULL);
 	struct rc_qp_init init = { .qp_type = IBV_QPT_UD, .pd = pd, .send_cq = cq, .recv_cq = cq };
 	struct rc_qp *a = rc_qp_create(eng, &init), *b = rc_qp_create(eng, &init);
+	struct rc_objects o;
 
 	ck_assert_uint_eq(rc_qp_num(a), 0x4000);
 	ck_assert_uint_eq(rc_qp_num(b), 0x4001);
 	rc_qp_destroy(a);
 	ck_assert_uint_eq(hook_frees, 1);
+	/* b, its CQ and PD are left on purpose: rc_engine_destroy() frees them. */
+	rc_engine_objects(eng, &o);
+	ck_assert(o.qp == 1 && o.cq == 1 && o.pd == 1 && !o.srq && !o.ah && !o.mw && !o.mr);
 	rc_engine_destroy(eng);
 	ck_assert_uint_eq(hook_frees, 2);
 	port_sim_destroy(link);

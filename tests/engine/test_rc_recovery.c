@@ -472,6 +472,7 @@ START_TEST(local_errors)
 	expect_wc(&p, 0, 1, IBV_WC_LOC_PROT_ERR);
 	ck_assert_uint_eq(h_cap_count(&cap, 0, 0xffff), 0);
 	ck_assert_int_eq(h_qp_state(p.qp[0]), IBV_QPS_ERR);
+	ck_assert_int_eq(rc_mr_dereg(ro), 0);
 	h_pair_fini(&p);
 }
 END_TEST

@@ -62,6 +62,11 @@ static void rsp_init(struct rsp *r)
 
 static void rsp_fini(struct rsp *r)
 {
+	ck_assert_int_eq(rc_qp_destroy(r->qp), 0);
+	ck_assert_int_eq(rc_mr_dereg(r->mr), 0);
+	ck_assert_int_eq(rc_mr_dereg(r->ro_mr), 0);
+	ck_assert_int_eq(rc_mr_dereg(r->other_mr), 0);
+	ck_assert_int_eq(rc_pd_free(r->other_pd), 0);
 	h_env_fini(&r->e);
 	free(r->mem);
 	free(r->ro_mem);

@@ -506,6 +506,7 @@ START_TEST(send_with_invalidate_e2e)
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
 	ck_assert_uint_eq(mem[0], 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_pair_fini(&p);
 	free(mem);
 }

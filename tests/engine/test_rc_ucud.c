@@ -41,6 +41,16 @@ static void ud_init(struct ud *u, int gid_index, const struct h_opts *eo)
 	ck_assert_ptr_nonnull(u->ah);
 }
 
+static void ud_fini(struct ud *u)
+{
+	ck_assert_int_eq(rc_ah_destroy(u->ah), 0);
+	for (int s = 0; s < 2; s++) {
+		ck_assert_int_eq(rc_qp_destroy(u->qp[s]), 0);
+		ck_assert_int_eq(rc_mr_dereg(u->mr[s]), 0);
+	}
+	h_env_fini(&u->e);
+}
+
 static int ud_send(struct ud *u, uint64_t wr_id, uint32_t len, uint32_t qkey, bool imm)
 {
 	struct ibv_sge s = { (uintptr_t)u->buf[0], len, rc_mr_lkey(u->mr[0]) };
@@ -92,7 +102,7 @@ START_TEST(ud_grh_ipv4)
 	ck_assert_int_eq(memcmp(u.buf[1] + 40, u.buf[0], 100), 0);
 	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
-	h_env_fini(&u.e);
+	ud_fini(&u);
 }
 END_TEST
 
@@ -115,7 +125,7 @@ START_TEST(ud_grh_ipv6)
 	ck_assert_int_eq(memcmp(u.buf[1] + 8, g, 16), 0);
 	h_gid(1, 1, g);
 	ck_assert_int_eq(memcmp(u.buf[1] + 24, g, 16), 0);
-	h_env_fini(&u.e);
+	ud_fini(&u);
 }
 END_TEST
 
@@ -134,7 +144,7 @@ START_TEST(ud_qkey)
 	ck_assert_int_eq(ud_send(&u, 2, 10, 0x80000000u, false), 0);
 	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
-	h_env_fini(&u.e);
+	ud_fini(&u);
 }
 END_TEST
 
@@ -148,7 +158,7 @@ START_TEST(ud_length_limits)
 	ck_assert_int_eq(ud_send(&u, 1, 1025, QKEY, false), 0);
 	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_LOC_LEN_ERR);
-	h_env_fini(&u.e);
+	ud_fini(&u);
 
 	/* A receive buffer too small for GRH + payload completes in error, nothing else breaks. */
 	ud_init(&u, 0, NULL);
@@ -165,7 +175,7 @@ START_TEST(ud_length_limits)
 	ck_assert_int_eq(ud_send(&u, 3, 100, QKEY, false), 0);
 	h_run(&u.e, RUN_NS);
 	ck_assert_uint_eq(h_qp_counters(u.qp[1]).rx_no_wqe, 1);
-	h_env_fini(&u.e);
+	ud_fini(&u);
 }
 END_TEST
 
@@ -284,6 +294,9 @@ START_TEST(loopback_rc)
 	rc_engine_counters(e.eng[0], &c);
 	ck_assert_uint_eq(c.tx_packets, c.rx_packets);
 	ck_assert_uint_eq(c.tx_packets, e.tapped[0]);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_env_fini(&e);
 }
 END_TEST
@@ -327,6 +340,10 @@ START_TEST(loopback_ud)
 	ck_assert_uint_eq(wc.wr_id, 3);
 	ck_assert_uint_eq(wc.byte_len, 49);
 	ck_assert_int_eq(memcmp(mem + 1024 + 40, "same host", 9), 0);
+	ck_assert_int_eq(rc_ah_destroy(ah), 0);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_env_fini(&e);
 }
 END_TEST
@@ -409,6 +426,11 @@ START_TEST(loopback_between_engines)
 	rc_engine_counters(e.eng[0], &c1);
 	ck_assert_uint_gt(c1.unknown_qp, c0.unknown_qp);
 	ck_assert_uint_eq(e.forwarded[0], e.tapped[0] - (c1.unknown_qp - c0.unknown_qp));
+	ck_assert_int_eq(rc_qp_destroy(lost), 0);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(rc_mr_dereg(mr[i]), 0);
 	h_env_fini(&e);
 }
 END_TEST

@@ -192,8 +192,24 @@ static void setup(struct fz *f)
 	}
 }
 
+/* Everything destroyed through the API, after which the engine must hold no object. */
 static void teardown(struct fz *f)
 {
+	struct rc_objects o;
+	int ret = 0;
+
+	for (int q = 0; q < NQ; q++)
+		ret |= rc_qp_destroy(f->qp[q]);
+	ret |= rc_mr_dereg(f->a) | rc_mr_dereg(f->b) | rc_mr_dereg(f->r);
+	ret |= rc_cq_destroy(f->cq);
+	ret |= rc_pd_free(f->pd);
+	rc_engine_objects(f->eng, &o);
+	if (ret || o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd) {
+		fprintf(stderr, "fuzz_responder: teardown: destroy returned %d; left alive: %u QPs, "
+			"%u SRQs, %u CQs, %u AHs, %u MWs, %u MRs, %u PDs\n", ret, o.qp, o.srq, o.cq,
+			o.ah, o.mw, o.mr, o.pd);
+		abort();
+	}
 	rc_engine_destroy(f->eng);
 	port_sim_destroy(f->link);
 	free(f->mem);

@@ -68,24 +68,37 @@ def sh(*argv, check=True, timeout=30, env=None):
 
 
 class Proc:
-    """A program started in a namespace, in its own process group."""
+    """A program started in a namespace, in its own process group.
 
-    def __init__(self, argv, env):
+    With LOG its output goes to that file, so it can be read while it runs (so_far()).
+    """
+
+    def __init__(self, argv, env, log=None):
         self.argv = argv
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        self.log = log
+        out = open(log, 'w') if log else subprocess.PIPE
+        self.p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
                                   text=True, env=env, start_new_session=True)
+        if log:
+            out.close()
         self.out = ''
         self.rc = None
 
+    def so_far(self):
+        with open(self.log) as f:
+            return f.read()
+
     def wait(self, timeout):
+        late = ''
         try:
             self.out, _ = self.p.communicate(timeout=timeout)
             self.rc = self.p.returncode
         except subprocess.TimeoutExpired:
             self.kill()
             self.out, _ = self.p.communicate()
-            self.out += f'\n[killed after {timeout} s]'
+            late = f'\n[killed after {timeout} s]'
             self.rc = -9
+        self.out = (self.so_far() if self.log else self.out) + late
         return self.rc
 
     def kill(self):
@@ -190,9 +203,10 @@ class Pair:
         """A verbs program as users run it: through `uroce exec`."""
         return self.ns_argv(side, [self.uroce, 'exec', '--'] + list(argv))
 
-    def start(self, side, argv, raw=False):
+    def start(self, side, argv, raw=False, log=None):
+        """LOG: a file name in this run's directory to send the output to."""
         p = Proc(self.ns_argv(side, argv) if raw else self.verbs_argv(side, argv),
-                 self.env(side))
+                 self.env(side), log=os.path.join(self.tmp, log) if log else None)
         self.procs.append(p)
         return p
 

@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""af_xdp on both ends of the only veth: perftest's TCP exchange, ping and TCP keep working.
+"""af_xdp on both ends of the only veth: the port alone (uroce-porttest), then verbs programs.
 
 uroce's XDP program redirects only RoCE v2 (UDP 4791) to the AF_XDP socket,
-so the kernel still owns the netdev: it answers ARP/ND, and perftest
-connects over the same link (no second veth, no -F workaround).  MTU 3000:
-an af_xdp frame fits one 4 KiB UMEM chunk, so the path MTU is 2048.
+so the kernel still owns the netdev: it answers ARP/ND (the port learns MACs
+from copies of the answers), carries ping and TCP, and perftest connects over
+the same link (no second veth, no -F workaround).  Veth MTU 3500: an af_xdp
+frame fits one 4 KiB UMEM chunk, so the port's IP MTU is 3438, not the
+netdev's, and the path MTU 2048.  The XDP program goes at close; a second
+process on the netdev is refused with a clear line, and the program of a
+process that died is taken over.  A port ping is lost only without an answer
+for 1 s: on a loaded 2-core machine a busy-polling peer can stall 200 ms.
 """
 
 import os
+import re
 import sys
 import time
 
@@ -18,6 +24,8 @@ import perf  # noqa: E402
 PY = '/usr/bin/python3'
 TCP_PORT = 18516
 TCP_BYTES = 200000
+MTU = 3500
+PORT_MTU = 3438		# frames end at 3456 bytes, an mbuf in one 4 KiB UMEM chunk (dp_port.c)
 
 # Counts what it receives until EOF and sends the count back.
 TCP_SERVER = f'''
@@ -48,30 +56,150 @@ def xdp_attached(pair, side):
     return ' xdp' in out, out
 
 
-def kernel_traffic(tap, pair, label):
-    """Ping both ways (IPv4 and IPv6) and one TCP transfer, through the kernel."""
+def counter(out, name):
+    """The last "NAME=value" line uroce-porttest printed (its port counters at exit)."""
+    v = re.findall(rf'^{name}=(\S*)$', out, re.M)
+    return int(v[-1]) if v else -1
+
+
+def field(out, name):
+    """The last NAME=value inside a summary line."""
+    v = re.findall(rf'\b{name}=(\S*)', out)
+    return v[-1] if v else None
+
+
+class Port:
+    """uroce-porttest on one end's af_xdp port (A pings, B pongs)."""
+
+    def __init__(self, pair, porttest):
+        self.pair = pair
+        self.porttest = porttest
+        self.n = 0
+
+    def argv(self, side, mode, *args):
+        return [self.porttest, mode, '--pmd', 'af_xdp', '--netdev', self.pair.ifs[side]] + \
+            list(args)
+
+    def start(self, side, mode, *args):
+        self.n += 1
+        return self.pair.start(side, self.argv(side, mode, *args), raw=True,
+                               log=f'port-{self.n}-{mode}')
+
+    def pong(self, *args):
+        """Start B's pong and wait until its port is open: the process, or None."""
+        p = self.start(1, 'pong', '--qpn', '0x300', *args)
+        end = time.monotonic() + 10
+        while time.monotonic() < end and p.p.poll() is None:
+            if re.search(r'^port ', p.so_far(), re.M):
+                return p
+            time.sleep(0.1)
+        p.kill()
+        p.wait(5)
+        return None
+
+    def ping(self, peer, count, size, *args):
+        p = self.start(0, 'ping', '--qpn', '0x200', '--peer', peer, '--peer-qpn', '0x300',
+                       '--count', str(count), '--size', str(size), *args)
+        p.wait(120)
+        return p
+
+
+def kernel_traffic(tap, pair, label, tcp_server=0, fresh_neigh=False):
+    """Ping both ways (IPv4 and IPv6) and one TCP transfer into TCP_SERVER's end, through the kernel.
+
+    fresh_neigh: both kernels forget their neighbours first and must learn them again over
+    the af_xdp netdev.
+    """
+    if fresh_neigh:
+        for side in range(2):
+            it.sh('ip', '-n', pair.ns[side], 'neigh', 'flush', 'dev', pair.ifs[side])
     for side in range(2):
         for addr in (pair.ip4[1 - side], pair.ip6[1 - side]):
             p = it.sh(*pair.ns_argv(side, ['ping', '-c', '2', '-W', '2', addr]), check=False)
             tap.ok(p.returncode == 0, f'kernel ping {pair.ns[side]} -> {addr} {label}', p.stdout)
-    srv = pair.start(0, [PY, '-c', TCP_SERVER.format(addr=pair.ip4[0])], raw=True)
-    if not pair.wait_listen(0, TCP_PORT, srv):
+    if fresh_neigh:
+        for side in range(2):
+            mac = it.sh('ip', 'netns', 'exec', pair.ns[1 - side], 'cat',
+                        f'/sys/class/net/{pair.ifs[1 - side]}/address').stdout.strip()
+            neigh = [it.sh('ip', '-n', pair.ns[side], 'neigh', 'show', addr, 'dev',
+                           pair.ifs[side]).stdout
+                     for addr in (pair.ip4[1 - side], pair.ip6[1 - side])]
+            tap.ok(all(mac in n for n in neigh),
+                   f'{pair.ns[side]}\'s kernel learnt the other end\'s MAC {mac} for IPv4 and '
+                   f'IPv6 from its kernel {label}', ''.join(neigh))
+    addr = pair.ip4[tcp_server]
+    srv = pair.start(tcp_server, [PY, '-c', TCP_SERVER.format(addr=addr)], raw=True)
+    if not pair.wait_listen(tcp_server, TCP_PORT, srv):
         srv.kill()
         srv.wait(5)
         return tap.ok(False, f'TCP server listens {label}', srv.out)
-    cli = pair.start(1, [PY, '-c', TCP_CLIENT.format(addr=pair.ip4[0])], raw=True)
+    cli = pair.start(1 - tcp_server, [PY, '-c', TCP_CLIENT.format(addr=addr)], raw=True)
     cli.wait(30)
     srv.wait(10)
     return tap.ok(cli.rc == 0 and cli.out.strip() == str(TCP_BYTES),
-                  f'kernel TCP, {TCP_BYTES} bytes counted by the far side {label}',
+                  f'kernel TCP to {pair.ns[tcp_server]}, {TCP_BYTES} bytes counted by it {label}',
                   f'client exit {cli.rc}: {cli.out}\nserver exit {srv.rc}: {srv.out}')
 
 
-def body(tap, pair):
-    for i in range(2):
-        out = it.sh('tc', '-n', pair.ns[i], 'filter', 'show', 'dev', pair.ifs[i], 'ingress').stdout
-        tap.ok('handle 0x4791' in out,
-               f'`uroce link add --pmd af_xdp` put the tc ICMP suppressor on {pair.ifs[i]}', out)
+def port_alone(tap, pair, port):
+    """B pongs, A pings: sizes up to the UMEM chunk, IPv6, neighbours through the kernels."""
+    pong = port.pong('--count', '1500')
+    if pong is None:
+        tap.ok(False, 'porttest pong on B starts (af_xdp)', port.pair.procs[-1].out)
+        return
+    tap.ok(f'mtu={PORT_MTU}' in pong.so_far(),
+           f'IP MTU {PORT_MTU}: the UMEM chunk, not the netdev\'s {MTU}', pong.so_far())
+    attached, out = xdp_attached(pair, 1)
+    tap.ok(attached, f'XDP program attached to {pair.ifs[1]} by the port', out)
+    pings = [(port.ping(pair.ip4[1], 500, 64, '--wait-ms', '1000'), '64 bytes'),
+             (port.ping(pair.ip4[1], 500, 2048, '--wait-ms', '1000'), '2048 bytes'),
+             (port.ping(pair.ip6[1], 500, 256, '--wait-ms', '1000'), 'IPv6')]
+    big = port.ping(pair.ip4[1], 3, 4096, '--wait-ms', '20')
+    pong.wait(60)
+    for p, what in pings:
+        tap.ok(p.rc == 0 and field(p.out, 'received') == '500',
+               f'500 port pings ({what}) answered', p.out)
+    tap.ok(counter(big.out, 'tx_too_big') >= 3,
+           '4 KiB payload refused (frame above the UMEM chunk), counted', big.out)
+    tap.ok(counter(pong.out, 'arp_reply_tx') == 0 and counter(pong.out, 'na_tx') == 0,
+           'the port left ARP and ND answers to B\'s kernel', pong.out)
+    arp, na = counter(pings[0][0].out, 'arp_reply_rx'), counter(pings[2][0].out, 'na_rx')
+    tap.ok(arp >= 1 and na >= 1,
+           f'A\'s port resolved B through the kernel\'s ARP and ND answers '
+           f'(arp_reply_rx={arp} na_rx={na})', pings[0][0].out + pings[2][0].out)
+    attached, out = xdp_attached(pair, 1)
+    tap.ok(not attached, 'XDP program removed at the port\'s close', out)
+
+
+def port_shared(tap, pair, port):
+    """B's port up: the kernel's own traffic, a second process refused, a dead one's program taken over."""
+    pong = port.pong('--timeout', '60')
+    if pong is None:
+        tap.ok(False, 'porttest pong on B starts (af_xdp)', port.pair.procs[-1].out)
+        return
+    kernel_traffic(tap, pair, 'while B\'s port is up', tcp_server=1, fresh_neigh=True)
+    # One af_xdp port per netdev queue: a second live process is refused with a clear line...
+    second = it.sh(*pair.ns_argv(1, port.argv(1, 'pong', '--timeout', '1')), check=False,
+                   env=pair.env(1))
+    tap.ok(second.returncode != 0 and
+           f'af_xdp is in use by process {pong.p.pid}' in second.stdout,
+           f'second process refused: {second.stdout.strip()}', second.stdout)
+    # ...and the XDP program of a process that died is taken over, not an obstacle.
+    pong.kill()
+    pong.wait(5)
+    attached, out = xdp_attached(pair, 1)
+    tap.ok(attached, 'the killed process\'s XDP program stays', out)
+    pong = port.pong('--count', '100')
+    if not tap.ok(pong is not None, 'port opened over a dead process\'s XDP program',
+                  port.pair.procs[-1].out):
+        return
+    ping = port.ping(pair.ip4[1], 100, 64)
+    pong.wait(30)
+    tap.ok(field(ping.out, 'received') == '100', 'and it carries traffic', ping.out)
+
+
+def verbs(tap, pair):
+    """perftest over af_xdp on both ends, alone and beside the kernel's traffic."""
     r = perf.Runner(pair)
     r.run(tap, 'ib_write_bw', ['--report_gbits', '-n', '2000'], label=' (af_xdp)')
     r.run(tap, 'ib_read_lat', ['-n', '1000'], label=' (af_xdp)')
@@ -99,6 +227,18 @@ def body(tap, pair):
         tap.ok(not attached, f'XDP program removed from {pair.ifs[i]} after perftest', out)
 
 
+def body(tap, pair):
+    for i in range(2):
+        out = it.sh('tc', '-n', pair.ns[i], 'filter', 'show', 'dev', pair.ifs[i], 'ingress').stdout
+        tap.ok('handle 0x4791' in out,
+               f'`uroce link add --pmd af_xdp` put the tc ICMP suppressor on {pair.ifs[i]}', out)
+    port = Port(pair, PORTTEST)
+    port_alone(tap, pair, port)
+    verbs(tap, pair)
+    port_shared(tap, pair, port)
+
+
 if __name__ == '__main__':
-    sys.exit(it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'ax', body, mtus=(3000,),
+    PORTTEST = sys.argv[sys.argv.index('--porttest') + 1]
+    sys.exit(it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'ax', body, mtus=(MTU,),
                           link_args=('--pmd', 'af_xdp')))

@@ -158,8 +158,21 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 
 void h_env_fini(struct h_env *e)
 {
-	for (int s = 0; s < 2; s++)
+	for (int s = 0; s < 2; s++) {
+		struct rc_objects o;
+
+		/* First what the test made, so the message names the kinds it left. */
+		rc_engine_objects(e->eng[s], &o);
+		ck_assert_msg(!o.qp && !o.srq && o.cq == 1 && !o.ah && !o.mw && !o.mr && o.pd == 1,
+			      "side %d: the test left alive %u QPs, %u SRQs, %u CQs, %u AHs, "
+			      "%u MWs, %u MRs, %u PDs (besides the harness's CQ and PD)",
+			      s, o.qp, o.srq, o.cq - 1, o.ah, o.mw, o.mr, o.pd - 1);
+		ck_assert_int_eq(rc_cq_destroy(e->cq[s]), 0);
+		ck_assert_int_eq(rc_pd_free(e->pd[s]), 0);
+		rc_engine_objects(e->eng[s], &o);
+		ck_assert_msg(!o.cq && !o.pd, "side %d: a CQ or PD counted after it was destroyed", s);
 		rc_engine_destroy(e->eng[s]);
+	}
 	port_sim_destroy(e->link);
 }
 
@@ -505,6 +518,11 @@ void h_pair_init(struct h_pair *p, const struct h_opts *eo, const struct h_conn 
 
 void h_pair_fini(struct h_pair *p)
 {
+	for (int s = 0; s < 2; s++) {
+		if (p->qp[s])
+			ck_assert_int_eq(rc_qp_destroy(p->qp[s]), 0);
+		ck_assert_int_eq(rc_mr_dereg(p->mr[s]), 0);
+	}
 	h_env_fini(&p->e);
 	free(p->buf[0]);
 	free(p->buf[1]);

@@ -47,6 +47,11 @@ struct h_opts {
 
 /* GIDs: side 0 has ::ffff:10.0.0.1 (index 0) and fd00::1 (index 1); side 1 .2 and ::2. */
 void h_env_init(struct h_env *e, const struct h_opts *o);
+/*
+ * Destroys the side's PD and CQ made by h_env_init(), then fails the test
+ * unless every other object of both engines was destroyed by the test: a
+ * leak fails the plain run, not only the sanitizer one.
+ */
 void h_env_fini(struct h_env *e);
 
 struct h_qp_opts {
@@ -94,6 +99,7 @@ struct h_pair {
 /* Any of the option pointers may be NULL (defaults: RC, MTU 1024, everything allowed). */
 void h_pair_init(struct h_pair *p, const struct h_opts *eo, const struct h_conn *c,
 		 const struct h_qp_opts *qo);
+/* Destroys the pair's QPs (those the test has not: set to NULL) and MRs, then h_env_fini(). */
 void h_pair_fini(struct h_pair *p);
 struct ibv_sge h_sge(const struct h_pair *p, int side, size_t off, uint32_t len);
 /* A byte pattern that differs with @seed. */

@@ -799,6 +799,36 @@ static void drive(struct soak *k)
 		final_check(k);
 }
 
+/*
+ * Every object the run made, destroyed through the API: the engines must
+ * then hold none, so a leak fails the run without a sanitizer.
+ */
+static void teardown(struct soak *k)
+{
+	for (unsigned i = 0; i < k->npairs; i++) {
+		struct spair *p = &k->pairs[i];
+
+		if (rc_qp_destroy(p->req_qp) || rc_qp_destroy(p->resp_qp) ||
+		    rc_cq_destroy(p->req_cq) || rc_cq_destroy(p->resp_cq) ||
+		    rc_mr_dereg(p->lmr) || rc_mr_dereg(p->rmr))
+			fail(k, "pair %u: an object would not be destroyed", p->idx);
+	}
+	for (int s = 0; s < 2; s++) {
+		struct rc_objects o;
+
+		rc_engine_objects(k->eng[s], &o);
+		if (o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd != 1)
+			fail(k, "engine %d: left alive after teardown: %u QPs, %u SRQs, %u CQs, "
+			     "%u AHs, %u MWs, %u MRs, %u PDs (the run's own included)", s, o.qp,
+			     o.srq, o.cq, o.ah, o.mw, o.mr, o.pd);
+		if (rc_pd_free(k->pd[s]))
+			fail(k, "engine %d: the PD would not be freed", s);
+		rc_engine_objects(k->eng[s], &o);
+		if (o.pd)
+			fail(k, "engine %d: a PD counted after it was freed", s);
+	}
+}
+
 void soak_defaults(struct soak_cfg *cfg, uint64_t seed)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -830,6 +860,8 @@ void soak_run(const struct soak_cfg *cfg, struct soak_result *res)
 	res->virtual_ns = k.now;
 	if (k.eng[0] && k.eng[1])
 		collect(&k);
+	if (res->ok)
+		teardown(&k);
 	for (int s = 0; s < 2; s++)
 		rc_engine_destroy(k.eng[s]);
 	for (unsigned i = 0; k.pairs && i < k.npairs; i++)
