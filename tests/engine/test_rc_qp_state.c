@@ -440,6 +440,15 @@ static void wr_env_init(struct wr_env *w, enum ibv_qp_type t)
 	ck_assert_int_eq(h_post_recv(w->p.qp[1], 99, &w->r, 1), 0);
 }
 
+static void wr_env_fini(struct wr_env *w)
+{
+	ck_assert_int_eq(rc_mw_dealloc(w->mw), 0);
+	ck_assert_int_eq(rc_ah_destroy(w->ah), 0);
+	for (int s = 0; s < 2; s++)
+		ck_assert_int_eq(rc_mr_dereg(w->victim[s]), 0);
+	h_pair_fini(&w->p);
+}
+
 /* A work request of @op that is valid in every other respect on a QP of type @t. */
 static void wr_fill(struct wr_env *w, enum ibv_qp_type t, int op, struct ibv_send_wr *wr)
 {
@@ -534,7 +543,7 @@ START_TEST(wr_opcode_on_each_qp_type)
 	if (x->resp_flags & IBV_WC_WITH_INV)
 		ck_assert_uint_eq(wc.invalidated_rkey, rc_mr_rkey(w.victim[1]));
 out:
-	h_pair_fini(&w.p);
+	wr_env_fini(&w);
 }
 END_TEST
 
