@@ -56,7 +56,7 @@ struct resp_ctx {
 	bool			uc;
 	uint8_t			*target;	/* host address of a write or atomic */
 	enum ibv_wc_status	status;		/* for the receive WQE on an error */
-	bool			icrc_unchecked;	/* checked in the payload copy (rx_frame) */
+	bool			icrc_unchecked;	/* checked in the payload copy (rc_resp_icrc_deferred) */
 };
 
 #define AETH_ACK_SYNDROME	(WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID)
@@ -451,6 +451,59 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 	return RESP_EXECUTE;
 }
 
+/* ---- The deferred ICRC check ---- */
+
+static bool icrc_matches(struct rc_engine *eng, uint32_t crc, const struct wire_pkt *pkt)
+{
+	if (crc == pkt->icrc)
+		return true;
+	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
+	return false;
+}
+
+bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt)
+{
+	return icrc_matches(eng, wire_pkt_icrc(pkt), pkt);
+}
+
+/*
+ * Decided here, not in rc_recv.c, because its safety rests on the
+ * responder: on its state (ePSN, a NAK outstanding, the write's range
+ * checked by its first packet), on before_icrc() (the steps that run before
+ * the check change nothing) and on execute() verifying the CRC while it
+ * copies (copy_checked()).  The receive side only asks.
+ *
+ * A write's middle packet at the expected PSN goes into memory its message
+ * already owns (the range its first packet was checked for): its ICRC is
+ * computed while the payload is copied there, one pass over the bytes
+ * instead of two.  Should it not match, the packet is dropped like any
+ * other, and the bytes are written again by the retransmission before the
+ * message can complete (the last byte is never placed unchecked).  Every
+ * other packet is checked before anything acts on it.
+ */
+bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	return pkt->opcode == (WIRE_OPC_RC | WIRE_OP_WRITE_MIDDLE) && qp->type == IBV_QPT_RC &&
+	       pkt->psn == qp->resp.epsn && !qp->resp.nak_sent &&
+	       pkt->payload_len >= RC_ICRC_IN_COPY_MIN;
+}
+
+/* What may run before a deferred ICRC is verified: checks that change nothing, and the copy. */
+static bool before_icrc(enum resp_state s)
+{
+	return s == RESP_CHECK_PSN || s == RESP_CHECK_OP_SEQ || s == RESP_CHECK_OP_VALID ||
+	       s == RESP_CHECK_RESOURCE || s == RESP_CHECK_LENGTH || s == RESP_CHECK_RKEY ||
+	       s == RESP_EXECUTE;
+}
+
+/* A middle packet's payload to @dst with its ICRC computed on the way; false: mismatch (counted). */
+static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_pkt *pkt)
+{
+	return icrc_matches(eng, wire_pkt_icrc_copy(pkt, dst), pkt);
+}
+
+/* ---- Executing ---- */
+
 /*
  * Bytes in ascending order, the very last byte of a message last, so a
  * program spinning on the end of its buffer sees the whole message
@@ -464,15 +517,6 @@ static void place_ordered(uint8_t *dst, const uint8_t *src, uint32_t len, bool l
 	}
 	wire_payload_copy(dst, src, len - 1);
 	__atomic_store_n(dst + len - 1, src[len - 1], __ATOMIC_RELEASE);
-}
-
-/* A middle packet's payload to @dst with its ICRC computed on the way; false: mismatch (counted). */
-static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_pkt *pkt)
-{
-	if (wire_pkt_icrc_copy(pkt, dst) == pkt->icrc)
-		return true;
-	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
-	return false;
 }
 
 static enum resp_state execute(struct resp_ctx *c)
@@ -731,14 +775,6 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	}
 	rc_cq_push(qp->rcq, &wc, pkt->se);
 	qp->cnt.completions++;
-}
-
-/* What may run before an unchecked ICRC is verified: checks that change nothing, and the copy. */
-static bool before_icrc(enum resp_state s)
-{
-	return s == RESP_CHECK_PSN || s == RESP_CHECK_OP_SEQ || s == RESP_CHECK_OP_VALID ||
-	       s == RESP_CHECK_RESOURCE || s == RESP_CHECK_LENGTH || s == RESP_CHECK_RKEY ||
-	       s == RESP_EXECUTE;
 }
 
 void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked)

@@ -137,9 +137,6 @@ uint64_t rc_engine_deadline_hint(struct rc_engine *eng);
  */
 bool rc_engine_ack_drained(struct rc_engine *eng);
 
-/* Set when rc_engine_progress() has nothing in flight (for back-off). */
-bool rc_engine_idle(struct rc_engine *eng);
-
 /* ---- Counters ---- */
 
 #define RC_COUNTERS(X)							\
