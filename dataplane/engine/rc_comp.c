@@ -43,6 +43,8 @@ struct comp_ctx {
 	struct rc_send_wqe	*w;
 	uint8_t			syndrome;
 	enum ibv_wc_status	status;
+	unsigned		checked;	/* WQEs the packet was checked against */
+	enum rc_drop		drop;		/* why, when it changed nothing */
 };
 
 static bool is_atomic(uint8_t op)
@@ -53,6 +55,17 @@ static bool is_atomic(uint8_t op)
 static bool is_read_atomic(uint8_t op)
 {
 	return op == IBV_WR_RDMA_READ || is_atomic(op);
+}
+
+/*
+ * The packet is dropped for @why, unless it already acted: a response
+ * checked against a second WQE completed the one before it.
+ */
+static enum comp_state drop(struct comp_ctx *c, enum rc_drop why)
+{
+	if (c->checked <= 1)
+		c->drop = why;
+	return COMP_DONE;
 }
 
 static uint8_t pkt_syndrome(const struct wire_pkt *pkt)
@@ -111,8 +124,9 @@ static enum comp_state get_wqe(struct comp_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
 
+	/* Nothing sent is outstanding: a response never checked acknowledges what already is. */
 	if (qp->sq_head == qp->sq_tail)
-		return COMP_DONE;
+		return c->checked ? COMP_DONE : drop(c, RC_DROP_STALE_RESPONSE);
 	c->w = rc_sq_at(qp, qp->sq_head);
 	switch (c->w->state) {
 	case RC_WQE_DONE:
@@ -124,7 +138,7 @@ static enum comp_state get_wqe(struct comp_ctx *c)
 	case RC_WQE_SENT:
 		return c->pkt ? COMP_CHECK_PSN : COMP_DONE;
 	default:
-		return COMP_DONE;
+		return c->checked ? COMP_DONE : drop(c, RC_DROP_STALE_RESPONSE);
 	}
 }
 
@@ -133,6 +147,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 	struct rc_qp *qp = c->qp;
 	struct rc_send_wqe *w = c->w;
 
+	c->checked++;
 	if (psn_cmp(c->pkt->psn, w->last_psn) > 0) {
 		/*
 		 * The response is for a later request: it acknowledges this
@@ -144,7 +159,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 		return COMP_COMPLETE;
 	}
 	if (psn_cmp(c->pkt->psn, qp->comp.psn) < 0)
-		return COMP_DONE;	/* a duplicate of something already handled */
+		return drop(c, RC_DROP_STALE_RESPONSE);	/* a duplicate of one handled */
 	return COMP_CHECK_ACK;
 }
 
@@ -191,16 +206,17 @@ static enum comp_state check_ack(struct comp_ctx *c)
 
 		if (w->opcode != IBV_WR_RDMA_READ ||
 		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
-			return COMP_DONE;
+			return drop(c, RC_DROP_UNEXPECTED_RESPONSE);
 		expected = psn_add(w->first_psn, w->resp_pkts);
 		if (pkt->psn != expected)
-			return psn_cmp(pkt->psn, expected) > 0 ? COMP_GAP : COMP_DONE;
+			return psn_cmp(pkt->psn, expected) > 0 ? COMP_GAP :
+			       drop(c, RC_DROP_STALE_RESPONSE);
 		return COMP_READ;
 	}
 	case WIRE_OP_ATOMIC_ACKNOWLEDGE:
 		if (!is_atomic(w->opcode) || pkt->psn != w->first_psn ||
 		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
-			return COMP_DONE;
+			return drop(c, RC_DROP_UNEXPECTED_RESPONSE);
 		return COMP_ATOMIC;
 	case WIRE_OP_ACKNOWLEDGE:
 		switch (c->syndrome & WIRE_AETH_TYPE_MASK) {
@@ -216,10 +232,10 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		case WIRE_AETH_NAK:
 			return check_nak(c);
 		default:
-			return COMP_DONE;
+			return drop(c, RC_DROP_UNEXPECTED_RESPONSE);	/* reserved AETH type */
 		}
 	default:
-		return COMP_DONE;
+		return drop(c, RC_DROP_UNEXPECTED_RESPONSE);
 	}
 }
 
@@ -386,15 +402,19 @@ static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
 			break;
 		}
 	}
+	if (pkt && c.drop)
+		qp->cnt.rc_drops.count[c.drop]++;
 }
 
 void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 {
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) {
+		qp->cnt.rc_drops.count[RC_DROP_QP_STATE]++;
 		return;
+	}
 	/* Nothing acknowledges a PSN this QP has not sent yet. */
 	if (psn_cmp(pkt->psn, qp->req.max_psn) >= 0) {
-		qp->cnt.out_of_sequence++;
+		qp->cnt.rc_drops.count[RC_DROP_GHOST_RESPONSE]++;
 		return;
 	}
 	run(qp, pkt);

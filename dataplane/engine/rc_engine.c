@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The engine: lifetime, GID table, counters, progress (receive, timers, service round robin, flush). */
+/* The engine: lifetime, GID table, counters and drop reasons, progress, service, timers. */
 #include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -13,6 +13,28 @@ const char *const rc_counter_names[] = {
 #undef RC_COUNTER_NAME
 	NULL
 };
+
+static const char *const drop_names[RC_DROP_COUNT] = {
+#define DROP_NAME(n, d) [RC_DROP_##n] = #n,
+	RC_DROP_REASONS(DROP_NAME)
+#undef DROP_NAME
+};
+
+static const char *const drop_descs[RC_DROP_COUNT] = {
+#define DROP_DESC(n, d) [RC_DROP_##n] = d,
+	RC_DROP_REASONS(DROP_DESC)
+#undef DROP_DESC
+};
+
+const char *rc_drop_name(enum rc_drop reason)
+{
+	return (unsigned)reason < RC_DROP_COUNT ? drop_names[reason] : "INVALID";
+}
+
+const char *rc_drop_desc(enum rc_drop reason)
+{
+	return (unsigned)reason < RC_DROP_COUNT ? drop_descs[reason] : "not a drop reason";
+}
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -145,6 +167,8 @@ static void counters_add(struct rc_counters *to, const struct rc_counters *from)
 #undef RC_COUNTER_ADD
 	for (unsigned i = 0; i < WIRE_DROP_COUNT; i++)
 		to->drops.count[i] += from->drops.count[i];
+	for (unsigned i = 0; i < RC_DROP_COUNT; i++)
+		to->rc_drops.count[i] += from->rc_drops.count[i];
 }
 
 void rc_engine_counters(struct rc_engine *eng, struct rc_counters *out)

@@ -505,6 +505,13 @@ void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wi
 
 /* Receive (rc_recv.c): up to @budget frames from the self ring, as many from the port. */
 unsigned rc_rx_poll(struct rc_engine *eng, unsigned budget);
+/*
+ * Count @qp dropping @pkt for @why.  A packet whose ICRC is still unchecked
+ * is verified first: a corrupted one counts as WIRE_DROP_BAD_ICRC instead,
+ * so that each dropped frame has exactly one reason.
+ */
+void rc_rx_drop(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked,
+		enum rc_drop why);
 
 /* Transmit (rc_send.c): rc_tx_alloc(), write the frame, rc_tx_commit(); rc_tx_flush() ends a pass. */
 uint8_t *rc_tx_alloc(struct rc_engine *eng, bool local, uint32_t len, struct port_frame *f);

@@ -16,12 +16,31 @@ static bool type_matches(const struct rc_qp *qp, wire_op_flags fl)
 	}
 }
 
+void rc_rx_drop(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked,
+		enum rc_drop why)
+{
+	if (!icrc_unchecked || rc_icrc_ok(qp->eng, pkt))
+		qp->cnt.rc_drops.count[why]++;
+}
+
+/* Addressed to us, and for a connected QP sent by its peer; RC_DROP_NONE when so. */
+static enum rc_drop check_addr(const struct rc_engine *eng, const struct rc_qp *qp,
+			       const struct wire_pkt *pkt)
+{
+	if (eng->n_gids && !rc_gid_is_local(eng, pkt->dst_gid))
+		return RC_DROP_NOT_OUR_ADDR;
+	if (qp->type != IBV_QPT_UD && memcmp(pkt->src_gid, qp->path.dgid, 16))
+		return RC_DROP_WRONG_PEER;
+	return RC_DROP_NONE;
+}
+
 /* @ext: the frame's zero-copy payload (port_frame.ext), NULL when contiguous. */
 static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		     const struct port_frame *ext, bool local)
 {
 	struct wire_pkt pkt;
 	enum wire_drop r;
+	enum rc_drop why;
 	struct rc_qp *qp;
 	bool unchecked;
 
@@ -54,16 +73,14 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 			return;
 		eng->cnt.rx_packets++;
 		eng->cnt.rx_bytes += len;
-		eng->cnt.unknown_qp++;
+		eng->cnt.rc_drops.count[RC_DROP_UNKNOWN_QP]++;
 		return;
 	}
 	qp->cnt.rx_packets++;
 	qp->cnt.rx_bytes += len;
-	/* Addressed to us, and for a connected QP sent by its peer. */
-	if (unlikely((eng->n_gids && !rc_gid_is_local(eng, pkt.dst_gid)) ||
-		     (qp->type != IBV_QPT_UD && memcmp(pkt.src_gid, qp->path.dgid, 16)))) {
-		if (!unchecked || rc_icrc_ok(eng, &pkt))
-			qp->cnt.bad_addr++;
+	why = check_addr(eng, qp, &pkt);
+	if (unlikely(why)) {
+		rc_rx_drop(qp, &pkt, unchecked, why);
 		return;
 	}
 	if (unlikely(pkt.op->flags & WIRE_OPF_CNP)) {
@@ -72,7 +89,7 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		return;
 	}
 	if (unlikely(!type_matches(qp, pkt.op->flags))) {
-		qp->cnt.unknown_qp++;
+		rc_rx_drop(qp, &pkt, unchecked, RC_DROP_WRONG_TRANSPORT);
 		return;
 	}
 	if (pkt.op->flags & WIRE_OPF_REQUEST) {

@@ -851,7 +851,7 @@ START_TEST(wrong_transport_or_source_dropped)
 	/* A UC opcode to an RC QP. */
 	d = req(&r, WIRE_OPC_UC | WIRE_OP_SEND_ONLY, EPSN, true);
 	inject(&r, &d, data, sizeof(data));
-	ck_assert_uint_eq(qp_cnt(r.qp).unknown_qp, 1);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_WRONG_TRANSPORT], 1);
 	/* Right QP, but from an address that is not its peer. */
 	d = req(&r, WIRE_OP_WRITE_ONLY, EPSN, true);
 	d.reth.va = (uintptr_t)r.mem;
@@ -862,7 +862,7 @@ START_TEST(wrong_transport_or_source_dropped)
 	d.src_gid[15] = 77;
 	h_gid(1, 0, d.dst_gid);
 	inject(&r, &d, data, sizeof(data));
-	ck_assert_uint_eq(qp_cnt(r.qp).bad_addr, 1);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_WRONG_PEER], 1);
 	ck_assert_uint_eq(n_acks(&r), 0);
 	ck_assert_uint_eq(r.mem[0], 0);
 	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
