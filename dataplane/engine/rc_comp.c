@@ -300,7 +300,15 @@ static enum comp_state complete(struct comp_ctx *c)
 	return COMP_GET_WQE;
 }
 
-/* Rewind once per PSN for NAKs and gaps; the timeout covers a lost retry. */
+/*
+ * Rewind once per PSN for NAKs and gaps; the timeout covers a lost retry.
+ * At once, not left to the requester's next service pass behind a kick:
+ * the rest of the burst (progress() arms or stops the timer by the send
+ * pointer) and this pass's timers (a timeout counts only PSNs still
+ * outstanding) must see the rewound send pointer, and a QP skipped by the
+ * pass's TX budget would see it a pass late.  Deferred, the soak's
+ * retransmissions and timeouts change.
+ */
 static void rewind_once(struct rc_qp *qp)
 {
 	if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The engine: lifetime, GID table, counters and drop reasons, progress, service, timers. */
+/* The engine: lifetime, GID table, counters and drop reasons, progress, timers. */
 #include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>

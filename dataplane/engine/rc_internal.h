@@ -513,7 +513,7 @@ unsigned rc_rx_poll(struct rc_engine *eng, unsigned budget);
 void rc_rx_drop(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked,
 		enum rc_drop why);
 
-/* Transmit (rc_send.c): rc_tx_alloc(), write the frame, rc_tx_commit(); rc_tx_flush() ends a pass. */
+/* Transmit (rc_send.c): rc_tx_alloc(), write the frame, rc_tx_commit(); rc_tx_flush() per pass. */
 uint8_t *rc_tx_alloc(struct rc_engine *eng, bool local, uint32_t len, struct port_frame *f);
 void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f);
 void rc_tx_flush(struct rc_engine *eng);
@@ -565,7 +565,7 @@ void rc_comp_run(struct rc_qp *qp);
  * rc_resp_icrc_deferred() allows: checked while its payload is copied).
  */
 void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked);
-/* The responder verifies this packet's ICRC itself, in its payload copy (received from the port). */
+/* The responder checks this port frame's ICRC itself, in its payload copy. */
 bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt);
 /* Verify the ICRC of a packet parsed without it; a mismatch is counted as a drop. */
 bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt);

@@ -24,7 +24,7 @@ enum resp_state {
 	RESP_ERR_INVALID,	/* NAK: invalid request, then ERR */
 	RESP_ERR_ACCESS,	/* NAK: remote access error, then ERR */
 	RESP_ERR_OP,		/* NAK: remote operational error, then ERR */
-	RESP_DROP,		/* silently, for an RC_DROP_ reason (UC errors, gaps after a NAK) */
+	RESP_DROP,		/* silently, for a reason (UC errors, gaps after a NAK) */
 	RESP_DONE,
 };
 
@@ -56,7 +56,7 @@ struct resp_ctx {
 	bool			uc;
 	uint8_t			*target;	/* host address of a write or atomic */
 	enum ibv_wc_status	status;		/* for the receive WQE on an error */
-	bool			icrc_unchecked;	/* checked in the payload copy (rc_resp_icrc_deferred) */
+	bool			icrc_unchecked;	/* rc_resp_icrc_deferred(): checked in the copy */
 	enum rc_drop		drop;		/* why, once the machine is in RESP_DROP */
 };
 

@@ -939,7 +939,7 @@ END_TEST
 struct drop_case {
 	struct rsp		r;
 	struct rc_counters	before, qp_before;	/* side 1 just before the frame */
-	bool			engine_level;		/* the frame has no QP to count it */
+	bool			engine_level;	/* the frame has no QP to count it */
 };
 
 static void snap(struct drop_case *t)
@@ -1199,8 +1199,8 @@ START_TEST(each_drop_reason_counted)
 		uint64_t moved = after.rc_drops.count[i] - t.before.rc_drops.count[i];
 		uint64_t qp_moved = qp_after.rc_drops.count[i] - t.qp_before.rc_drops.count[i];
 
-		ck_assert_msg(moved == (i == why), "for %s, %s moved by %" PRIu64, rc_drop_name(why),
-			      rc_drop_name((enum rc_drop)i), moved);
+		ck_assert_msg(moved == (i == why), "for %s, %s moved by %" PRIu64,
+			      rc_drop_name(why), rc_drop_name((enum rc_drop)i), moved);
 		/* Counted against the QP the frame was for, when it has one. */
 		ck_assert_uint_eq(qp_moved, i == why && !t.engine_level);
 	}
@@ -1235,7 +1235,8 @@ END_TEST
 /* execute() takes a request that is no send, write or read for an atomic. */
 START_TEST(request_opcodes_are_send_write_read_or_atomic)
 {
-	const wire_op_flags kinds = WIRE_OPF_SEND | WIRE_OPF_WRITE | WIRE_OPF_READ | WIRE_OPF_ATOMIC;
+	const wire_op_flags kinds = WIRE_OPF_SEND | WIRE_OPF_WRITE | WIRE_OPF_READ |
+				    WIRE_OPF_ATOMIC;
 
 	for (unsigned op = 0; op < 256; op++) {
 		wire_op_flags fl = wire_opcode[op].flags;
