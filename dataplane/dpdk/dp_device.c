@@ -201,8 +201,8 @@ static void name_counters(struct dp_device *dev)
 		dev->dev_names[n++] = drop_counter_name(dev->wire_drop_names[i],
 							wire_drop_name((enum wire_drop)i));
 	for (unsigned i = 1; i < RC_DROP_COUNT; i++)
-		dev->dev_names[n++] = dev->qp_names[q++] =
-			drop_counter_name(dev->rc_drop_names[i], rc_drop_name((enum rc_drop)i));
+		dev->dev_names[n++] = dev->qp_names[q++] = drop_counter_name(
+			dev->rc_drop_names[i], rc_drop_info((enum rc_drop)i)->name);
 	dev->dev_names[n] = NULL;
 	dev->qp_names[q] = NULL;
 }

@@ -14,26 +14,14 @@ const char *const rc_counter_names[] = {
 	NULL
 };
 
-static const char *const drop_names[RC_DROP_COUNT] = {
-#define DROP_NAME(n, d) [RC_DROP_##n] = #n,
-	RC_DROP_REASONS(DROP_NAME)
-#undef DROP_NAME
+/* In enum order: the enum is made from the same list. */
+static const struct wire_drop_info drop_info[RC_DROP_COUNT] = {
+	RC_DROP_REASONS(WIRE_DROP_INFO)
 };
 
-static const char *const drop_descs[RC_DROP_COUNT] = {
-#define DROP_DESC(n, d) [RC_DROP_##n] = d,
-	RC_DROP_REASONS(DROP_DESC)
-#undef DROP_DESC
-};
-
-const char *rc_drop_name(enum rc_drop reason)
+const struct wire_drop_info *rc_drop_info(enum rc_drop reason)
 {
-	return (unsigned)reason < RC_DROP_COUNT ? drop_names[reason] : "INVALID";
-}
-
-const char *rc_drop_desc(enum rc_drop reason)
-{
-	return (unsigned)reason < RC_DROP_COUNT ? drop_descs[reason] : "not a drop reason";
+	return wire_drop_info_at(drop_info, RC_DROP_COUNT, reason);
 }
 
 static uint64_t splitmix64(uint64_t *s)

@@ -183,9 +183,8 @@ enum rc_drop {
 	RC_DROP_COUNT
 };
 
-/* Short identifier ("UNKNOWN_QP") and one-phrase meaning of a drop reason. */
-const char *rc_drop_name(enum rc_drop reason);
-const char *rc_drop_desc(enum rc_drop reason);
+/* Short identifier ("UNKNOWN_QP") and meaning of a drop reason ("INVALID" past the last). */
+const struct wire_drop_info *rc_drop_info(enum rc_drop reason);
 
 struct rc_drop_stats {
 	uint64_t count[RC_DROP_COUNT];

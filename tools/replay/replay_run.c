@@ -695,7 +695,7 @@ static bool counter_value(const struct rc_counters *c, const char *name, uint64_
 				return true;
 			}
 		for (unsigned i = 0; i < RC_DROP_COUNT; i++)
-			if (!strcmp(name + 6, rc_drop_name((enum rc_drop)i))) {
+			if (!strcmp(name + 6, rc_drop_info((enum rc_drop)i)->name)) {
 				*v = c->rc_drops.count[i];
 				return true;
 			}
