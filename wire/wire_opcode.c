@@ -102,26 +102,27 @@ const struct wire_opcode_info wire_opcode[256] = {
 		BTH_LEN + 16, { [WIRE_EXT_CNP] = BTH_LEN } },
 };
 
-static const char *const drop_names[WIRE_DROP_COUNT] = {
-#define DROP_NAME(n, d) [WIRE_DROP_##n] = #n,
-	WIRE_DROP_REASONS(DROP_NAME)
-#undef DROP_NAME
+/* In enum order: the enum is made from the same list. */
+static const struct wire_drop_info drop_info[WIRE_DROP_COUNT] = {
+	WIRE_DROP_REASONS(WIRE_DROP_INFO)
 };
 
-static const char *const drop_descs[WIRE_DROP_COUNT] = {
-#define DROP_DESC(n, d) [WIRE_DROP_##n] = d,
-	WIRE_DROP_REASONS(DROP_DESC)
-#undef DROP_DESC
-};
+const struct wire_drop_info *wire_drop_info_at(const struct wire_drop_info *tbl, unsigned count,
+					       unsigned reason)
+{
+	static const struct wire_drop_info none = { "INVALID", "not a drop reason" };
+
+	return reason < count ? &tbl[reason] : &none;
+}
 
 const char *wire_drop_name(enum wire_drop reason)
 {
-	return (unsigned)reason < WIRE_DROP_COUNT ? drop_names[reason] : "INVALID";
+	return wire_drop_info_at(drop_info, WIRE_DROP_COUNT, reason)->name;
 }
 
 const char *wire_drop_desc(enum wire_drop reason)
 {
-	return (unsigned)reason < WIRE_DROP_COUNT ? drop_descs[reason] : "not a drop reason";
+	return wire_drop_info_at(drop_info, WIRE_DROP_COUNT, reason)->desc;
 }
 
 uint32_t wire_mtu_bytes(unsigned mtu_enum)

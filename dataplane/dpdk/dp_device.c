@@ -51,6 +51,13 @@
 #define DP_HOUSEKEEPING_NS	100000000ull	/* counters, netlink events */
 #define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
 
+#define COUNT_ONE(n) + 1
+/* Port, neighbour and engine counters, both drop vocabularies but their NONE, the NULL. */
+#define DEV_NAMES_MAX	(0 DP_PORT_COUNTERS(COUNT_ONE) HOST_NEIGH_COUNTERS(COUNT_ONE) \
+			 RC_COUNTERS(COUNT_ONE) + WIRE_DROP_COUNT + RC_DROP_COUNT - 1)
+/* Per QP: the engine's counters and drop reasons but NONE, the NULL. */
+#define QP_NAMES_MAX	(0 RC_COUNTERS(COUNT_ONE) + RC_DROP_COUNT)
+
 struct dp_device {
 	struct host_link_cfg	cfg;
 	struct dp_open_args	args;
@@ -74,8 +81,10 @@ struct dp_device {
 	struct rc_qp		*qps[HOST_STATS_QP_SLOTS];
 
 	/* Counter names for the stats file: port, neighbour, engine, drop reasons. */
-	const char		*dev_names[128];
-	char			drop_names[WIRE_DROP_COUNT][HOST_STATS_NAME_LEN];
+	const char		*dev_names[DEV_NAMES_MAX];
+	const char		*qp_names[QP_NAMES_MAX];
+	char			wire_drop_names[WIRE_DROP_COUNT][HOST_STATS_NAME_LEN];
+	char			rc_drop_names[RC_DROP_COUNT][HOST_STATS_NAME_LEN];
 };
 
 static uint64_t engine_clock(void *arg)
@@ -164,25 +173,33 @@ static int load_gids(struct dp_device *dev, char *err, size_t errlen)
 
 /* ---- Counters for `uroce stat` ---- */
 
+/* A drop reason as `uroce stat` shows it: "drop_" and its name in lower case, in @s. */
+static const char *drop_counter_name(char *s, const char *reason)
+{
+	snprintf(s, HOST_STATS_NAME_LEN, "drop_%s", reason);
+	for (char *p = s; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return s;
+}
+
 static void name_counters(struct dp_device *dev)
 {
-	unsigned n = 0;
+	unsigned n = 0, q = 0;
 
 	for (unsigned i = 0; dp_port_counter_names[i]; i++)
 		dev->dev_names[n++] = dp_port_counter_names[i];
 	for (unsigned i = 0; host_neigh_counter_names[i]; i++)
 		dev->dev_names[n++] = host_neigh_counter_names[i];
 	for (unsigned i = 0; rc_counter_names[i]; i++)
-		dev->dev_names[n++] = rc_counter_names[i];
-	for (unsigned i = 1; i < WIRE_DROP_COUNT; i++) {
-		char *s = dev->drop_names[i];
-
-		snprintf(s, HOST_STATS_NAME_LEN, "drop_%s", wire_drop_name((enum wire_drop)i));
-		for (; *s; s++)
-			*s = (char)tolower((unsigned char)*s);
-		dev->dev_names[n++] = dev->drop_names[i];
-	}
+		dev->dev_names[n++] = dev->qp_names[q++] = rc_counter_names[i];
+	for (unsigned i = 1; i < WIRE_DROP_COUNT; i++)
+		dev->dev_names[n++] = drop_counter_name(dev->wire_drop_names[i],
+							wire_drop_name((enum wire_drop)i));
+	for (unsigned i = 1; i < RC_DROP_COUNT; i++)
+		dev->dev_names[n++] = dev->qp_names[q++] = drop_counter_name(
+			dev->rc_drop_names[i], rc_drop_info((enum rc_drop)i)->name);
 	dev->dev_names[n] = NULL;
+	dev->qp_names[q] = NULL;
 }
 
 static unsigned count_names(const char *const *names)
@@ -214,17 +231,22 @@ static void publish_counters(struct dp_device *dev)
 	memcpy(v, &pc, n_port * sizeof(uint64_t));
 	memcpy(v + n_port, &nc, n_neigh * sizeof(uint64_t));
 	memcpy(v + n_port + n_neigh, &rc, n_rc * sizeof(uint64_t));
-	memcpy(v + n_port + n_neigh + n_rc, &rc.drops.count[1],
-	       (WIRE_DROP_COUNT - 1) * sizeof(uint64_t));
+	v += n_port + n_neigh + n_rc;
+	memcpy(v, &rc.drops.count[1], (WIRE_DROP_COUNT - 1) * sizeof(uint64_t));
+	memcpy(v + WIRE_DROP_COUNT - 1, &rc.rc_drops.count[1],
+	       (RC_DROP_COUNT - 1) * sizeof(uint64_t));
 	pthread_mutex_lock(&dev->qp_lock);
 	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++) {
 		struct rc_qp *qp = dev->qps[i];
 
-		if (qp && rc_qp_counters(qp, &rc) == 0)
-			memcpy(host_stats_qp(dev->stats, i, rc_qp_num(qp), true), &rc,
-			       n_rc * sizeof(uint64_t));
-		else
+		if (qp && rc_qp_counters(qp, &rc) == 0) {
+			v = host_stats_qp(dev->stats, i, rc_qp_num(qp), true);
+			memcpy(v, &rc, n_rc * sizeof(uint64_t));
+			memcpy(v + n_rc, &rc.rc_drops.count[1],
+			       (RC_DROP_COUNT - 1) * sizeof(uint64_t));
+		} else {
 			host_stats_qp(dev->stats, i, 0, false);
+		}
 	}
 	pthread_mutex_unlock(&dev->qp_lock);
 	host_stats_end(dev->stats);
@@ -500,7 +522,7 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	name_counters(dev);
 	/* Counters are a convenience: a run directory we cannot write costs only them. */
 	dev->stats = host_stats_create(ibdev, dev->cfg.netdev, host_pmd_name(dev->cfg.pmd),
-				     dev->dev_names, rc_counter_names, stats_err,
+				     dev->dev_names, dev->qp_names, stats_err,
 				     sizeof(stats_err));
 	dev->watch_fd = host_pmd_uses_netdev(dev->cfg.pmd) ? host_netdev_watch_open() : -1;
 	dev->rx_fd = dp_port_rx_fd(dev->port);

@@ -43,7 +43,20 @@ struct comp_ctx {
 	struct rc_send_wqe	*w;
 	uint8_t			syndrome;
 	enum ibv_wc_status	status;
+	unsigned		checked;	/* WQEs the packet was checked against */
+	enum rc_drop		drop;		/* why, when it changed nothing */
 };
+
+/*
+ * The packet is dropped for @why, unless it already acted: a response
+ * checked against a second WQE completed the one before it.
+ */
+static enum comp_state drop(struct comp_ctx *c, enum rc_drop why)
+{
+	if (c->checked <= 1)
+		c->drop = why;
+	return COMP_DONE;
+}
 
 static uint8_t pkt_syndrome(const struct wire_pkt *pkt)
 {
@@ -101,8 +114,9 @@ static enum comp_state get_wqe(struct comp_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
 
+	/* Nothing sent is outstanding: a response never checked acknowledges what already is. */
 	if (qp->sq_head == qp->sq_tail)
-		return COMP_DONE;
+		return c->checked ? COMP_DONE : drop(c, RC_DROP_STALE_RESPONSE);
 	c->w = rc_sq_at(qp, qp->sq_head);
 	switch (c->w->state) {
 	case RC_WQE_DONE:
@@ -114,7 +128,7 @@ static enum comp_state get_wqe(struct comp_ctx *c)
 	case RC_WQE_SENT:
 		return c->pkt ? COMP_CHECK_PSN : COMP_DONE;
 	default:
-		return COMP_DONE;
+		return c->checked ? COMP_DONE : drop(c, RC_DROP_STALE_RESPONSE);
 	}
 }
 
@@ -123,6 +137,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 	struct rc_qp *qp = c->qp;
 	struct rc_send_wqe *w = c->w;
 
+	c->checked++;
 	if (psn_cmp(c->pkt->psn, w->last_psn) > 0) {
 		/*
 		 * The response is for a later request: it acknowledges this
@@ -134,7 +149,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 		return COMP_COMPLETE;
 	}
 	if (psn_cmp(c->pkt->psn, qp->comp.psn) < 0)
-		return COMP_DONE;	/* a duplicate of something already handled */
+		return drop(c, RC_DROP_STALE_RESPONSE);	/* a duplicate of one handled */
 	return COMP_CHECK_ACK;
 }
 
@@ -181,16 +196,17 @@ static enum comp_state check_ack(struct comp_ctx *c)
 
 		if (w->opcode != IBV_WR_RDMA_READ ||
 		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
-			return COMP_DONE;
+			return drop(c, RC_DROP_UNEXPECTED_RESPONSE);
 		expected = psn_add(w->first_psn, w->resp_pkts);
 		if (pkt->psn != expected)
-			return psn_cmp(pkt->psn, expected) > 0 ? COMP_GAP : COMP_DONE;
+			return psn_cmp(pkt->psn, expected) > 0 ? COMP_GAP :
+			       drop(c, RC_DROP_STALE_RESPONSE);
 		return COMP_READ;
 	}
 	case WIRE_OP_ATOMIC_ACKNOWLEDGE:
 		if (!(rc_wqe_op(w)->kind & RC_WR_ATOMIC) || pkt->psn != w->first_psn ||
 		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
-			return COMP_DONE;
+			return drop(c, RC_DROP_UNEXPECTED_RESPONSE);
 		return COMP_ATOMIC;
 	case WIRE_OP_ACKNOWLEDGE:
 		switch (c->syndrome & WIRE_AETH_TYPE_MASK) {
@@ -206,10 +222,10 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		case WIRE_AETH_NAK:
 			return check_nak(c);
 		default:
-			return COMP_DONE;
+			return drop(c, RC_DROP_UNEXPECTED_RESPONSE);	/* reserved AETH type */
 		}
 	default:
-		return COMP_DONE;
+		return drop(c, RC_DROP_UNEXPECTED_RESPONSE);
 	}
 }
 
@@ -274,7 +290,15 @@ static enum comp_state complete(struct comp_ctx *c)
 	return COMP_GET_WQE;
 }
 
-/* Rewind once per PSN for NAKs and gaps; the timeout covers a lost retry. */
+/*
+ * Rewind once per PSN for NAKs and gaps; the timeout covers a lost retry.
+ * At once, not left to the requester's next service pass behind a kick:
+ * the rest of the burst (progress() arms or stops the timer by the send
+ * pointer) and this pass's timers (a timeout counts only PSNs still
+ * outstanding) must see the rewound send pointer, and a QP skipped by the
+ * pass's TX budget would see it a pass late.  Deferred, the soak's
+ * retransmissions and timeouts change.
+ */
 static void rewind_once(struct rc_qp *qp)
 {
 	if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn)
@@ -376,15 +400,19 @@ static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
 			break;
 		}
 	}
+	if (pkt && c.drop)
+		qp->cnt.rc_drops.count[c.drop]++;
 }
 
 void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 {
-	if (!rc_qp_may_send(qp))
+	if (!rc_qp_may_send(qp)) {
+		qp->cnt.rc_drops.count[RC_DROP_QP_STATE]++;
 		return;
+	}
 	/* Nothing acknowledges a PSN this QP has not sent yet. */
 	if (psn_cmp(pkt->psn, qp->req.max_psn) >= 0) {
-		qp->cnt.out_of_sequence++;
+		qp->cnt.rc_drops.count[RC_DROP_GHOST_RESPONSE]++;
 		return;
 	}
 	run(qp, pkt);

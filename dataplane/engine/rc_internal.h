@@ -493,9 +493,20 @@ int rc_path_resolve(struct rc_engine *eng, struct rc_path *p);
 bool rc_gid_is_local(const struct rc_engine *eng, const uint8_t gid[16]);
 void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wire_build_desc *d);
 
-/* Transmit: rc_tx_alloc(), write the frame, rc_tx_commit(). */
+/* Receive (rc_recv.c): up to @budget frames from the self ring, as many from the port. */
+unsigned rc_rx_poll(struct rc_engine *eng, unsigned budget);
+/*
+ * Count @qp dropping @pkt for @why.  A packet whose ICRC is still unchecked
+ * is verified first: a corrupted one counts as WIRE_DROP_BAD_ICRC instead,
+ * so that each dropped frame has exactly one reason.
+ */
+void rc_rx_drop(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked,
+		enum rc_drop why);
+
+/* Transmit (rc_send.c): rc_tx_alloc(), write the frame, rc_tx_commit(); rc_tx_flush() per pass. */
 uint8_t *rc_tx_alloc(struct rc_engine *eng, bool local, uint32_t len, struct port_frame *f);
 void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f);
+void rc_tx_flush(struct rc_engine *eng);
 /*
  * Writes @len payload bytes at @dst; when @crc is not NULL it continues the
  * ICRC over them (wire_crc32_copy(): the copy and the CRC in one pass).
@@ -563,10 +574,12 @@ void rc_comp_run(struct rc_qp *qp);
 
 /* Responder (rc_resp.c). */
 /*
- * @icrc_unchecked: the packet's ICRC is still to be verified (an RC
- * WRITE_MIDDLE at the expected PSN: checked while its payload is copied).
+ * @icrc_unchecked: the packet's ICRC is still to be verified (what
+ * rc_resp_icrc_deferred() allows: checked while its payload is copied).
  */
 void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked);
+/* The responder checks this port frame's ICRC itself, in its payload copy. */
+bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt);
 /* Verify the ICRC of a packet parsed without it; a mismatch is counted as a drop. */
 bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt);
 int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more);

@@ -24,7 +24,7 @@ enum resp_state {
 	RESP_ERR_INVALID,	/* NAK: invalid request, then ERR */
 	RESP_ERR_ACCESS,	/* NAK: remote access error, then ERR */
 	RESP_ERR_OP,		/* NAK: remote operational error, then ERR */
-	RESP_DROP,		/* silently (UC errors, gaps after a NAK) */
+	RESP_DROP,		/* silently, for a reason (UC errors, gaps after a NAK) */
 	RESP_DONE,
 };
 
@@ -56,7 +56,8 @@ struct resp_ctx {
 	bool			uc;
 	uint8_t			*target;	/* host address of a write or atomic */
 	enum ibv_wc_status	status;		/* for the receive WQE on an error */
-	bool			icrc_unchecked;	/* checked in the payload copy (rx_frame) */
+	bool			icrc_unchecked;	/* rc_resp_icrc_deferred(): checked in the copy */
+	enum rc_drop		drop;		/* why, once the machine is in RESP_DROP */
 };
 
 #define AETH_ACK_SYNDROME	(WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID)
@@ -154,6 +155,13 @@ static void complete_recv(struct rc_qp *qp, const struct wire_pkt *pkt, enum ibv
 
 /* ---- Steps ---- */
 
+/* The packet is dropped without an answer, for @why (counted once the machine stops). */
+static enum resp_state drop(struct resp_ctx *c, enum rc_drop why)
+{
+	c->drop = why;
+	return RESP_DROP;
+}
+
 static void abandon_message(struct rc_qp *qp)
 {
 	qp->resp.msg = RC_MSG_NONE;
@@ -179,7 +187,7 @@ static enum resp_state check_psn(struct resp_ctx *c)
 		}
 		r->drop_msg = true;
 		qp->cnt.out_of_sequence++;
-		return RESP_DROP;
+		return drop(c, RC_DROP_UC_GAP);
 	}
 	if (d == 0) {
 		r->nak_sent = false;
@@ -191,7 +199,7 @@ static enum resp_state check_psn(struct resp_ctx *c)
 	}
 	qp->cnt.out_of_sequence++;
 	/* One NAK per gap: quiet until the expected PSN arrives. */
-	return r->nak_sent ? RESP_DROP : RESP_ERR_SEQ;
+	return r->nak_sent ? drop(c, RC_DROP_SEQ_AFTER_NAK) : RESP_ERR_SEQ;
 }
 
 static struct rc_resp_res *find_res(struct rc_qp *qp, uint8_t type, uint32_t psn)
@@ -236,7 +244,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		if (!x || psn_cmp(last, x->last_psn) > 0 ||
 		    (len && !rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey), va, len,
 					  IBV_ACCESS_REMOTE_READ)))
-			return RESP_DROP;
+			return drop(c, RC_DROP_DUP_NOT_HELD);
 		x->first_psn = x->cur_psn = c->pkt->psn;
 		x->last_psn = last;
 		x->va = va;
@@ -249,7 +257,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 	if (c->fl & WIRE_OPF_ATOMIC) {
 		x = find_res(qp, RC_RES_ATOMIC, c->pkt->psn);
 		if (!x)
-			return RESP_DROP;
+			return drop(c, RC_DROP_DUP_NOT_HELD);
 		x->pending = true;
 		rc_qp_kick(qp);
 		return RESP_DONE;
@@ -329,10 +337,9 @@ static enum resp_state check_resource(struct resp_ctx *c)
 	if (((c->fl & WIRE_OPF_SEND) && starts(c->fl)) || (writes_imm(c) && ends(c->fl))) {
 		if (!take_recv_wqe(qp)) {
 			if (c->uc) {
-				qp->cnt.rx_no_wqe++;
 				r->drop_msg = true;
 				abandon_message(qp);
-				return RESP_DROP;
+				return drop(c, RC_DROP_NO_RECV_WQE);
 			}
 			return RESP_ERR_RNR;
 		}
@@ -451,6 +458,59 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 	return RESP_EXECUTE;
 }
 
+/* ---- The deferred ICRC check ---- */
+
+static bool icrc_matches(struct rc_engine *eng, uint32_t crc, const struct wire_pkt *pkt)
+{
+	if (crc == pkt->icrc)
+		return true;
+	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
+	return false;
+}
+
+bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt)
+{
+	return icrc_matches(eng, wire_pkt_icrc(pkt), pkt);
+}
+
+/*
+ * Decided here, not in rc_recv.c, because its safety rests on the
+ * responder: on its state (ePSN, a NAK outstanding, the write's range
+ * checked by its first packet), on before_icrc() (the steps that run before
+ * the check change nothing) and on execute() verifying the CRC while it
+ * copies (copy_checked()).  The receive side only asks.
+ *
+ * A write's middle packet at the expected PSN goes into memory its message
+ * already owns (the range its first packet was checked for): its ICRC is
+ * computed while the payload is copied there, one pass over the bytes
+ * instead of two.  Should it not match, the packet is dropped like any
+ * other, and the bytes are written again by the retransmission before the
+ * message can complete (the last byte is never placed unchecked).  Every
+ * other packet is checked before anything acts on it.
+ */
+bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	return pkt->opcode == (WIRE_OPC_RC | WIRE_OP_WRITE_MIDDLE) && qp->type == IBV_QPT_RC &&
+	       pkt->psn == qp->resp.epsn && !qp->resp.nak_sent &&
+	       pkt->payload_len >= RC_ICRC_IN_COPY_MIN;
+}
+
+/* What may run before a deferred ICRC is verified: checks that change nothing, and the copy. */
+static bool before_icrc(enum resp_state s)
+{
+	return s == RESP_CHECK_PSN || s == RESP_CHECK_OP_SEQ || s == RESP_CHECK_OP_VALID ||
+	       s == RESP_CHECK_RESOURCE || s == RESP_CHECK_LENGTH || s == RESP_CHECK_RKEY ||
+	       s == RESP_EXECUTE;
+}
+
+/* A middle packet's payload to @dst with its ICRC computed on the way; false: mismatch (counted). */
+static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_pkt *pkt)
+{
+	return icrc_matches(eng, wire_pkt_icrc_copy(pkt, dst), pkt);
+}
+
+/* ---- Executing ---- */
+
 /*
  * Bytes in ascending order, the very last byte of a message last, so a
  * program spinning on the end of its buffer sees the whole message
@@ -466,13 +526,36 @@ static void place_ordered(uint8_t *dst, const uint8_t *src, uint32_t len, bool l
 	__atomic_store_n(dst + len - 1, src[len - 1], __ATOMIC_RELEASE);
 }
 
-/* A middle packet's payload to @dst with its ICRC computed on the way; false: mismatch (counted). */
-static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_pkt *pkt)
+/* What is left of the request opcodes after sends, writes and reads: the atomics. */
+static enum resp_state execute_atomic(struct resp_ctx *c)
 {
-	if (wire_pkt_icrc_copy(pkt, dst) == pkt->icrc)
-		return true;
-	eng->cnt.drops.count[WIRE_DROP_BAD_ICRC]++;
-	return false;
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+	const struct wire_pkt *pkt = c->pkt;
+	const struct wire_atomic_eth *a = wire_pkt_ext(pkt, WIRE_EXT_ATOMIC_ETH);
+	struct rc_resp_res *x = &r->res[r->res_head % r->nres];
+	uint64_t *p = (uint64_t *)(void *)c->target;
+	uint64_t orig;
+
+	/* Atomic with respect to CPU atomics on the same memory, too. */
+	if ((pkt->opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_COMPARE_SWAP) {
+		orig = wire_get64(a->compare);
+		__atomic_compare_exchange_n(p, &orig, wire_get64(a->swap_add), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, wire_get64(a->swap_add), __ATOMIC_SEQ_CST);
+	}
+	memset(x, 0, sizeof(*x));
+	x->type = RC_RES_ATOMIC;
+	x->pending = true;
+	x->first_psn = x->last_psn = x->cur_psn = pkt->psn;
+	x->orig = orig;
+	r->res_head++;
+	r->msn = (r->msn + 1) & WIRE_MSN_MASK;
+	r->epsn = psn_add(pkt->psn, 1);
+	r->ack_pending = false;
+	rc_qp_kick(qp);
+	return RESP_DONE;
 }
 
 static enum resp_state execute(struct resp_ctx *c)
@@ -505,7 +588,7 @@ static enum resp_state execute(struct resp_ctx *c)
 	if (c->fl & WIRE_OPF_WRITE) {
 		if (c->icrc_unchecked) {
 			if (!copy_checked(qp->eng, c->target, pkt))
-				return RESP_DROP;
+				return RESP_DROP;	/* counted as WIRE_DROP_BAD_ICRC */
 			c->icrc_unchecked = false;
 		} else if (len) {
 			place_ordered(c->target, wire_pkt_payload(pkt), len, ends(c->fl));
@@ -537,33 +620,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		rc_qp_kick(qp);
 		return RESP_DONE;
 	}
-	if (c->fl & WIRE_OPF_ATOMIC) {
-		const struct wire_atomic_eth *a = wire_pkt_ext(pkt, WIRE_EXT_ATOMIC_ETH);
-		struct rc_resp_res *x = &r->res[r->res_head % r->nres];
-		uint64_t *p = (uint64_t *)(void *)c->target;
-		uint64_t orig;
-
-		/* Atomic with respect to CPU atomics on the same memory, too. */
-		if ((pkt->opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_COMPARE_SWAP) {
-			orig = wire_get64(a->compare);
-			__atomic_compare_exchange_n(p, &orig, wire_get64(a->swap_add), false,
-						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-		} else {
-			orig = __atomic_fetch_add(p, wire_get64(a->swap_add), __ATOMIC_SEQ_CST);
-		}
-		memset(x, 0, sizeof(*x));
-		x->type = RC_RES_ATOMIC;
-		x->pending = true;
-		x->first_psn = x->last_psn = x->cur_psn = pkt->psn;
-		x->orig = orig;
-		r->res_head++;
-		r->msn = (r->msn + 1) & WIRE_MSN_MASK;
-		r->epsn = psn_add(pkt->psn, 1);
-		r->ack_pending = false;
-		rc_qp_kick(qp);
-		return RESP_DONE;
-	}
-	return RESP_DROP;
+	return execute_atomic(c);
 }
 
 static enum resp_state complete(struct resp_ctx *c)
@@ -616,7 +673,7 @@ static enum resp_state err_fatal(struct resp_ctx *c, uint8_t code, enum ibv_even
 	if (c->uc) {
 		qp->resp.drop_msg = true;
 		abandon_message(qp);
-		return RESP_DROP;
+		return drop(c, RC_DROP_UC_ERROR);
 	}
 	if (qp->resp.have_wqe)
 		complete_recv(qp, c->pkt, c->status, 0);
@@ -678,11 +735,11 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 
 	/* The Q_Key must match; a mismatch is dropped silently. */
 	if (wire_get32(deth->qkey) != qp->attr.qkey) {
-		qp->cnt.bad_qkey++;
+		qp->cnt.rc_drops.count[RC_DROP_BAD_QKEY]++;
 		return;
 	}
 	if (!rc_rq_count(rq)) {
-		qp->cnt.rx_no_wqe++;
+		qp->cnt.rc_drops.count[RC_DROP_NO_RECV_WQE]++;
 		return;
 	}
 	head = rc_rq_at(rq, rq->head);
@@ -733,14 +790,6 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	qp->cnt.completions++;
 }
 
-/* What may run before an unchecked ICRC is verified: checks that change nothing, and the copy. */
-static bool before_icrc(enum resp_state s)
-{
-	return s == RESP_CHECK_PSN || s == RESP_CHECK_OP_SEQ || s == RESP_CHECK_OP_VALID ||
-	       s == RESP_CHECK_RESOURCE || s == RESP_CHECK_LENGTH || s == RESP_CHECK_RKEY ||
-	       s == RESP_EXECUTE;
-}
-
 void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked)
 {
 	struct resp_ctx c = {
@@ -753,14 +802,18 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 	};
 	enum resp_state s = RESP_CHECK_PSN;
 
-	if (!rc_qp_may_recv(qp))
+	if (!rc_qp_may_recv(qp)) {
+		rc_rx_drop(qp, pkt, icrc_unchecked, RC_DROP_QP_STATE);
 		return;
+	}
 	if (qp->type == IBV_QPT_UD) {
 		ud_rx(qp, pkt);
 		return;
 	}
-	if (qp->resp.fatal)
+	if (qp->resp.fatal) {
+		rc_rx_drop(qp, pkt, icrc_unchecked, RC_DROP_RESP_IN_ERROR);
 		return;
+	}
 	memcpy(qp->resp.reply_mac, pkt->src_mac, 6);
 	qp->resp.reply_mac_ok = true;
 	while (s != RESP_DONE && s != RESP_DROP) {
@@ -773,6 +826,8 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 		s = run_step(&c, s);
 	}
 	RC_TRACE(qp, "resp", resp_state_name[s]);
+	if (s == RESP_DROP && c.drop)
+		rc_rx_drop(qp, pkt, c.icrc_unchecked, c.drop);
 }
 
 /* ---- ECN: Annex A17.9, a CE mark makes the responder send a CNP ---- */

@@ -157,9 +157,6 @@ uint64_t rc_engine_deadline_hint(struct rc_engine *eng);
  */
 bool rc_engine_ack_drained(struct rc_engine *eng);
 
-/* Set when rc_engine_progress() has nothing in flight (for back-off). */
-bool rc_engine_idle(struct rc_engine *eng);
-
 /* ---- Counters ---- */
 
 #define RC_COUNTERS(X)							\
@@ -170,15 +167,55 @@ bool rc_engine_idle(struct rc_engine *eng);
 	X(rem_access_naks_rx)	X(rem_access_naks_tx)			\
 	X(rem_op_naks_rx)	X(rem_op_naks_tx)				\
 	X(duplicates)	X(out_of_sequence)	X(cnps_rx)	X(cnps_tx)	\
-	X(ecn_ce_rx)	X(unknown_qp)	X(tx_no_buffer)	X(cq_overflows)	\
-	X(acks_rx)	X(acks_tx)	X(completions)	X(bad_addr)	\
-	X(bad_qkey)	X(rx_no_wqe)
+	X(ecn_ce_rx)	X(tx_no_buffer)	X(cq_overflows)			\
+	X(acks_rx)	X(acks_tx)	X(completions)
+
+/*
+ * Why the engine dropped a frame wire_parse() accepted, as WIRE_DROP_REASONS
+ * is why the parser refused one: one X-macro (name, description), one counter
+ * per reason.  Silent drops only; what is answered with a NAK is counted by
+ * the NAK counters.  out_of_sequence and duplicates count PSN observations,
+ * whatever became of the packet; SEQ_AFTER_NAK, UC_GAP and DUP_NOT_HELD
+ * count the packets of those that were dropped.
+ */
+#define RC_DROP_REASONS(X)						\
+	X(NONE,		"accepted")					\
+	X(UNKNOWN_QP,	"no QP of the destination QPN")			\
+	X(WRONG_TRANSPORT, "opcode's transport (RC, UC, UD) is not the QP's type") \
+	X(NOT_OUR_ADDR,	"destination GID is none of this device's")	\
+	X(WRONG_PEER,	"source GID is not the connected QP's peer")	\
+	X(QP_STATE,	"the QP's state takes no such packet (RESET, INIT, ERR)") \
+	X(RESP_IN_ERROR, "the responder has an error NAK queued; the QP goes to ERR") \
+	X(SEQ_AFTER_NAK, "RC request past the expected PSN, its gap already NAKed") \
+	X(DUP_NOT_HELD,	"duplicate read or atomic the responder no longer holds") \
+	X(UC_GAP,	"UC packet after a PSN gap, before the next FIRST or ONLY") \
+	X(UC_ERROR,	"UC request in error (length, key, access): message dropped") \
+	X(NO_RECV_WQE,	"UC or UD send with no receive WQE posted")	\
+	X(BAD_QKEY,	"UD Q_Key does not match the QP's")		\
+	X(GHOST_RESPONSE, "response or ACK for a PSN this QP has not sent") \
+	X(STALE_RESPONSE, "response or ACK for PSNs already acknowledged") \
+	X(UNEXPECTED_RESPONSE, "response that does not fit its WQE (kind, PSN, syndrome)")
+
+enum rc_drop {
+#define RC_DROP_ENUM(n, d) RC_DROP_##n,
+	RC_DROP_REASONS(RC_DROP_ENUM)
+#undef RC_DROP_ENUM
+	RC_DROP_COUNT
+};
+
+/* Short identifier ("UNKNOWN_QP") and meaning of a drop reason ("INVALID" past the last). */
+const struct wire_drop_info *rc_drop_info(enum rc_drop reason);
+
+struct rc_drop_stats {
+	uint64_t count[RC_DROP_COUNT];
+};
 
 struct rc_counters {
 #define RC_COUNTER_FIELD(n) uint64_t n;
 	RC_COUNTERS(RC_COUNTER_FIELD)
 #undef RC_COUNTER_FIELD
 	struct wire_drop_stats drops;	/* frames wire_parse() rejected */
+	struct rc_drop_stats rc_drops;	/* frames the engine dropped after parsing */
 };
 
 /* Names in field order, for printing; NULL-terminated. */

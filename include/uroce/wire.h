@@ -406,6 +406,21 @@ enum wire_drop {
 const char *wire_drop_name(enum wire_drop reason);
 const char *wire_drop_desc(enum wire_drop reason);
 
+/*
+ * A drop reason's name and meaning.  The layers above keep vocabularies of
+ * their own in the same X-macro form (RC_DROP_REASONS ...): the X
+ * WIRE_DROP_INFO makes their table, in enum order, and wire_drop_info_at()
+ * looks in it.
+ */
+struct wire_drop_info {
+	const char	*name;
+	const char	*desc;
+};
+#define WIRE_DROP_INFO(n, d) { #n, d },
+/* &@tbl[@reason], or for a @reason past @count an entry "INVALID", "not a drop reason". */
+const struct wire_drop_info *wire_drop_info_at(const struct wire_drop_info *tbl, unsigned count,
+					       unsigned reason);
+
 /* Counters, one per reason; the caller owns them (per port, per thread). */
 struct wire_drop_stats {
 	uint64_t count[WIRE_DROP_COUNT];

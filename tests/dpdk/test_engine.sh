@@ -40,6 +40,9 @@ grep -q "^udeA pid [0-9]* af_packet:$VA" $WORK/stat && grep -q "^udeB pid [0-9]*
 	grep -q "  qp 0x" $WORK/stat && ok "uroce stat shows both processes and their QPs" || fail "uroce stat: $(cat $WORK/stat)"
 $PY -c "import json,sys; d=json.load(open('$WORK/stat.json')); assert len(d)==2 and all(x['counters']['rx_roce']>0 and x['qps'] for x in d)" &&
 	ok "uroce stat -j parses, counters move" || fail "uroce stat -j: $(head -c 300 $WORK/stat.json)"
+$PY -c "import json,sys; d=json.load(open('$WORK/stat.json')); assert all('drop_bad_icrc' in x['counters'] and 'drop_wrong_transport' in x['counters'] and all('drop_wrong_peer' in q for q in x['qps']) for x in d)" &&
+	ok "uroce stat -j has the parser's and the engine's drop reasons, the engine's per QP" ||
+	fail "uroce stat -j drop reasons: $(head -c 300 $WORK/stat.json)"
 ok "bw (af_packet, PMTU 4096): $(grep write_bw $WORK/bw.c)"
 
 # Go-Back-N under 1% loss each way: data still checks out.

@@ -552,8 +552,8 @@ START_TEST(bogus_acks_ignored)
 	h_inject(&p.e, 0, &d, NULL, 0);
 	h_run(&p.e, 1000);
 	ck_assert_int_eq(rc_cq_poll(p.e.cq[0], 1, &wc), 0);
-	ck_assert_uint_eq(h_qp_counters(p.qp[0]).bad_addr, 1);
-	ck_assert_uint_eq(h_qp_counters(p.qp[0]).out_of_sequence, 1);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).rc_drops.count[RC_DROP_WRONG_PEER], 1);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).rc_drops.count[RC_DROP_GHOST_RESPONSE], 1);
 	h_pair_fini(&p);
 }
 END_TEST

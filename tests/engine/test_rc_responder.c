@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <endian.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -856,7 +857,7 @@ START_TEST(wrong_transport_or_source_dropped)
 	/* A UC opcode to an RC QP. */
 	d = req(&r, WIRE_OPC_UC | WIRE_OP_SEND_ONLY, EPSN, true);
 	inject(&r, &d, data, sizeof(data));
-	ck_assert_uint_eq(qp_cnt(r.qp).unknown_qp, 1);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_WRONG_TRANSPORT], 1);
 	/* Right QP, but from an address that is not its peer. */
 	d = req(&r, WIRE_OP_WRITE_ONLY, EPSN, true);
 	d.reth.va = (uintptr_t)r.mem;
@@ -867,7 +868,7 @@ START_TEST(wrong_transport_or_source_dropped)
 	d.src_gid[15] = 77;
 	h_gid(1, 0, d.dst_gid);
 	inject(&r, &d, data, sizeof(data));
-	ck_assert_uint_eq(qp_cnt(r.qp).bad_addr, 1);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_WRONG_PEER], 1);
 	ck_assert_uint_eq(n_acks(&r), 0);
 	ck_assert_uint_eq(r.mem[0], 0);
 	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
@@ -936,6 +937,357 @@ START_TEST(ce_mark_sends_cnp)
 }
 END_TEST
 
+/* ---- Drop reasons: each frame the engine drops unanswered is counted once, by its reason ---- */
+
+#define QKEY		0x1234
+
+struct drop_case {
+	struct rsp		r;
+	struct rc_counters	before, qp_before;	/* side 1 just before the frame */
+	bool			engine_level;	/* the frame has no QP to count it */
+};
+
+static void snap(struct drop_case *t)
+{
+	rc_engine_counters(t->r.e.eng[1], &t->before);
+	t->qp_before = qp_cnt(t->r.qp);
+}
+
+/* The RC QP sends what it is asked to (dropped on the link), without a timer. */
+static void drop_init_sender(struct drop_case *t)
+{
+	struct h_conn c = { .no_timeout = true };
+
+	rsp_init_type(&t->r, IBV_QPT_RC, &c);
+}
+
+static void post_write(struct rsp *r, uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)r->mem, len, rc_mr_lkey(r->mr) };
+
+	ck_assert_int_eq(h_post_send(r->qp, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)r->mem,
+				     rc_mr_rkey(r->mr), IBV_SEND_SIGNALED), 0);
+	h_run(&r->e, RUN_NS);
+}
+
+static void inject_ack(struct rsp *r, uint8_t opcode, uint32_t psn)
+{
+	struct wire_build_desc d = req(r, opcode, psn, false);
+
+	d.aeth.syndrome = SYN_ACK;
+	inject(r, &d, NULL, 0);
+}
+
+static void write_at(struct rsp *r, uint32_t psn, uint32_t rkey)
+{
+	static const uint8_t data[16] = { 1 };
+
+	write_only(r, psn, true, (uintptr_t)r->mem, rkey, data, sizeof(data));
+}
+
+static void make_unknown_qp(struct drop_case *t)
+{
+	struct wire_build_desc d;
+
+	rsp_init(&t->r);
+	t->engine_level = true;
+	d = req(&t->r, WIRE_OP_SEND_ONLY, EPSN, true);
+	d.dest_qp = 0x777;
+	snap(t);
+	inject(&t->r, &d, NULL, 0);
+}
+
+/* A UD send to an RC QP: its QP exists, its transport is not the QP's. */
+static void make_wrong_transport(struct drop_case *t)
+{
+	struct wire_build_desc d;
+
+	rsp_init(&t->r);
+	d = req(&t->r, WIRE_OPC_UD | WIRE_OP_SEND_ONLY, EPSN, false);
+	d.deth.qkey = QKEY;
+	d.deth.src_qp = PEER_QPN;
+	snap(t);
+	inject(&t->r, &d, "ud", 2);
+}
+
+/* A send to the RC QP whose source or destination GID ends in another byte (0: as it should). */
+static void send_between(struct drop_case *t, uint8_t src_last, uint8_t dst_last)
+{
+	struct wire_build_desc d;
+
+	rsp_init(&t->r);
+	d = req(&t->r, WIRE_OP_SEND_ONLY, EPSN, true);
+	d.ip_version = 4;
+	h_gid(0, 0, d.src_gid);
+	h_gid(1, 0, d.dst_gid);
+	if (src_last)
+		d.src_gid[15] = src_last;
+	if (dst_last)
+		d.dst_gid[15] = dst_last;
+	snap(t);
+	inject(&t->r, &d, NULL, 0);
+}
+
+static void make_not_our_addr(struct drop_case *t)
+{
+	send_between(t, 0, 88);
+}
+
+static void make_wrong_peer(struct drop_case *t)
+{
+	send_between(t, 77, 0);
+}
+
+static void make_qp_state(struct drop_case *t)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	rsp_init(&t->r);
+	ck_assert_int_eq(rc_qp_modify(t->r.qp, &a, IBV_QP_STATE), 0);
+	h_run(&t->r.e, RUN_NS);
+	snap(t);
+	write_at(&t->r, EPSN, rc_mr_rkey(t->r.mr));
+}
+
+/* A request behind one that earned an error NAK, in the same burst (before the QP is in ERR). */
+static void make_resp_in_error(struct drop_case *t)
+{
+	static const uint8_t data[16] = { 1 };
+	struct wire_build_desc d;
+
+	rsp_init(&t->r);
+	snap(t);
+	d = req(&t->r, WIRE_OP_WRITE_ONLY, EPSN, true);
+	d.reth.va = (uintptr_t)t->r.mem;
+	d.reth.rkey = rc_mr_rkey(t->r.mr) ^ 0x100;
+	d.reth.len = sizeof(data);
+	h_inject(&t->r.e, 1, &d, data, sizeof(data));
+	d = req(&t->r, WIRE_OP_SEND_ONLY, EPSN + 1, true);
+	inject(&t->r, &d, NULL, 0);
+	ck_assert_uint_eq(n_acks(&t->r), 1);
+	ck_assert_uint_eq(ack(&t->r, 0)->syndrome, SYN_NAK(WIRE_NAK_REM_ACCESS_ERR));
+}
+
+static void make_seq_after_nak(struct drop_case *t)
+{
+	rsp_init(&t->r);
+	write_at(&t->r, EPSN + 1, rc_mr_rkey(t->r.mr));
+	ck_assert_uint_eq(n_acks(&t->r), 1);
+	snap(t);
+	write_at(&t->r, EPSN + 2, rc_mr_rkey(t->r.mr));
+	ck_assert_uint_eq(n_acks(&t->r), 1);
+}
+
+/* A duplicate atomic the responder never executed: nothing to answer it from. */
+static void make_dup_not_held(struct drop_case *t)
+{
+	struct wire_build_desc d;
+
+	rsp_init(&t->r);
+	d = req(&t->r, WIRE_OP_FETCH_ADD, EPSN - 1, false);
+	d.atomic.va = (uintptr_t)t->r.mem;
+	d.atomic.rkey = rc_mr_rkey(t->r.mr);
+	d.atomic.swap_add = 1;
+	snap(t);
+	inject(&t->r, &d, NULL, 0);
+}
+
+static void make_uc_gap(struct drop_case *t)
+{
+	struct wire_build_desc d;
+
+	rsp_init_type(&t->r, IBV_QPT_UC, NULL);
+	d = req(&t->r, WIRE_OPC_UC | WIRE_OP_SEND_LAST, EPSN + 2, false);
+	snap(t);
+	inject(&t->r, &d, "gap", 3);
+}
+
+static void make_uc_error(struct drop_case *t)
+{
+	static const uint8_t data[16] = { 1 };
+	struct wire_build_desc d;
+
+	rsp_init_type(&t->r, IBV_QPT_UC, NULL);
+	d = req(&t->r, WIRE_OPC_UC | WIRE_OP_WRITE_ONLY, EPSN, false);
+	d.reth.va = (uintptr_t)t->r.mem;
+	d.reth.rkey = rc_mr_rkey(t->r.mr) ^ 0x100;
+	d.reth.len = sizeof(data);
+	snap(t);
+	inject(&t->r, &d, data, sizeof(data));
+}
+
+static void make_no_recv_wqe(struct drop_case *t)
+{
+	struct wire_build_desc d;
+
+	rsp_init_type(&t->r, IBV_QPT_UC, NULL);
+	d = req(&t->r, WIRE_OPC_UC | WIRE_OP_SEND_ONLY, EPSN, false);
+	snap(t);
+	inject(&t->r, &d, "no wqe", 6);
+}
+
+static void make_bad_qkey(struct drop_case *t)
+{
+	struct h_conn c = { .qkey = QKEY };
+	struct wire_build_desc d;
+
+	rsp_init_type(&t->r, IBV_QPT_UD, &c);
+	post_recv(&t->r, 1, 0, 4096, rc_mr_lkey(t->r.mr));
+	d = req(&t->r, WIRE_OPC_UD | WIRE_OP_SEND_ONLY, 0, false);
+	d.deth.qkey = QKEY + 1;
+	d.deth.src_qp = PEER_QPN;
+	snap(t);
+	inject(&t->r, &d, "qkey", 4);
+}
+
+/* An ACK for PSN 5 from a QP that has sent nothing. */
+static void make_ghost_response(struct drop_case *t)
+{
+	rsp_init(&t->r);
+	snap(t);
+	inject_ack(&t->r, WIRE_OP_ACKNOWLEDGE, 5);
+}
+
+/* The ACK of a write, again once the write is complete. */
+static void make_stale_response(struct drop_case *t)
+{
+	struct ibv_wc wc;
+
+	drop_init_sender(t);
+	post_write(&t->r, 64);
+	inject_ack(&t->r, WIRE_OP_ACKNOWLEDGE, 0);
+	ck_assert_int_eq(rc_cq_poll(t->r.e.cq[1], 1, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	snap(t);
+	inject_ack(&t->r, WIRE_OP_ACKNOWLEDGE, 0);
+}
+
+/* A read response to a write. */
+static void make_unexpected_response(struct drop_case *t)
+{
+	drop_init_sender(t);
+	post_write(&t->r, 64);
+	snap(t);
+	inject_ack(&t->r, WIRE_OP_READ_RESP_ONLY, 0);
+}
+
+static void (*const make_drop[RC_DROP_COUNT])(struct drop_case *) = {
+	[RC_DROP_UNKNOWN_QP]		= make_unknown_qp,
+	[RC_DROP_WRONG_TRANSPORT]	= make_wrong_transport,
+	[RC_DROP_NOT_OUR_ADDR]		= make_not_our_addr,
+	[RC_DROP_WRONG_PEER]		= make_wrong_peer,
+	[RC_DROP_QP_STATE]		= make_qp_state,
+	[RC_DROP_RESP_IN_ERROR]		= make_resp_in_error,
+	[RC_DROP_SEQ_AFTER_NAK]		= make_seq_after_nak,
+	[RC_DROP_DUP_NOT_HELD]		= make_dup_not_held,
+	[RC_DROP_UC_GAP]		= make_uc_gap,
+	[RC_DROP_UC_ERROR]		= make_uc_error,
+	[RC_DROP_NO_RECV_WQE]		= make_no_recv_wqe,
+	[RC_DROP_BAD_QKEY]		= make_bad_qkey,
+	[RC_DROP_GHOST_RESPONSE]	= make_ghost_response,
+	[RC_DROP_STALE_RESPONSE]	= make_stale_response,
+	[RC_DROP_UNEXPECTED_RESPONSE]	= make_unexpected_response,
+};
+
+/* The frame made for reason _i moves that reason's counter by one, and no other drop counter. */
+START_TEST(each_drop_reason_counted)
+{
+	enum rc_drop why = (enum rc_drop)_i;
+	struct drop_case t = { 0 };
+	struct rc_counters after, qp_after;
+
+	ck_assert_msg(make_drop[why], "no frame for %s", rc_drop_info(why)->name);
+	make_drop[why](&t);
+	rc_engine_counters(t.r.e.eng[1], &after);
+	qp_after = qp_cnt(t.r.qp);
+	for (unsigned i = 0; i < RC_DROP_COUNT; i++) {
+		uint64_t moved = after.rc_drops.count[i] - t.before.rc_drops.count[i];
+		uint64_t qp_moved = qp_after.rc_drops.count[i] - t.qp_before.rc_drops.count[i];
+
+		ck_assert_msg(moved == (i == why), "for %s, %s moved by %" PRIu64,
+			      rc_drop_info(why)->name, rc_drop_info((enum rc_drop)i)->name, moved);
+		/* Counted against the QP the frame was for, when it has one. */
+		ck_assert_uint_eq(qp_moved, i == why && !t.engine_level);
+	}
+	for (unsigned i = 0; i < WIRE_DROP_COUNT; i++)
+		ck_assert_uint_eq(after.drops.count[i], t.before.drops.count[i]);
+	rsp_fini(&t.r);
+}
+END_TEST
+
+/*
+ * Every reason has a name and a description; the names differ from each
+ * other and from the parser's, as drops.NAME in fixtures and drop_name in
+ * `uroce stat` name one counter.
+ */
+START_TEST(drop_names_and_descriptions)
+{
+	const struct wire_drop_info *none = rc_drop_info(RC_DROP_COUNT);
+
+	for (unsigned r = 1; r < RC_DROP_COUNT; r++) {
+		const struct wire_drop_info *in = rc_drop_info((enum rc_drop)r);
+
+		ck_assert_ptr_ne(in, none);
+		ck_assert_ptr_nonnull(in->name);
+		ck_assert_ptr_nonnull(in->desc);
+		ck_assert_uint_gt(strlen(in->name), 0);
+		ck_assert_uint_gt(strlen(in->desc), 5);
+		for (unsigned s = 0; s < r; s++)
+			ck_assert_str_ne(in->name, rc_drop_info((enum rc_drop)s)->name);
+		for (unsigned w = 1; w < WIRE_DROP_COUNT; w++)
+			ck_assert_str_ne(in->name, wire_drop_name((enum wire_drop)w));
+	}
+	ck_assert_str_eq(rc_drop_info(RC_DROP_WRONG_TRANSPORT)->name, "WRONG_TRANSPORT");
+	ck_assert_str_eq(none->name, "INVALID");
+	ck_assert_ptr_eq(rc_drop_info((enum rc_drop)-1), none);
+}
+END_TEST
+
+/* execute() takes a request that is no send, write or read for an atomic. */
+START_TEST(request_opcodes_are_send_write_read_or_atomic)
+{
+	const wire_op_flags kinds = WIRE_OPF_SEND | WIRE_OPF_WRITE | WIRE_OPF_READ |
+				    WIRE_OPF_ATOMIC;
+
+	for (unsigned op = 0; op < 256; op++) {
+		wire_op_flags fl = wire_opcode[op].flags;
+
+		if (wire_opcode_valid((uint8_t)op) && (fl & WIRE_OPF_REQUEST))
+			ck_assert_msg(__builtin_popcount(fl & kinds) == 1, "opcode %#x", op);
+	}
+}
+END_TEST
+
+/*
+ * A write's middle packet whose ICRC is left to the copy, to a QP that no
+ * longer receives: a corrupted one counts as BAD_ICRC, not as QP_STATE.
+ */
+START_TEST(deferred_icrc_drop_counted_once)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	uint8_t data[2 * 1024] = { 0 };
+	struct wire_build_desc d;
+	struct rsp r;
+
+	rsp_init(&r);
+	d = req(&r, WIRE_OP_WRITE_FIRST, EPSN, false);
+	d.reth.va = (uintptr_t)r.mem;
+	d.reth.rkey = rc_mr_rkey(r.mr);
+	d.reth.len = 3 * 1024;
+	inject(&r, &d, data, 1024);
+	ck_assert_int_eq(rc_qp_modify(r.qp, &a, IBV_QP_STATE), 0);
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 1, false);
+	inject_corrupted(&r, &d, data + 1024, 1024);
+	ck_assert_uint_eq(icrc_drops(&r), 1);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_QP_STATE], 0);
+	d = req(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 1, false);
+	inject(&r, &d, data + 1024, 1024);
+	ck_assert_uint_eq(icrc_drops(&r), 1);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_QP_STATE], 1);
+	rsp_fini(&r);
+}
+END_TEST
+
 Suite *rc_responder_suite(void)
 {
 	Suite *s = suite_create("rc_responder");
@@ -970,6 +1322,13 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, uc_gap_drops_message);
 	tcase_add_test(tc, ce_mark_sends_cnp);
 	tcase_add_test(tc, new_read_takes_busy_oldest_slot);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("drops");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, each_drop_reason_counted, 1, RC_DROP_COUNT);
+	tcase_add_test(tc, drop_names_and_descriptions);
+	tcase_add_test(tc, request_opcodes_are_send_write_read_or_atomic);
+	tcase_add_test(tc, deferred_icrc_drop_counted_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

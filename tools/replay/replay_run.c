@@ -682,10 +682,16 @@ static void judge_memory(struct run *r)
 
 static bool counter_value(const struct rc_counters *c, const char *name, uint64_t *v)
 {
+	/* drops.NAME: a reason of the parser's vocabulary or of the engine's (the names differ). */
 	if (!strncmp(name, "drops.", 6)) {
 		for (unsigned i = 0; i < WIRE_DROP_COUNT; i++)
 			if (!strcmp(name + 6, wire_drop_name((enum wire_drop)i))) {
 				*v = c->drops.count[i];
+				return true;
+			}
+		for (unsigned i = 0; i < RC_DROP_COUNT; i++)
+			if (!strcmp(name + 6, rc_drop_info((enum rc_drop)i)->name)) {
+				*v = c->rc_drops.count[i];
 				return true;
 			}
 		return false;

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/* Receive: port and self-ring frames parsed, checked against QP and address, dispatched. */
+#include "rc_internal.h"
+
+static bool type_matches(const struct rc_qp *qp, wire_op_flags fl)
+{
+	switch (qp->type) {
+	case IBV_QPT_RC:
+		return fl & WIRE_OPF_RC;
+	case IBV_QPT_UC:
+		return fl & WIRE_OPF_UC;
+	case IBV_QPT_UD:
+		return fl & WIRE_OPF_UD;
+	default:
+		return false;
+	}
+}
+
+void rc_rx_drop(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked,
+		enum rc_drop why)
+{
+	if (!icrc_unchecked || rc_icrc_ok(qp->eng, pkt))
+		qp->cnt.rc_drops.count[why]++;
+}
+
+/* Addressed to us, and for a connected QP sent by its peer; RC_DROP_NONE when so. */
+static enum rc_drop check_addr(const struct rc_engine *eng, const struct rc_qp *qp,
+			       const struct wire_pkt *pkt)
+{
+	if (eng->n_gids && !rc_gid_is_local(eng, pkt->dst_gid))
+		return RC_DROP_NOT_OUR_ADDR;
+	if (qp->type != IBV_QPT_UD && memcmp(pkt->src_gid, qp->path.dgid, 16))
+		return RC_DROP_WRONG_PEER;
+	return RC_DROP_NONE;
+}
+
+/* @ext: the frame's zero-copy payload (port_frame.ext), NULL when contiguous. */
+static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
+		     const struct port_frame *ext, bool local)
+{
+	struct wire_pkt pkt;
+	enum wire_drop r;
+	enum rc_drop why;
+	struct rc_qp *qp;
+	bool unchecked;
+
+	/* Frames this engine built itself cannot be corrupted on the way. */
+	r = wire_parse(data, len, WIRE_PARSE_SKIP_ICRC, &pkt);
+	if (ext && !r) {
+		/* The port said where the payload is: it must be where the headers put it. */
+		if (unlikely(pkt.payload_off != ext->ext_off || pkt.payload_len != ext->ext_len))
+			r = WIRE_DROP_BAD_PAYLOAD_LEN;
+		else
+			pkt.payload = ext->ext;
+	}
+	if (unlikely(r)) {
+		eng->cnt.rx_packets++;
+		eng->cnt.rx_bytes += len;
+		eng->cnt.drops.count[r]++;
+		return;
+	}
+	qp = rc_hash_get(&eng->qps, pkt.dest_qp);
+	unchecked = !local && qp && rc_resp_icrc_deferred(qp, &pkt);
+	if (!local && !unchecked && !rc_icrc_ok(eng, &pkt)) {
+		eng->cnt.rx_packets++;
+		eng->cnt.rx_bytes += len;
+		return;
+	}
+	if (unlikely(!qp)) {
+		/* Same host, another engine's QP: it is received there, not here. */
+		if (local && eng->cfg.local_forward &&
+		    eng->cfg.local_forward(eng->cfg.local_forward_arg, pkt.dest_qp, data, len) == 0)
+			return;
+		eng->cnt.rx_packets++;
+		eng->cnt.rx_bytes += len;
+		eng->cnt.rc_drops.count[RC_DROP_UNKNOWN_QP]++;
+		return;
+	}
+	qp->cnt.rx_packets++;
+	qp->cnt.rx_bytes += len;
+	why = check_addr(eng, qp, &pkt);
+	if (unlikely(why)) {
+		rc_rx_drop(qp, &pkt, unchecked, why);
+		return;
+	}
+	if (unlikely(pkt.op->flags & WIRE_OPF_CNP)) {
+		/* Annex A17.9: the requester counts it; rate control is not done here. */
+		qp->cnt.cnps_rx++;
+		return;
+	}
+	if (unlikely(!type_matches(qp, pkt.op->flags))) {
+		rc_rx_drop(qp, &pkt, unchecked, RC_DROP_WRONG_TRANSPORT);
+		return;
+	}
+	if (pkt.op->flags & WIRE_OPF_REQUEST) {
+		if (unlikely((pkt.tclass & WIRE_ECN_MASK) == WIRE_ECN_CE) &&
+		    (!unchecked || rc_icrc_ok(eng, &pkt))) {
+			unchecked = false;
+			rc_resp_ecn(qp, &pkt);
+		}
+		rc_resp_rx(qp, &pkt, unchecked);
+		eng->pass_rx_request = true;
+	} else {
+		rc_comp_rx(qp, &pkt);
+		if (pkt.opcode == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE) && qp->sq_head == qp->sq_tail)
+			eng->pass_ack_drained = true;
+	}
+}
+
+static unsigned self_ring_rx(struct rc_engine *eng, unsigned budget)
+{
+	uint32_t end = eng->self_tail;
+	unsigned n = 0;
+
+	while (eng->self_head != end && n < budget) {
+		struct rc_self_slot *s = &eng->self_ring[eng->self_head % RC_SELF_SLOTS];
+
+		rx_frame(eng, s->data, s->len, NULL, true);
+		eng->self_head++;
+		n++;
+	}
+	return n;
+}
+
+static unsigned port_rx(struct rc_engine *eng, unsigned budget)
+{
+	struct port_frame f[RC_BURST];
+	unsigned total = 0;
+
+	while (total < budget) {
+		unsigned want = budget - total < RC_BURST ? budget - total : RC_BURST;
+		unsigned n = eng->port->ops->rx_burst(eng->port, f, want);
+
+		if (n == 0)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			/* The next frame's headers and trailer load while this one is handled. */
+			if (i + 1 < n) {
+				__builtin_prefetch(f[i + 1].data);
+				__builtin_prefetch(f[i + 1].data + 64);
+				/* Pad and ICRC: past the payload, on a line of their own. */
+				__builtin_prefetch(f[i + 1].data + f[i + 1].len - WIRE_ICRC_LEN);
+			}
+			rx_frame(eng, f[i].data, f[i].len,
+				 eng->port->tx_ext && f[i].ext ? &f[i] : NULL, false);
+		}
+		eng->port->ops->rx_release(eng->port, f, n);
+		total += n;
+		if (n < want)
+			break;
+	}
+	return total;
+}
+
+/* Frames from this engine's own QPs first (they were sent in the last pass), then the port's. */
+unsigned rc_rx_poll(struct rc_engine *eng, unsigned budget)
+{
+	unsigned n = eng->self_ring ? self_ring_rx(eng, budget) : 0;
+
+	return n + port_rx(eng, budget);
+}
