@@ -48,6 +48,9 @@ const char *const dp_port_counter_names[] = {
 #define AF_PACKET_FRAMES	4096
 /* How long a closing memif port leaves its rings to the peer. */
 #define MEMIF_CLOSE_LINGER_NS	(100 * 1000 * 1000)
+/* How long a memif client's open waits for the handshake with a server that accepted it. */
+#define MEMIF_CONNECT_WAIT_NS	(1000 * 1000 * 1000ull)
+#define MEMIF_CONNECT_POLL_NS	(1000 * 1000)
 /* Largest RoCE v2 frame: Ethernet + VLAN + IPv6 + UDP + BTH + AtomicETH + 4096 + pad + ICRC. */
 #define ROCE_MAX_FRAME		(14 + 4 + 40 + 8 + 12 + 28 + 4096 + 3 + 4)
 /* AF_XDP chunk = mempool object <= one page: 64 header + 128 mbuf + 3840 data room. */
@@ -96,7 +99,9 @@ struct dp_port {
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
 	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
 	uint64_t		next_start_ns;
+	bool			memif;
 	bool			memif_client;
+	atomic_bool		peer_seen;	/* memif: a peer was connected (losing it is a link down) */
 	uint64_t		link_down_since;	/* memif client: when its link was first seen down */
 	_Atomic uint64_t	ring_drops;
 };
@@ -116,6 +121,16 @@ static inline unsigned burst_bucket(unsigned n)
 static inline bool mac_eq(const uint8_t *a, const uint8_t *b)
 {
 	return !memcmp(a, b, 6);
+}
+
+/* The ethdev's own link status, where DPDK owns the link (memif: a peer is connected). */
+static bool ethdev_link_up(struct dp_port *dp)
+{
+	struct rte_eth_link link;
+
+	return atomic_load_explicit(&dp->started, memory_order_relaxed) &&
+	       rte_eth_link_get_nowait(dp->port_id, &link) == 0 &&
+	       link.link_status == RTE_ETH_LINK_UP;
 }
 
 /* ---- Transmit ---- */
@@ -154,7 +169,11 @@ static void send_staged(struct dp_port *dp)
 		sent += rte_eth_tx_burst(dp->port_id, 0, dp->tx + sent, (uint16_t)(n - sent));
 	if (sent < n) {
 		rte_pktmbuf_free_bulk(dp->tx + sent, n - sent);
-		dp->cnt.tx_dropped += n - sent;
+		/* A memif PMD takes nothing while no peer is connected: the link is down. */
+		if (sent == 0 && dp->memif && !ethdev_link_up(dp))
+			dp->cnt.tx_link_down += n;
+		else
+			dp->cnt.tx_dropped += n - sent;
 	}
 	dp->cnt.tx_frames += sent;
 	(&dp->cnt.tx_burst_1)[burst_bucket(n)]++;
@@ -395,17 +414,18 @@ static unsigned try_start(struct dp_port *dp)
 /*
  * A memif server answers a client that knocks before the server device has
  * started with "ID not found", and the client does not try again: restart a
- * client whose link stays down, a few times a second.
+ * client whose link stays down, a few times a second.  A link seen up means
+ * a peer was connected, whose loss is then a link down (memif_link_state()).
  */
 static void memif_watch(struct dp_port *dp)
 {
-	struct rte_eth_link link;
 	uint64_t now = dp_mono_ns();
 
 	if (now < dp->next_start_ns)
 		return;
 	dp->next_start_ns = now + START_RETRY_NS;
-	if (rte_eth_link_get_nowait(dp->port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP) {
+	if (ethdev_link_up(dp)) {
+		atomic_store(&dp->peer_seen, true);
 		dp->link_down_since = 0;
 		return;
 	}
@@ -470,6 +490,9 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 	if (n) {
 		(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
 		dp->cnt.rx_frames += n;
+		/* A frame came through: a peer is connected, however briefly (memif_link_state()). */
+		if (dp->memif && !atomic_load_explicit(&dp->peer_seen, memory_order_relaxed))
+			atomic_store(&dp->peer_seen, true);
 	} else if (unlikely(dp->memif_client)) {
 		memif_watch(dp);
 	}
@@ -1009,6 +1032,42 @@ static void read_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned *n)
 	*n = k < 0 ? 0 : (unsigned)k;
 }
 
+/*
+ * The state a memif port reports (docs/dataplane.md, "memif link state"):
+ * the socket is the cable.  A server listens from its open and a client
+ * connects from its open on (or as soon as its server appears), so both
+ * are ACTIVE before their peer process has come; frames sent meanwhile are
+ * lost like on a wire nobody listens on (counted tx_link_down) and RC
+ * retransmission recovers them.  Once a peer has been connected, losing it
+ * is a link down (IBV_EVENT_PORT_ERR) until a peer connects again.
+ */
+static bool memif_link_state(struct dp_port *dp)
+{
+	if (ethdev_link_up(dp)) {
+		atomic_store(&dp->peer_seen, true);
+		return true;
+	}
+	return !atomic_load(&dp->peer_seen);
+}
+
+/*
+ * A memif client whose server accepted the connection: the handshake runs
+ * in DPDK's interrupt thread, a few messages each way.  Wait for it, bounded,
+ * so that the application's first frames find the rings; a server slower
+ * than that leaves the port ACTIVE and connected a little later.
+ */
+static void memif_wait_connected(struct dp_port *dp)
+{
+	uint64_t end = dp_mono_ns() + MEMIF_CONNECT_WAIT_NS;
+
+	while (!ethdev_link_up(dp)) {
+		if (dp_mono_ns() >= end)
+			return;
+		nanosleep(&(struct timespec){ .tv_nsec = MEMIF_CONNECT_POLL_NS }, NULL);
+	}
+	atomic_store(&dp->peer_seen, true);
+}
+
 int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpns,
 		 struct dp_port **out, char *err, size_t errlen)
 {
@@ -1044,7 +1103,8 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	}
 	dp->cfg = *cfg;
 	dp->uses_netdev = host_pmd_uses_netdev(cfg->pmd);
-	dp->memif_client = cfg->pmd == HOST_PMD_MEMIF && strstr(cfg->pmd_args, "role=client");
+	dp->memif = cfg->pmd == HOST_PMD_MEMIF;
+	dp->memif_client = dp->memif && strstr(cfg->pmd_args, "role=client");
 	dp->qpns = qpns;
 	dp->xdp_prog_fd = -1;
 	dp->neigh_tap_fd = -1;
@@ -1086,6 +1146,8 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	pthread_mutex_unlock(&probe_lock);
 	if (ret)
 		goto err_close;
+	if (dp->memif_client && atomic_load(&dp->started))
+		memif_wait_connected(dp);
 	if (dp->xdp_prog_fd >= 0) {
 		close(dp->xdp_prog_fd);
 		dp->xdp_prog_fd = -1;
@@ -1099,7 +1161,7 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	dp->base.ops = &dp_port_ops;
 	snprintf(dp->name, sizeof(dp->name), "%s:%s", host_pmd_name(cfg->pmd), cfg->netdev);
 	dp->base.name = dp->name;
-	atomic_store(&dp->link_up, link.up);
+	atomic_store(&dp->link_up, dp->memif ? memif_link_state(dp) : link.up);
 
 	memset(&ncfg, 0, sizeof(ncfg));
 	memcpy(ncfg.mac, dp->base.mac, 6);
@@ -1207,11 +1269,10 @@ unsigned dp_port_refresh(struct dp_port *dp)
 
 		up = host_netdev_info(dp->cfg.netdev, &info, err, sizeof(err)) == 0 && info.up &&
 		     info.ifindex == dp->ifindex;
+	} else if (dp->memif) {
+		up = memif_link_state(dp);
 	} else {
-		struct rte_eth_link link;
-
-		up = atomic_load(&dp->started) && rte_eth_link_get_nowait(dp->port_id, &link) == 0 &&
-		     link.link_status == RTE_ETH_LINK_UP;
+		up = ethdev_link_up(dp);
 	}
 	if (up != atomic_exchange(&dp->link_up, up))
 		changes |= DP_PORT_LINK_CHANGED;

@@ -161,29 +161,22 @@ gid_v4() { UROCE_RUN_DIR=$2 ip netns exec $1 $UROCE link show $3 | awk '/::ffff:
 # ends up in $OUT/logs/LOGNAME.log (the server's in LOGNAME.srv.log).
 perftest() {
 	local name=$1 tool=$2; shift 2
-	local slog=$OUT/logs/$name.srv.log clog=$OUT/logs/$name.log spid rc=1
-	# A memif port is down until its peer process has connected; a perftest that queries the port
-	# before then gives up ("Port number 1 state is Down"): run the pair again.
-	for attempt in $(seq 10); do
-		PORT=$((PORT + 1))
-		bg $slog env UROCE_RUN_DIR=$S_RUN ip netns exec $S_NS timeout 150 \
-			${PERF_S[@]+"${PERF_S[@]}"} $UROCE exec -- $tool -d $S_DEV -x $S_GID -F -p $PORT "$@"
-		spid=$LASTPID
-		if wait_tcp $S_NS $PORT $spid; then
-			UROCE_RUN_DIR=$C_RUN ip netns exec $C_NS timeout 150 \
-				${PERF_C[@]+"${PERF_C[@]}"} $UROCE exec -- $tool -d $C_DEV -x $C_GID -F -p $PORT \
-				"$@" $PEER >$clog 2>&1
-			rc=$?
-			for _ in $(seq 100); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
-		else
-			echo "server did not listen" >$clog
-			rc=1
-		fi
-		stop $spid
-		[ $rc = 0 ] && return 0
-		grep -q 'state is Down' $slog $clog || return $rc
-		echo "    (attempt $attempt of $name: port down, again)"
-	done
+	local slog=$OUT/logs/$name.srv.log clog=$OUT/logs/$name.log spid rc
+	PORT=$((PORT + 1))
+	bg $slog env UROCE_RUN_DIR=$S_RUN ip netns exec $S_NS timeout 150 \
+		${PERF_S[@]+"${PERF_S[@]}"} $UROCE exec -- $tool -d $S_DEV -x $S_GID -F -p $PORT "$@"
+	spid=$LASTPID
+	if wait_tcp $S_NS $PORT $spid; then
+		UROCE_RUN_DIR=$C_RUN ip netns exec $C_NS timeout 150 \
+			${PERF_C[@]+"${PERF_C[@]}"} $UROCE exec -- $tool -d $C_DEV -x $C_GID -F -p $PORT \
+			"$@" $PEER >$clog 2>&1
+		rc=$?
+		for _ in $(seq 100); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
+	else
+		echo "server did not listen" >$clog
+		rc=1
+	fi
+	stop $spid
 	return $rc
 }
 

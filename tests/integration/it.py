@@ -264,13 +264,13 @@ def both_ok(tap, name, srv, cli):
     return tap.ok(srv.rc == 0 and cli.rc == 0, name, detail)
 
 
-def run_suite(build, tag, body, mtus=(1500,), link_args=()):
+def run_suite(build, tag, body, mtus=(1500,), link_args=(), pair_cls=Pair):
     tap = Tap()
     if os.geteuid() != 0:
         print('1..0 # SKIP needs root (network namespaces, /dev/infiniband)')
         return 77
     for k, mtu in enumerate(mtus):
-        pair = Pair(build, f'{tag}{k}', mtu=mtu, subnet=70 + k, link_args=link_args)
+        pair = pair_cls(build, f'{tag}{k}', mtu=mtu, subnet=70 + k, link_args=link_args)
 
         def on_term(signum, frame):
             pair.teardown()

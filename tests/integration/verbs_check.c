@@ -15,7 +15,8 @@
 #include <infiniband/verbs.h>
 
 /*
- * usage: verbs_check [-d DEV] [-g GIDX] [-p PORT] [--peer-death | --port-events] [HOST]
+ * usage: verbs_check [-d DEV] [-g GIDX] [-p PORT]
+ *                    [--peer-death | --port-events | --port-state MS] [HOST]
  *
  * Without HOST it serves one client; with HOST it connects and runs the
  * cases, printing "PASS name" or "FAIL name: why" for each; the exit status
@@ -24,7 +25,8 @@
  * A TCP connection carries the control messages: QP numbers, "fill this
  * region with a canary", "check this region".  --peer-death instead streams
  * RDMA writes, has the server kill itself mid-stream and expects
- * IBV_WC_RETRY_EXC_ERR within the retry budget.
+ * IBV_WC_RETRY_EXC_ERR within the retry budget.  --port-events and
+ * --port-state watch the port alone (below).
  */
 
 #define RW_LEN		(4u << 20)	/* remote read/write/atomic region */
@@ -1214,6 +1216,7 @@ static int port_events(struct dev *d, const char *port)
 		if (ibv_get_async_event(d->ctx, &ev))
 			die("ibv_get_async_event");
 		printf("event %s port %d\n", ibv_event_type_str(ev.event_type), ev.element.port_num);
+		fflush(stdout);		/* the harness acts on each event as it comes */
 		if (ev.event_type == want[got] && ev.element.port_num == 1)
 			got++;
 		ibv_ack_async_event(&ev);
@@ -1222,6 +1225,39 @@ static int port_events(struct dev *d, const char *port)
 	printf("%s port_events: %s\n", got == 2 ? "PASS" : "FAIL",
 	       got == 2 ? "PORT_ERR then PORT_ACTIVE" : "missing port events");
 	return got == 2 ? 0 : 1;
+}
+
+/*
+ * --port-state MS: keep the device open MS milliseconds (past its first link
+ * refreshes), then PASS if port 1 is ACTIVE and no IBV_EVENT_PORT_ERR came
+ * meanwhile.
+ */
+static int port_state(struct dev *d, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+	struct ibv_port_attr attr;
+	int errs = 0;
+	bool ok;
+
+	for (uint64_t now; (now = now_ms()) < end;) {
+		struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+		struct ibv_async_event ev;
+
+		if (poll(&pfd, 1, (int)(end - now)) <= 0)
+			continue;
+		if (ibv_get_async_event(d->ctx, &ev))
+			die("ibv_get_async_event");
+		printf("event %s port %d\n", ibv_event_type_str(ev.event_type), ev.element.port_num);
+		if (ev.event_type == IBV_EVENT_PORT_ERR)
+			errs++;
+		ibv_ack_async_event(&ev);
+	}
+	if (ibv_query_port(d->ctx, 1, &attr))
+		die("ibv_query_port");
+	ok = attr.state == IBV_PORT_ACTIVE && !errs;
+	printf("%s port_state: %s after %d ms, %d port error event(s)\n", ok ? "PASS" : "FAIL",
+	       ibv_port_state_str(attr.state), ms, errs);
+	return ok ? 0 : 1;
 }
 
 /* ---- Main ---- */
@@ -1286,6 +1322,7 @@ int main(int argc, char **argv)
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
 	bool peer_death = false, events = false;
+	int state_ms = -1;
 	struct dev d = { 0 };
 	int gid_index = 0;
 	struct msg m;
@@ -1301,11 +1338,13 @@ int main(int argc, char **argv)
 			peer_death = true;
 		else if (!strcmp(argv[i], "--port-events"))
 			events = true;
+		else if (!strcmp(argv[i], "--port-state") && i + 1 < argc)
+			state_ms = atoi(argv[++i]);
 		else if (argv[i][0] != '-' && !host)
 			host = argv[i];
 		else {
 			fprintf(stderr, "usage: verbs_check [-d DEV] [-g GIDX] [-p PORT] "
-				"[--peer-death | --port-events] [HOST]\n");
+				"[--peer-death | --port-events | --port-state MS] [HOST]\n");
 			return 100;
 		}
 	}
@@ -1315,6 +1354,8 @@ int main(int argc, char **argv)
 	dev_open(&d, devname, gid_index);
 	if (events)
 		return port_events(&d, port);
+	if (state_ms >= 0)
+		return port_state(&d, state_ms);
 	d.sock = tcp_connect(host, port, !host);
 	if (!host) {
 		serve(&d);
