@@ -276,17 +276,23 @@ int host_loss_clear(const char *netdev, char *err, size_t errlen)
 	return 0;
 }
 
-int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped)
+/* The loss map of the XDP program on @netdev.  Return: its fd, -ENODEV, -EEXIST (another program). */
+static int netdev_loss_map(const char *netdev)
 {
 	unsigned idx = if_nametoindex(netdev);
-	struct loss_cfg cfg;
-	uint32_t key = 0;
-	int map_fd, ret;
 
 	quiet_libbpf();
 	if (!idx)
 		return -ENODEV;
-	map_fd = attached_loss_map((int)idx);
+	return attached_loss_map((int)idx);
+}
+
+int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped)
+{
+	int map_fd = netdev_loss_map(netdev), ret;
+	struct loss_cfg cfg;
+	uint32_t key = 0;
+
 	if (map_fd < 0)
 		return map_fd == -EEXIST ? -ENOENT : map_fd;
 	ret = bpf_map_lookup_elem(map_fd, &key, &cfg) ? -errno : 0;
@@ -345,14 +351,9 @@ int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errl
 int host_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm)
 {
 	struct loss_cfg cfg = { .ppm = ppm, .owner = pid };
-	unsigned idx = if_nametoindex(netdev);
+	int map_fd = netdev_loss_map(netdev), ret;
 	uint32_t key = 0;
-	int map_fd, ret;
 
-	quiet_libbpf();
-	if (!idx)
-		return -ENODEV;
-	map_fd = attached_loss_map((int)idx);
 	if (map_fd < 0)
 		return map_fd;
 	ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY) ? -errno : 0;

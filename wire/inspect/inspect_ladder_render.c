@@ -50,28 +50,41 @@ struct text_layout {
 	int		*pos;		/* lifeline of each column, in the canvas */
 };
 
+/*
+ * The next line of @*p when words wrap at @width characters and '\n' starts
+ * a new line: its length, with @*p moved past it and the spaces or newline
+ * that end it.
+ */
+static size_t next_wrapped_line(const char **p, size_t width)
+{
+	const char *start = *p, *end = start, *brk = NULL;
+
+	while (*end && *end != '\n' && (size_t)(end - start) < width) {
+		if (*end == ' ')
+			brk = end;
+		end++;
+	}
+	if (*end && *end != '\n' && brk && *end != ' ')
+		end = brk;
+	*p = end;
+	if (**p == '\n')
+		(*p)++;
+	else
+		while (**p == ' ')
+			(*p)++;
+	return (size_t)(end - start);
+}
+
 /* Words of @text on lines of at most @width characters; '\n' starts a new line. */
 static void print_wrapped(FILE *out, const char *text, unsigned width)
 {
 	const char *p = text;
 
 	while (*p) {
-		const char *end = p, *brk = NULL;
+		const char *line = p;
+		size_t len = next_wrapped_line(&p, width);
 
-		while (*end && *end != '\n' && (unsigned)(end - p) < width) {
-			if (*end == ' ')
-				brk = end;
-			end++;
-		}
-		if (*end && *end != '\n' && brk && *end != ' ')
-			end = brk;
-		fprintf(out, "%.*s\n", (int)(end - p), p);
-		p = end;
-		if (*p == '\n')
-			p++;
-		else
-			while (*p == ' ')
-				p++;
+		fprintf(out, "%.*s\n", (int)len, line);
 	}
 }
 
@@ -420,17 +433,11 @@ static unsigned svg_lines(FILE *out, const struct svg_layout *s, const char *cls
 	unsigned n = 0;
 
 	while (p && *p) {
-		const char *end = p, *brk = NULL;
+		const char *start = p;
+		size_t len = next_wrapped_line(&p, s->wrap);
 
-		while (*end && *end != '\n' && (size_t)(end - p) < s->wrap) {
-			if (*end == ' ')
-				brk = end;
-			end++;
-		}
-		if (*end && *end != '\n' && brk && *end != ' ')
-			end = brk;
 		if (out) {
-			char *line = strndup(p, (size_t)(end - p));
+			char *line = strndup(start, len);
 
 			fprintf(out, "<text class=\"%s\" x=\"%d\" y=\"%.0f\">", cls, SVG_MARGIN / 2,
 				y + SVG_LINE_H * n);
@@ -439,12 +446,6 @@ static unsigned svg_lines(FILE *out, const struct svg_layout *s, const char *cls
 			free(line);
 		}
 		n++;
-		p = end;
-		if (*p == '\n')
-			p++;
-		else
-			while (*p == ' ')
-				p++;
 	}
 	return n;
 }
