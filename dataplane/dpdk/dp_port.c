@@ -31,10 +31,35 @@
 
 const char *const dp_port_counter_names[] = {
 #define DP_PORT_NAME(n) #n,
+#define DP_DROP_NAME(n, d) #n,
 	DP_PORT_COUNTERS(DP_PORT_NAME)
+	DP_DROP_REASONS(DP_DROP_NAME)
+	DP_PORT_BURSTS(DP_PORT_NAME)
+#undef DP_DROP_NAME
 #undef DP_PORT_NAME
 	NULL
 };
+_Static_assert(sizeof(struct dp_port_counters) ==
+	       (sizeof(dp_port_counter_names) / sizeof(dp_port_counter_names[0]) - 1) *
+	       sizeof(uint64_t), "a name for every counter");
+
+static const char *const drop_descs[DP_DROP_COUNT] = {
+#define DP_DROP_DESC(n, d) [DP_DROP_##n] = d,
+	DP_DROP_REASONS(DP_DROP_DESC)
+#undef DP_DROP_DESC
+};
+
+const char *dp_drop_name(enum dp_drop reason)
+{
+	return (unsigned)reason < DP_DROP_COUNT ?
+	       dp_port_counter_names[offsetof(struct dp_port_counters, drop) / sizeof(uint64_t) +
+				     reason] : "INVALID";
+}
+
+const char *dp_drop_desc(enum dp_drop reason)
+{
+	return (unsigned)reason < DP_DROP_COUNT ? drop_descs[reason] : "not a drop reason";
+}
 
 #define ETH_OVERHEAD		(14 + 4)	/* Ethernet header + one VLAN tag */
 #define RING_DESCS		1024
@@ -58,8 +83,6 @@ const char *const dp_port_counter_names[] = {
 #define FD_SCAN_MAX		4096
 #define START_RETRY_NS		200000000ull
 
-#define IPPROTO_ICMP_NUM	1
-#define IPPROTO_ICMPV6_NUM	58
 
 struct dp_port {
 	struct port		base;		/* what the engine sees; first */
@@ -121,11 +144,6 @@ static inline unsigned burst_bucket(unsigned n)
 	return n >= 32 ? 5 : n >= 16 ? 4 : n >= 8 ? 3 : n >= 4 ? 2 : n >= 2 ? 1 : 0;
 }
 
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 static inline bool mac_eq(const uint8_t *a, const uint8_t *b)
 {
 	return !memcmp(a, b, 6);
@@ -147,7 +165,7 @@ static void send_staged(struct dp_port *dp)
 	if ((dp->uses_netdev && !atomic_load_explicit(&dp->link_up, memory_order_relaxed)) ||
 	    !atomic_load_explicit(&dp->started, memory_order_relaxed)) {
 		rte_pktmbuf_free_bulk(dp->tx, n);
-		dp->cnt.tx_link_down += n;
+		dp->cnt.drop[DP_DROP_tx_link_down] += n;
 		return;
 	}
 	if (dp->pcap) {
@@ -167,7 +185,7 @@ static void send_staged(struct dp_port *dp)
 		sent += rte_eth_tx_burst(dp->port_id, 0, dp->tx + sent, (uint16_t)(n - sent));
 	if (sent < n) {
 		rte_pktmbuf_free_bulk(dp->tx + sent, n - sent);
-		dp->cnt.tx_dropped += n - sent;
+		dp->cnt.drop[DP_DROP_tx_dropped] += n - sent;
 	}
 	dp->cnt.tx_frames += sent;
 	(&dp->cnt.tx_burst_1)[burst_bucket(n)]++;
@@ -179,12 +197,12 @@ static int dpp_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
 	struct rte_mbuf *m;
 
 	if (unlikely(len > dp->max_frame)) {
-		dp->cnt.tx_too_big++;
+		dp->cnt.drop[DP_DROP_tx_too_big]++;
 		return -EMSGSIZE;
 	}
 	m = rte_pktmbuf_alloc(dp->pool);
 	if (unlikely(!m)) {
-		dp->cnt.tx_no_mbuf++;
+		dp->cnt.drop[DP_DROP_tx_no_mbuf]++;
 		return -ENOBUFS;
 	}
 	m->data_len = (uint16_t)len;
@@ -221,20 +239,10 @@ static void dpp_tx_burst(struct port *p, struct port_frame *f, unsigned n)
 static bool is_plain_ack(const struct rte_mbuf *m)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t off = 14, len = m->data_len;
-	uint16_t type = get16(d + 12);
+	struct wire_frame_offsets o;
 
-	if (type == WIRE_ETHERTYPE_VLAN && len >= 18) {
-		type = get16(d + 16);
-		off = 18;
-	}
-	if (type == WIRE_ETHERTYPE_IPV4 && len > off + 20)
-		off += (d[off] & 0xfu) * 4;
-	else if (type == WIRE_ETHERTYPE_IPV6)
-		off += 40;
-	else
-		return false;
-	return len > off + 8 && d[off + 8] == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE);
+	return wire_classify(d, m->data_len, &o) == WIRE_FRAME_ROCE && o.ip_end > o.bth_off &&
+	       d[o.bth_off] == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE);
 }
 
 /*
@@ -284,19 +292,20 @@ static int neigh_xmit(void *arg, const void *frame, uint32_t len)
 
 enum rx_verdict { RX_ROCE, RX_DROP };
 
-/* Embedded IP header of an ICMP error: was it our UDP 4791? (RFC 792 / RFC 4443 quote it) */
-static bool quotes_roce(const uint8_t *ip, uint32_t len, int version)
+static inline enum rx_verdict rx_drop(struct dp_port *dp, enum dp_drop why)
 {
-	if (version == 4) {
-		uint32_t ihl;
+	dp->cnt.drop[why]++;
+	return RX_DROP;
+}
 
-		if (len < 20)
-			return false;
-		ihl = (ip[0] & 0xfu) * 4;
-		return ip[9] == WIRE_IPPROTO_UDP && len >= ihl + 4 &&
-		       get16(ip + ihl + 2) == WIRE_ROCEV2_PORT;
-	}
-	return len >= 44 && ip[6] == WIRE_IPPROTO_UDP && get16(ip + 42) == WIRE_ROCEV2_PORT;
+/* ARP and ND: to the neighbour table, which answers and learns. */
+static enum rx_verdict to_neigh(struct dp_port *dp, const uint8_t *d, uint32_t len, uint64_t *now)
+{
+	if (!*now)
+		*now = mono_ns();
+	host_neigh_input(dp->neigh, d, len, *now);
+	dp->cnt.rx_neigh++;
+	return RX_DROP;
 }
 
 static void apply_addrs(struct dp_port *dp)
@@ -310,85 +319,47 @@ static void apply_addrs(struct dp_port *dp)
 static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t *now)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = m->data_len, off = 14, l4;
-	uint16_t type;
+	const struct wire_bth *bth;
+	struct wire_frame_offsets o;
+	enum wire_frame_kind kind;
+	uint32_t len = m->data_len;
+	bool multicast;
 
-	if (unlikely(m->nb_segs != 1)) {
-		dp->cnt.rx_multiseg++;
-		return RX_DROP;
-	}
-	if (unlikely(len < 14)) {
-		dp->cnt.rx_not_roce++;
-		return RX_DROP;
-	}
+	if (unlikely(m->nb_segs != 1))
+		return rx_drop(dp, DP_DROP_rx_multiseg);
+	kind = wire_classify(d, len, &o);
+	if (unlikely(!o.l3_off))	/* shorter than an Ethernet header */
+		return rx_drop(dp, DP_DROP_rx_not_roce);
 	/* Our own frames, or another process's on this netdev, looped back by the kernel. */
-	if (unlikely(mac_eq(d + 6, dp->base.mac))) {
-		dp->cnt.rx_looped++;
-		return RX_DROP;
+	if (unlikely(mac_eq(d + 6, dp->base.mac)))
+		return rx_drop(dp, DP_DROP_rx_looped);
+	if (unlikely(kind == WIRE_FRAME_ARP))
+		return to_neigh(dp, d, len, now);
+	multicast = d[0] & 1;
+	if (unlikely(multicast && o.ethertype != WIRE_ETHERTYPE_IPV6))
+		return rx_drop(dp, DP_DROP_rx_not_roce);	/* broadcast / multicast that is not ND */
+	if (unlikely(!multicast && !mac_eq(d, dp->base.mac)))
+		return rx_drop(dp, DP_DROP_rx_not_for_us);
+	switch (kind) {
+	case WIRE_FRAME_ROCE:
+		/* Unicast, no IPv6 extension headers, and a BTH to read the QPN from. */
+		if (unlikely(o.drop || multicast || o.ip_end - o.bth_off < sizeof(*bth)))
+			break;
+		bth = (const struct wire_bth *)(d + o.bth_off);
+		/* BTH DestQP (IBA 9.2): frames for another process's QPs are dropped without a NAK. */
+		if (dp->qpns && !host_qpn_owned(dp->qpns, wire_get32(bth->qpn) & WIRE_24BIT_MASK))
+			return rx_drop(dp, DP_DROP_rx_other_qpn);
+		return RX_ROCE;
+	case WIRE_FRAME_ICMP_ROCE:
+		return rx_drop(dp, DP_DROP_rx_icmp_unreach);
+	case WIRE_FRAME_ND:
+		if (o.has_vlan)		/* the neighbour table reads untagged frames only */
+			break;
+		return to_neigh(dp, d, len, now);
+	default:
+		break;
 	}
-	type = get16(d + 12);
-	if (type == WIRE_ETHERTYPE_VLAN && len >= 18) {
-		type = get16(d + 16);
-		off = 18;
-	}
-	if (unlikely(type == WIRE_ETHERTYPE_ARP)) {
-		if (!*now)
-			*now = mono_ns();
-		host_neigh_input(dp->neigh, d, len, *now);
-		dp->cnt.rx_neigh++;
-		return RX_DROP;
-	}
-	if (unlikely((d[0] & 1) && type != WIRE_ETHERTYPE_IPV6)) {
-		dp->cnt.rx_not_roce++;		/* broadcast / multicast that is not ND */
-		return RX_DROP;
-	}
-	if (unlikely(!(d[0] & 1) && !mac_eq(d, dp->base.mac))) {
-		dp->cnt.rx_not_for_us++;
-		return RX_DROP;
-	}
-	if (type == WIRE_ETHERTYPE_IPV4 && len >= off + 20) {
-		const uint8_t *ip = d + off;
-
-		l4 = off + (ip[0] & 0xfu) * 4;
-		if (ip[9] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
-		    get16(d + l4 + 2) == WIRE_ROCEV2_PORT)
-			goto roce;
-		if (ip[9] == IPPROTO_ICMP_NUM && len >= l4 + 8 && d[l4] == 3 && d[l4 + 1] == 3 &&
-		    quotes_roce(d + l4 + 8, len - l4 - 8, 4)) {
-			dp->cnt.rx_icmp_unreach++;
-			return RX_DROP;
-		}
-	} else if (type == WIRE_ETHERTYPE_IPV6 && len >= off + 40) {
-		const uint8_t *ip = d + off;
-
-		l4 = off + 40;
-		if (ip[6] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
-		    get16(d + l4 + 2) == WIRE_ROCEV2_PORT && !(d[0] & 1))
-			goto roce;
-		if (ip[6] == IPPROTO_ICMPV6_NUM && len >= l4 + 8) {
-			if (d[l4] == 1 && d[l4 + 1] == 4 && quotes_roce(d + l4 + 8, len - l4 - 8, 6)) {
-				dp->cnt.rx_icmp_unreach++;
-				return RX_DROP;
-			}
-			if (off == 14 && (d[l4] == 135 || d[l4] == 136)) {
-				if (!*now)
-					*now = mono_ns();
-				host_neigh_input(dp->neigh, d, len, *now);
-				dp->cnt.rx_neigh++;
-				return RX_DROP;
-			}
-		}
-	}
-	dp->cnt.rx_not_roce++;
-	return RX_DROP;
-roce:
-	/* BTH DestQP (IBA 9.2): frames for another process's QPs are dropped without a NAK. */
-	if (dp->qpns && !host_qpn_owned(dp->qpns, (uint32_t)(d[l4 + 8 + 5] << 16 |
-						       d[l4 + 8 + 6] << 8 | d[l4 + 8 + 7]))) {
-		dp->cnt.rx_other_qpn++;
-		return RX_DROP;
-	}
-	return RX_ROCE;
+	return rx_drop(dp, DP_DROP_rx_not_roce);
 }
 
 /* The deferred start of a memif client, from the port's own thread; a few times a second. */
@@ -1267,7 +1238,7 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 		return -ENOENT;
 	/* A full ring or a peer gone loses the frame, as a wire would: the requester retries. */
 	if (host_ring_send(dp->loop, owner, start, frame, len))
-		dp->cnt.tx_loop_dropped++;
+		dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
 	else
 		dp->cnt.tx_loop++;
 	return 0;
@@ -1303,7 +1274,7 @@ unsigned dp_port_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned max)
 void dp_port_counters(struct dp_port *dp, struct dp_port_counters *out)
 {
 	*out = dp->cnt;
-	out->rx_ring_drops = atomic_load(&dp->ring_drops);
+	out->drop[DP_DROP_rx_ring_drops] = atomic_load(&dp->ring_drops);
 }
 
 void dp_port_neigh_counters(struct dp_port *dp, struct host_neigh_counters *out)
