@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "uroce/wire.h"
+#include "wire_classify.h"
 
 #define MAX_PMTU 4096
 
@@ -132,7 +133,7 @@ enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 	p->frame = f;
 	p->frame_len = len;
 
-	kind = wire_classify(f, len, &o);
+	kind = wire_classify_inline(f, len, &o);
 	if (!o.l3_off)
 		return o.drop;		/* shorter than an Ethernet header */
 	memcpy(p->dst_mac, eth->dst, WIRE_ETH_ALEN);
