@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "uroce/wire.h"
+#include "wire_classify.h"
 
 #define MAX_PMTU 4096
 
@@ -11,20 +12,13 @@ static bool is_pmtu(uint32_t len)
 	return len >= 256 && len <= MAX_PMTU && (len & (len - 1)) == 0;
 }
 
+/* IPv4 checks past the ones wire_classify() made to find the L4 header. */
 static enum wire_drop parse_ipv4(const uint8_t *f, uint32_t len, unsigned flags,
-				 struct wire_pkt *p, uint32_t *ip_end)
+				 struct wire_pkt *p, uint32_t l4_off, uint32_t *ip_end)
 {
-	const struct wire_ipv4_hdr *ip;
-	uint32_t ihl, total;
+	const struct wire_ipv4_hdr *ip = (const struct wire_ipv4_hdr *)(f + p->l3_off);
+	uint32_t ihl = l4_off - p->l3_off, total;
 
-	if (len - p->l3_off < sizeof(*ip))
-		return WIRE_DROP_TRUNCATED_IP;
-	ip = (const struct wire_ipv4_hdr *)(f + p->l3_off);
-	if (ip->version_ihl >> 4 != 4)
-		return WIRE_DROP_BAD_IP_VERSION;
-	ihl = (ip->version_ihl & 0xfu) * 4;
-	if (ihl < sizeof(*ip) || ihl > len - p->l3_off)
-		return WIRE_DROP_BAD_IHL;
 	if (!(flags & WIRE_PARSE_SKIP_IP_CSUM) && wire_ipv4_csum(ip, ihl) != 0)
 		return WIRE_DROP_BAD_IP_CSUM;
 	total = wire_get16(ip->total_len);
@@ -43,23 +37,19 @@ static enum wire_drop parse_ipv4(const uint8_t *f, uint32_t len, unsigned flags,
 	p->tclass = ip->tos;
 	p->hop_limit = ip->ttl;
 	p->flow_label = 0;
-	p->l4_off = (uint16_t)(p->l3_off + ihl);
+	p->l4_off = (uint16_t)l4_off;
 	*ip_end = p->l3_off + total;
 	return WIRE_DROP_NONE;
 }
 
+/* IPv6 checks past the ones wire_classify() made. */
 static enum wire_drop parse_ipv6(const uint8_t *f, uint32_t len, struct wire_pkt *p,
 				 uint32_t *ip_end)
 {
-	const struct wire_ipv6_hdr *ip;
+	const struct wire_ipv6_hdr *ip = (const struct wire_ipv6_hdr *)(f + p->l3_off);
 	uint32_t vtc, plen;
 
-	if (len - p->l3_off < sizeof(*ip))
-		return WIRE_DROP_TRUNCATED_IP;
-	ip = (const struct wire_ipv6_hdr *)(f + p->l3_off);
 	vtc = wire_get32(ip->vtc_flow);
-	if (vtc >> 28 != 6)
-		return WIRE_DROP_BAD_IP_VERSION;
 	plen = wire_get16(ip->payload_len);
 	if (plen > len - p->l3_off - sizeof(*ip))
 		return WIRE_DROP_IP_LEN;
@@ -132,41 +122,31 @@ enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 	const struct wire_eth_hdr *eth = frame;
 	const struct wire_udp_hdr *udp;
 	const struct wire_bth *bth;
+	struct wire_frame_offsets o;
+	enum wire_frame_kind kind;
 	uint32_t ip_end, udp_len, area, qpn, apsn;
-	uint16_t type;
 	enum wire_drop r;
 
 	memset(p, 0, sizeof(*p));
 	p->frame = f;
 	p->frame_len = len;
 
-	if (len < sizeof(*eth))
-		return WIRE_DROP_TRUNCATED_ETH;
+	kind = wire_classify_inline(f, len, &o);
+	if (!o.l3_off)
+		return o.drop;		/* shorter than an Ethernet header */
 	memcpy(p->dst_mac, eth->dst, WIRE_ETH_ALEN);
 	memcpy(p->src_mac, eth->src, WIRE_ETH_ALEN);
-	type = wire_get16(eth->ethertype);
-	p->l3_off = sizeof(*eth);
-	if (type == WIRE_ETHERTYPE_VLAN) {
-		const struct wire_vlan_hdr *vlan;
-
-		if (len < sizeof(*eth) + sizeof(*vlan))
-			return WIRE_DROP_TRUNCATED_ETH;
-		vlan = (const struct wire_vlan_hdr *)(f + sizeof(*eth));
-		p->has_vlan = true;
-		p->vlan_tci = wire_get16(vlan->tci);
-		type = wire_get16(vlan->ethertype);
-		p->l3_off += sizeof(*vlan);
-	}
-
-	if (type == WIRE_ETHERTYPE_IPV4) {
-		p->ip_version = 4;
-		r = parse_ipv4(f, len, flags, p, &ip_end);
-	} else if (type == WIRE_ETHERTYPE_IPV6) {
-		p->ip_version = 6;
+	p->l3_off = o.l3_off;
+	p->has_vlan = o.has_vlan;
+	p->vlan_tci = o.vlan_tci;
+	p->ip_version = o.ip_version;
+	/* Not IP, or an IP header that does not hold together (version, length, IHL). */
+	if (!o.l4_off)
+		return o.drop;
+	if (o.ip_version == 4)
+		r = parse_ipv4(f, len, flags, p, o.l4_off, &ip_end);
+	else
 		r = parse_ipv6(f, len, p, &ip_end);
-	} else {
-		return WIRE_DROP_NOT_IP;
-	}
 	if (r)
 		return r;
 
@@ -177,7 +157,8 @@ enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 	if (udp_len != ip_end - p->l4_off)
 		return WIRE_DROP_UDP_LEN;
 	p->udp_sport = wire_get16(udp->sport);
-	if (wire_get16(udp->dport) != WIRE_ROCEV2_PORT)
+	/* The UDP header lies within the IP packet here, as the classifier saw it. */
+	if (kind != WIRE_FRAME_ROCE)
 		return WIRE_DROP_NOT_ROCE_PORT;
 
 	p->bth_off = (uint16_t)(p->l4_off + sizeof(*udp));

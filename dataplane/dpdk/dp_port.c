@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <linux/if_packet.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,42 +26,50 @@
 #include "host_netdev.h"
 #include "host_capture.h"
 #include "dp_port.h"
+#include "dp_port_plan.h"
 #include "host_qpn.h"
 
 const char *const dp_port_counter_names[] = {
 #define DP_PORT_NAME(n) #n,
+#define DP_DROP_NAME(n, d) #n,
 	DP_PORT_COUNTERS(DP_PORT_NAME)
+	DP_DROP_REASONS(DP_DROP_NAME)
+	DP_PORT_BURSTS(DP_PORT_NAME)
+#undef DP_DROP_NAME
 #undef DP_PORT_NAME
 	NULL
 };
+_Static_assert(sizeof(struct dp_port_counters) ==
+	       (sizeof(dp_port_counter_names) / sizeof(dp_port_counter_names[0]) - 1) *
+	       sizeof(uint64_t), "a name for every counter");
 
-#define ETH_OVERHEAD		(14 + 4)	/* Ethernet header + one VLAN tag */
-#define RING_DESCS		1024
+static const char *const drop_descs[DP_DROP_COUNT] = {
+#define DP_DROP_DESC(n, d) [DP_DROP_##n] = d,
+	DP_DROP_REASONS(DP_DROP_DESC)
+#undef DP_DROP_DESC
+};
+
+const char *dp_drop_name(enum dp_drop reason)
+{
+	return (unsigned)reason < DP_DROP_COUNT ?
+	       dp_port_counter_names[offsetof(struct dp_port_counters, drop) / sizeof(uint64_t) +
+				     reason] : "INVALID";
+}
+
+const char *dp_drop_desc(enum dp_drop reason)
+{
+	return (unsigned)reason < DP_DROP_COUNT ? drop_descs[reason] : "not a drop reason";
+}
+
 #define POOL_CACHE		64
-/* struct tpacket2_hdr + sockaddr_ll, aligned, + 16: where the kernel puts the MAC header. */
-#define TPACKET2_MAC_OFF	66
-/*
- * Ring frames: 4096 hold what 4 QPs with 16 RDMA reads of 64 KiB each in
- * flight send back at once; fewer made read responses overflow the ring.
- */
-#define AF_PACKET_FRAMES	4096
 /* How long a closing memif port leaves its rings to the peer. */
 #define MEMIF_CLOSE_LINGER_NS	(100 * 1000 * 1000)
 /* How long a memif client's open waits for the handshake with a server that accepted it. */
 #define MEMIF_CONNECT_WAIT_NS	(1000 * 1000 * 1000ull)
 #define MEMIF_CONNECT_POLL_NS	(1000 * 1000)
-/* Largest RoCE v2 frame: Ethernet + VLAN + IPv6 + UDP + BTH + AtomicETH + 4096 + pad + ICRC. */
-#define ROCE_MAX_FRAME		(14 + 4 + 40 + 8 + 12 + 28 + 4096 + 3 + 4)
-/* AF_XDP chunk = mempool object <= one page: 64 header + 128 mbuf + 3840 data room. */
-#define AF_XDP_DATA_ROOM	3840
-#define AF_XDP_POOL_SIZE	8192
-#define XDP_HEADROOM		256
-#define POOL_SIZE		4096
 #define FD_SCAN_MAX		4096
 #define START_RETRY_NS		200000000ull
 
-#define IPPROTO_ICMP_NUM	1
-#define IPPROTO_ICMPV6_NUM	58
 
 struct dp_port {
 	struct port		base;		/* what the engine sees; first */
@@ -149,7 +156,7 @@ static void send_staged(struct dp_port *dp)
 	if ((dp->uses_netdev && !atomic_load_explicit(&dp->link_up, memory_order_relaxed)) ||
 	    !atomic_load_explicit(&dp->started, memory_order_relaxed)) {
 		rte_pktmbuf_free_bulk(dp->tx, n);
-		dp->cnt.tx_link_down += n;
+		dp->cnt.drop[DP_DROP_tx_link_down] += n;
 		return;
 	}
 	if (dp->pcap) {
@@ -171,9 +178,9 @@ static void send_staged(struct dp_port *dp)
 		rte_pktmbuf_free_bulk(dp->tx + sent, n - sent);
 		/* A memif PMD takes nothing while no peer is connected: the link is down. */
 		if (sent == 0 && dp->memif && !ethdev_link_up(dp))
-			dp->cnt.tx_link_down += n;
+			dp->cnt.drop[DP_DROP_tx_link_down] += n;
 		else
-			dp->cnt.tx_dropped += n - sent;
+			dp->cnt.drop[DP_DROP_tx_dropped] += n - sent;
 	}
 	dp->cnt.tx_frames += sent;
 	(&dp->cnt.tx_burst_1)[burst_bucket(n)]++;
@@ -185,12 +192,12 @@ static int dpp_tx_alloc(struct port *p, struct port_frame *f, uint32_t len)
 	struct rte_mbuf *m;
 
 	if (unlikely(len > dp->max_frame)) {
-		dp->cnt.tx_too_big++;
+		dp->cnt.drop[DP_DROP_tx_too_big]++;
 		return -EMSGSIZE;
 	}
 	m = rte_pktmbuf_alloc(dp->pool);
 	if (unlikely(!m)) {
-		dp->cnt.tx_no_mbuf++;
+		dp->cnt.drop[DP_DROP_tx_no_mbuf]++;
 		return -ENOBUFS;
 	}
 	m->data_len = (uint16_t)len;
@@ -227,20 +234,10 @@ static void dpp_tx_burst(struct port *p, struct port_frame *f, unsigned n)
 static bool is_plain_ack(const struct rte_mbuf *m)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t off = 14, len = m->data_len;
-	uint16_t type = wire_load16(d + 12);
+	struct wire_frame_offsets o;
 
-	if (type == WIRE_ETHERTYPE_VLAN && len >= 18) {
-		type = wire_load16(d + 16);
-		off = 18;
-	}
-	if (type == WIRE_ETHERTYPE_IPV4 && len > off + 20)
-		off += (d[off] & 0xfu) * 4;
-	else if (type == WIRE_ETHERTYPE_IPV6)
-		off += 40;
-	else
-		return false;
-	return len > off + 8 && d[off + 8] == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE);
+	return wire_classify(d, m->data_len, &o) == WIRE_FRAME_ROCE && o.ip_end > o.bth_off &&
+	       d[o.bth_off] == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE);
 }
 
 /*
@@ -290,19 +287,20 @@ static int neigh_xmit(void *arg, const void *frame, uint32_t len)
 
 enum rx_verdict { RX_ROCE, RX_DROP };
 
-/* Embedded IP header of an ICMP error: was it our UDP 4791? (RFC 792 / RFC 4443 quote it) */
-static bool quotes_roce(const uint8_t *ip, uint32_t len, int version)
+static inline enum rx_verdict rx_drop(struct dp_port *dp, enum dp_drop why)
 {
-	if (version == 4) {
-		uint32_t ihl;
+	dp->cnt.drop[why]++;
+	return RX_DROP;
+}
 
-		if (len < 20)
-			return false;
-		ihl = (ip[0] & 0xfu) * 4;
-		return ip[9] == WIRE_IPPROTO_UDP && len >= ihl + 4 &&
-		       wire_load16(ip + ihl + 2) == WIRE_ROCEV2_PORT;
-	}
-	return len >= 44 && ip[6] == WIRE_IPPROTO_UDP && wire_load16(ip + 42) == WIRE_ROCEV2_PORT;
+/* ARP and ND: to the neighbour table, which answers and learns. */
+static enum rx_verdict to_neigh(struct dp_port *dp, const uint8_t *d, uint32_t len, uint64_t *now)
+{
+	if (!*now)
+		*now = dp_mono_ns();
+	host_neigh_input(dp->neigh, d, len, *now);
+	dp->cnt.rx_neigh++;
+	return RX_DROP;
 }
 
 static void apply_addrs(struct dp_port *dp)
@@ -316,85 +314,47 @@ static void apply_addrs(struct dp_port *dp)
 static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t *now)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = m->data_len, off = 14, l4;
-	uint16_t type;
+	const struct wire_bth *bth;
+	struct wire_frame_offsets o;
+	enum wire_frame_kind kind;
+	uint32_t len = m->data_len;
+	bool multicast;
 
-	if (unlikely(m->nb_segs != 1)) {
-		dp->cnt.rx_multiseg++;
-		return RX_DROP;
-	}
-	if (unlikely(len < 14)) {
-		dp->cnt.rx_not_roce++;
-		return RX_DROP;
-	}
+	if (unlikely(m->nb_segs != 1))
+		return rx_drop(dp, DP_DROP_rx_multiseg);
+	kind = wire_classify(d, len, &o);
+	if (unlikely(!o.l3_off))	/* shorter than an Ethernet header */
+		return rx_drop(dp, DP_DROP_rx_not_roce);
 	/* Our own frames, or another process's on this netdev, looped back by the kernel. */
-	if (unlikely(mac_eq(d + 6, dp->base.mac))) {
-		dp->cnt.rx_looped++;
-		return RX_DROP;
+	if (unlikely(mac_eq(d + 6, dp->base.mac)))
+		return rx_drop(dp, DP_DROP_rx_looped);
+	if (unlikely(kind == WIRE_FRAME_ARP))
+		return to_neigh(dp, d, len, now);
+	multicast = d[0] & 1;
+	if (unlikely(multicast && o.ethertype != WIRE_ETHERTYPE_IPV6))
+		return rx_drop(dp, DP_DROP_rx_not_roce);	/* broadcast / multicast that is not ND */
+	if (unlikely(!multicast && !mac_eq(d, dp->base.mac)))
+		return rx_drop(dp, DP_DROP_rx_not_for_us);
+	switch (kind) {
+	case WIRE_FRAME_ROCE:
+		/* Unicast, no IPv6 extension headers, and a BTH to read the QPN from. */
+		if (unlikely(o.drop || multicast || o.ip_end - o.bth_off < sizeof(*bth)))
+			break;
+		bth = (const struct wire_bth *)(d + o.bth_off);
+		/* BTH DestQP (IBA 9.2): frames for another process's QPs are dropped without a NAK. */
+		if (dp->qpns && !host_qpn_owned(dp->qpns, wire_get32(bth->qpn) & WIRE_24BIT_MASK))
+			return rx_drop(dp, DP_DROP_rx_other_qpn);
+		return RX_ROCE;
+	case WIRE_FRAME_ICMP_ROCE:
+		return rx_drop(dp, DP_DROP_rx_icmp_unreach);
+	case WIRE_FRAME_ND:
+		if (o.has_vlan)		/* the neighbour table reads untagged frames only */
+			break;
+		return to_neigh(dp, d, len, now);
+	default:
+		break;
 	}
-	type = wire_load16(d + 12);
-	if (type == WIRE_ETHERTYPE_VLAN && len >= 18) {
-		type = wire_load16(d + 16);
-		off = 18;
-	}
-	if (unlikely(type == WIRE_ETHERTYPE_ARP)) {
-		if (!*now)
-			*now = dp_mono_ns();
-		host_neigh_input(dp->neigh, d, len, *now);
-		dp->cnt.rx_neigh++;
-		return RX_DROP;
-	}
-	if (unlikely((d[0] & 1) && type != WIRE_ETHERTYPE_IPV6)) {
-		dp->cnt.rx_not_roce++;		/* broadcast / multicast that is not ND */
-		return RX_DROP;
-	}
-	if (unlikely(!(d[0] & 1) && !mac_eq(d, dp->base.mac))) {
-		dp->cnt.rx_not_for_us++;
-		return RX_DROP;
-	}
-	if (type == WIRE_ETHERTYPE_IPV4 && len >= off + 20) {
-		const uint8_t *ip = d + off;
-
-		l4 = off + (ip[0] & 0xfu) * 4;
-		if (ip[9] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
-		    wire_load16(d + l4 + 2) == WIRE_ROCEV2_PORT)
-			goto roce;
-		if (ip[9] == IPPROTO_ICMP_NUM && len >= l4 + 8 && d[l4] == 3 && d[l4 + 1] == 3 &&
-		    quotes_roce(d + l4 + 8, len - l4 - 8, 4)) {
-			dp->cnt.rx_icmp_unreach++;
-			return RX_DROP;
-		}
-	} else if (type == WIRE_ETHERTYPE_IPV6 && len >= off + 40) {
-		const uint8_t *ip = d + off;
-
-		l4 = off + 40;
-		if (ip[6] == WIRE_IPPROTO_UDP && len >= l4 + 8 + 12 &&
-		    wire_load16(d + l4 + 2) == WIRE_ROCEV2_PORT && !(d[0] & 1))
-			goto roce;
-		if (ip[6] == IPPROTO_ICMPV6_NUM && len >= l4 + 8) {
-			if (d[l4] == 1 && d[l4 + 1] == 4 && quotes_roce(d + l4 + 8, len - l4 - 8, 6)) {
-				dp->cnt.rx_icmp_unreach++;
-				return RX_DROP;
-			}
-			if (off == 14 && (d[l4] == 135 || d[l4] == 136)) {
-				if (!*now)
-					*now = dp_mono_ns();
-				host_neigh_input(dp->neigh, d, len, *now);
-				dp->cnt.rx_neigh++;
-				return RX_DROP;
-			}
-		}
-	}
-	dp->cnt.rx_not_roce++;
-	return RX_DROP;
-roce:
-	/* BTH DestQP (IBA 9.2): frames for another process's QPs are dropped without a NAK. */
-	if (dp->qpns && !host_qpn_owned(dp->qpns, (uint32_t)(d[l4 + 8 + 5] << 16 |
-						       d[l4 + 8 + 6] << 8 | d[l4 + 8 + 7]))) {
-		dp->cnt.rx_other_qpn++;
-		return RX_DROP;
-	}
-	return RX_ROCE;
+	return rx_drop(dp, DP_DROP_rx_not_roce);
 }
 
 /* The deferred start of a memif client, from the port's own thread; a few times a second. */
@@ -446,7 +406,7 @@ static void memif_watch(struct dp_port *dp)
  * mbufs: they never crossed a wire, so the classifier has nothing to say
  * about them; the engine checks them (ICRC included) like any other.
  */
-static unsigned loop_rx(struct dp_port *dp, struct port_frame *f, unsigned max)
+static unsigned ring_rx(struct dp_port *dp, struct port_frame *f, unsigned max)
 {
 	unsigned n = 0;
 
@@ -510,7 +470,7 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 	if (n_drop)
 		rte_pktmbuf_free_bulk(drop, n_drop);
 	if (dp->loop && out < max && host_ring_ready(dp->loop))
-		out += loop_rx(dp, f + out, max - out);
+		out += ring_rx(dp, f + out, max - out);
 	if (!out)
 		return 0;
 	dp->cnt.rx_roce += out;
@@ -599,280 +559,7 @@ static int fail_dpdk(char *err, size_t errlen, int ret, const char *what, const 
 	return ret == -1 ? -EIO : ret;
 }
 
-static uint32_t align_up(uint32_t x, uint32_t a)
-{
-	return (x + a - 1) / a * a;
-}
-
-static uint32_t lcm(uint32_t a, uint32_t b)
-{
-	uint32_t x = a, y = b;
-
-	while (y) {
-		uint32_t t = x % y;
-
-		x = y;
-		y = t;
-	}
-	return (uint32_t)((uint64_t)a / x * b);
-}
-
-static uint32_t next_pow2(uint32_t x)
-{
-	uint32_t p = 1;
-
-	while (p < x)
-		p <<= 1;
-	return p;
-}
-
-/* pmd_args "k=v,k=v" with every key also known to us rewritten ("rx=" -> "rx_pcap="). */
-static int append_pmd_args(char *buf, size_t len, const char *pmd_args, enum host_pmd pmd)
-{
-	char args[sizeof(((struct host_link_cfg *)0)->pmd_args)];
-	char *save = NULL;
-	size_t used = strlen(buf);
-
-	snprintf(args, sizeof(args), "%s", pmd_args);
-	for (char *kv = strtok_r(args, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		const char *prefix = "";
-		int n;
-
-		if (pmd == HOST_PMD_PCAP && (!strncmp(kv, "rx=", 3) || !strncmp(kv, "tx=", 3)))
-			prefix = "_pcap";
-		if (*prefix) {
-			n = snprintf(buf + used, len - used, "%s%.2s%s%s", used ? "," : "", kv,
-				     prefix, kv + 2);
-		} else {
-			n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", kv);
-		}
-		if (n < 0 || (size_t)n >= len - used)
-			return -E2BIG;
-		used += (size_t)n;
-	}
-	return 0;
-}
-
-struct pmd_plan {
-	const char	*driver;	/* vdev driver name, NULL for PCI */
-	char		args[768];
-	uint32_t	data_room;	/* mempool data room (incl. headroom) */
-	unsigned	pool_size;
-	uint32_t	max_frame;
-	bool		uses_netdev;
-};
-
-/*
- * A memif server binds RUN_DIR/memif-LINK.sock.  A server that died left the
- * file behind and the next bind fails; remove it when nobody answers on it.
- */
-static int memif_clear_stale_socket(const struct host_link_cfg *cfg, char *err, size_t errlen)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, ret;
-
-	if (strstr(cfg->pmd_args, "role=client"))
-		return 0;
-	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/memif-%s.sock", host_run_dir(),
-		     cfg->netdev) >= (int)sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "%s: the memif socket path is too long (run directory %s)",
-			 cfg->name, host_run_dir());
-		return -ENAMETOOLONG;
-	}
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	ret = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-	if (ret && errno == ECONNREFUSED)
-		unlink(sa.sun_path);
-	close(fd);
-	if (ret == 0) {
-		snprintf(err, errlen, "%s: another process already serves memif link %s (%s)",
-			 cfg->name, cfg->netdev, sa.sun_path);
-		return -EADDRINUSE;
-	}
-	return 0;
-}
-
-static int plan_pmd(struct dp_port *dp, uint32_t mtu, struct pmd_plan *pl, char *err, size_t errlen)
-{
-	const struct host_link_cfg *cfg = &dp->cfg;
-	uint32_t frame = mtu + ETH_OVERHEAD;
-	char mac[32];
-	int ret = 0;
-
-	memset(pl, 0, sizeof(*pl));
-	pl->pool_size = POOL_SIZE;
-	pl->data_room = RTE_PKTMBUF_HEADROOM + align_up(frame, 64);
-	pl->max_frame = frame;
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", dp->base.mac[0],
-		 dp->base.mac[1], dp->base.mac[2], dp->base.mac[3], dp->base.mac[4],
-		 dp->base.mac[5]);
-	switch (cfg->pmd) {
-	case HOST_PMD_AF_PACKET: {
-		/*
-		 * The kernel cuts a frame at framesz - TPACKET2_MAC_OFF; DPDK's
-		 * receive copies a whole ring frame into one mbuf.  Both follow
-		 * the MTU (the PMD's 2 KiB default silently truncates more), up
-		 * to the largest RoCE frame: a jumbo MTU needs no bigger slots,
-		 * and smaller slots mean more of them in the same memory.  DPDK
-		 * addresses ring frames as i * framesz, so a block must hold a
-		 * whole number of frames: blocksz = lcm(framesz, page).
-		 */
-		uint32_t rframe = frame < ROCE_MAX_FRAME ? frame : ROCE_MAX_FRAME;
-		uint32_t framesz = align_up(TPACKET2_MAC_OFF + rframe + 16, 128);
-		uint32_t page = (uint32_t)getpagesize();
-		uint32_t blocksz = lcm(framesz, page), per_block, framecnt;
-
-		if (blocksz > (4u << 20)) {
-			framesz = next_pow2(framesz);
-			blocksz = framesz > page ? framesz : page;
-		}
-		per_block = blocksz / framesz;
-		framecnt = (AF_PACKET_FRAMES + per_block - 1) / per_block * per_block;
-		pl->driver = "net_af_packet";
-		pl->uses_netdev = true;
-		pl->data_room = RTE_PKTMBUF_HEADROOM + framesz;
-		pl->max_frame = framesz - TPACKET2_MAC_OFF - 16;
-		snprintf(pl->args, sizeof(pl->args),
-			 "iface=%s,qpairs=1,blocksz=%u,framesz=%u,framecnt=%u", cfg->netdev,
-			 blocksz, framesz, framecnt);
-		break;
-	}
-	case HOST_PMD_AF_XDP:
-		/*
-		 * Zero-copy UMEM over the mempool: an mbuf must fit one 4 KiB
-		 * chunk, so frames stop at 3456 bytes (IP MTU 3438 with a VLAN
-		 * tag; veth refuses XDP above MTU 3506 anyway).  busy_budget=0:
-		 * preferred busy polling only costs on veth.
-		 */
-		pl->driver = "net_af_xdp";
-		pl->uses_netdev = true;
-		pl->data_room = AF_XDP_DATA_ROOM;
-		pl->pool_size = AF_XDP_POOL_SIZE;
-		pl->max_frame = AF_XDP_DATA_ROOM - RTE_PKTMBUF_HEADROOM - XDP_HEADROOM;
-		dp->xdp_prog_fd = host_bpf_xdp_object_fd();
-		if (dp->xdp_prog_fd < 0) {
-			snprintf(err, errlen, "%s: cannot stage the XDP program: %s", cfg->name,
-				 strerror(-dp->xdp_prog_fd));
-			return dp->xdp_prog_fd;
-		}
-		snprintf(pl->args, sizeof(pl->args),
-			 "iface=%s,start_queue=0,queue_count=1,busy_budget=0,xdp_prog=/proc/self/fd/%d",
-			 cfg->netdev, dp->xdp_prog_fd);
-		break;
-	case HOST_PMD_MEMIF: {
-		uint32_t bsize = align_up(frame, 128);
-
-		ret = memif_clear_stale_socket(cfg, err, errlen);
-		if (ret)
-			return ret;
-
-		pl->driver = "net_memif";
-		if (bsize < 2048)
-			bsize = 2048;
-		/* A socket file, not an abstract one: abstract sockets stop at netns borders. */
-		snprintf(pl->args, sizeof(pl->args),
-			 "id=0,socket=%s/memif-%s.sock,socket-abstract=no,bsize=%u,rsize=10,mac=%s",
-			 host_run_dir(), cfg->netdev, bsize, mac);
-		break;
-	}
-	case HOST_PMD_PCAP:
-		pl->driver = "net_pcap";
-		break;
-	case HOST_PMD_TAP:
-		pl->driver = "net_tap";
-		snprintf(pl->args, sizeof(pl->args), "iface=%s,mac=%s", cfg->netdev, mac);
-		break;
-	case HOST_PMD_PCI:
-		pl->driver = NULL;
-		break;
-	}
-	if (cfg->pmd != HOST_PMD_PCI)
-		ret = append_pmd_args(pl->args, sizeof(pl->args), cfg->pmd_args, cfg->pmd);
-	if (ret)
-		snprintf(err, errlen, "%s: pmd_args too long", cfg->name);
-	return ret;
-}
-
-/* What to try when a PMD refuses to start. */
-static const char *pmd_fix(enum host_pmd pmd)
-{
-	switch (pmd) {
-	case HOST_PMD_AF_XDP:
-		return "the netdev may already run an XDP program (`ip link show`; `uroce loss IFACE off`), or hold another AF_XDP socket on queue 0";
-	case HOST_PMD_PCAP:
-		return "check pmd_args (rx=FILE,tx=FILE: the rx file must exist and be a pcap)";
-	case HOST_PMD_MEMIF:
-		return "check pmd_args (role=server|client) and that the socket directory exists";
-	case HOST_PMD_TAP:
-		return "check that /dev/net/tun exists and the interface name is free";
-	default:
-		return "set UROCE_DEBUG=1 to see DPDK's log";
-	}
-}
-
-/* Is capability @cap (linux/capability.h numbering) in this process's effective set? */
-static bool has_cap(unsigned cap)
-{
-	unsigned long long eff = 0;
-	char line[128];
-	bool found = false;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return true;	/* cannot tell: let the kernel decide */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			found = true;
-			break;
-		}
-	fclose(f);
-	return !found || (eff >> cap & 1);
-}
-
-#define CAP_NET_ADMIN_NUM	12
-#define CAP_NET_RAW_NUM		13
-#define CAP_SYS_ADMIN_NUM	21
-#define CAP_BPF_NUM		39
-
-/* The capabilities a PMD needs, checked up front: one clear line instead of a driver's guess. */
-static int check_caps(const struct host_link_cfg *cfg, char *err, size_t errlen)
-{
-	const char *need = NULL, *setcap = NULL;
-
-	switch (cfg->pmd) {
-	case HOST_PMD_AF_PACKET:
-		/* NET_ADMIN too: ethdev start restores the promiscuous flag by ioctl. */
-		if (!has_cap(CAP_NET_RAW_NUM) || !has_cap(CAP_NET_ADMIN_NUM)) {
-			need = "CAP_NET_RAW and CAP_NET_ADMIN";
-			setcap = "cap_net_raw,cap_net_admin+ep";
-		}
-		break;
-	case HOST_PMD_AF_XDP:
-		if (!has_cap(CAP_NET_RAW_NUM) || !has_cap(CAP_NET_ADMIN_NUM) ||
-		    (!has_cap(CAP_BPF_NUM) && !has_cap(CAP_SYS_ADMIN_NUM))) {
-			need = "CAP_NET_RAW, CAP_NET_ADMIN and CAP_BPF";
-			setcap = "cap_net_raw,cap_net_admin,cap_bpf+ep";
-		}
-		break;
-	case HOST_PMD_TAP:
-		if (!has_cap(CAP_NET_ADMIN_NUM)) {
-			need = "CAP_NET_ADMIN";
-			setcap = "cap_net_admin+ep";
-		}
-		break;
-	default:
-		break;
-	}
-	if (!need)
-		return 0;
-	snprintf(err, errlen, "%s: %s on %s needs %s: run as root, or `setcap %s PROGRAM`",
-		 cfg->name, host_pmd_name(cfg->pmd), cfg->netdev, need, setcap);
-	return -EPERM;
-}
-
-static int probe(struct dp_port *dp, const struct pmd_plan *pl, char *err, size_t errlen)
+static int probe(struct dp_port *dp, const struct dp_pmd_plan *pl, char *err, size_t errlen)
 {
 	const struct host_link_cfg *cfg = &dp->cfg;
 	char what[400];
@@ -902,7 +589,7 @@ static int probe(struct dp_port *dp, const struct pmd_plan *pl, char *err, size_
 	if (ret) {
 		snprintf(what, sizeof(what), "%s: cannot open the %s port on %s", cfg->name,
 			 host_pmd_name(cfg->pmd), cfg->netdev);
-		return fail_dpdk(err, errlen, ret, what, pmd_fix(cfg->pmd));
+		return fail_dpdk(err, errlen, ret, what, dp_pmd_fix(cfg->pmd));
 	}
 	dp->is_vdev = true;
 	if (rte_eth_dev_get_port_by_name(dp->vdev_name, &dp->port_id)) {
@@ -913,7 +600,7 @@ static int probe(struct dp_port *dp, const struct pmd_plan *pl, char *err, size_
 	return 0;
 }
 
-static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t mtu, char *err,
+static int start_ethdev(struct dp_port *dp, const struct dp_pmd_plan *pl, uint32_t mtu, char *err,
 			size_t errlen)
 {
 	struct rte_eth_conf conf;
@@ -939,11 +626,11 @@ static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t 
 		conf.rxmode.mtu = mtu;
 	ret = rte_eth_dev_configure(dp->port_id, 1, 1, &conf);
 	if (!ret)
-		ret = rte_eth_rx_queue_setup(dp->port_id, 0, RING_DESCS,
+		ret = rte_eth_rx_queue_setup(dp->port_id, 0, pl->ring_descs,
 					     (unsigned)rte_eth_dev_socket_id(dp->port_id), NULL,
 					     dp->pool);
 	if (!ret)
-		ret = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESCS,
+		ret = rte_eth_tx_queue_setup(dp->port_id, 0, pl->ring_descs,
 					     (unsigned)rte_eth_dev_socket_id(dp->port_id), NULL);
 	if (ret)
 		goto fail;
@@ -966,7 +653,7 @@ static int start_ethdev(struct dp_port *dp, const struct pmd_plan *pl, uint32_t 
 fail:
 	snprintf(what, sizeof(what), "%s: cannot start the %s port on %s", dp->cfg.name,
 		 host_pmd_name(dp->cfg.pmd), dp->cfg.netdev);
-	return fail_dpdk(err, errlen, ret, what, pmd_fix(dp->cfg.pmd));
+	return fail_dpdk(err, errlen, ret, what, dp_pmd_fix(dp->cfg.pmd));
 }
 
 /*
@@ -1076,7 +763,7 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 	uint8_t fds_before[FD_SCAN_MAX];
 	uint32_t xdp_ppm = 0;
-	struct pmd_plan plan;
+	struct dp_pmd_plan plan;
 	struct dp_port *dp;
 	char pcap_err[256];
 	uint32_t mtu;
@@ -1090,7 +777,7 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 				 cfg->name, cfg->netdev, cfg->name);
 		return ret;
 	}
-	ret = check_caps(cfg, err, errlen);
+	ret = dp_pmd_check_caps(cfg, err, errlen);
 	if (ret)
 		return ret;
 	ret = dp_eal_start(cfg, err, errlen);
@@ -1113,7 +800,8 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	pthread_mutex_init(&dp->addr_lock, NULL);
 	memcpy(dp->base.mac, link.mac, 6);
 	mtu = cfg->mtu ? cfg->mtu : link.mtu;
-	ret = plan_pmd(dp, mtu, &plan, err, errlen);
+	ret = dp_pmd_plan(cfg, dp->base.mac, mtu, &plan, err, errlen);
+	dp->xdp_prog_fd = plan.xdp_prog_fd;
 	if (ret)
 		goto err_free;
 	if (cfg->pmd == HOST_PMD_AF_XDP) {
@@ -1155,8 +843,8 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 		host_bpf_xdp_set_owner(cfg->netdev, (uint32_t)getpid(), xdp_ppm);
 	}
 	dp->max_frame = plan.max_frame;
-	if (mtu + ETH_OVERHEAD > dp->max_frame)
-		mtu = dp->max_frame - ETH_OVERHEAD;
+	if (mtu + DP_ETH_OVERHEAD > dp->max_frame)
+		mtu = dp->max_frame - DP_ETH_OVERHEAD;
 	dp->base.mtu = mtu;
 	dp->base.ops = &dp_port_ops;
 	snprintf(dp->name, sizeof(dp->name), "%s:%s", host_pmd_name(cfg->pmd), cfg->netdev);
@@ -1315,7 +1003,7 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 		return -ENOENT;
 	/* A full ring or a peer gone loses the frame, as a wire would: the requester retries. */
 	if (host_ring_send(dp->loop, owner, start, frame, len))
-		dp->cnt.tx_loop_dropped++;
+		dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
 	else
 		dp->cnt.tx_loop++;
 	return 0;
@@ -1351,7 +1039,7 @@ unsigned dp_port_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned max)
 void dp_port_counters(struct dp_port *dp, struct dp_port_counters *out)
 {
 	*out = dp->cnt;
-	out->rx_ring_drops = atomic_load(&dp->ring_drops);
+	out->drop[DP_DROP_rx_ring_drops] = atomic_load(&dp->ring_drops);
 }
 
 void dp_port_neigh_counters(struct dp_port *dp, struct host_neigh_counters *out)

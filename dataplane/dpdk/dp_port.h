@@ -15,30 +15,56 @@
 #define DP_BURST 32
 
 /*
- * Port counters: frames by fate, and burst occupancy (rx_burst_N counts
- * non-empty receive bursts of N frames, rounded down to a power of two).
- * rx_loop/tx_loop: frames from and to other processes of this host
- * (dp_port_set_ring()); tx_loop_dropped: the peer's ring was full or the peer gone.
- * rx_ring_drops: frames the kernel or NIC dropped because the receive ring
- * was full (af_packet PACKET_STATISTICS, else the ethdev's imissed), read
- * by dp_port_refresh().
+ * Why the port dropped a frame, before the engine saw it or after it let
+ * go of it: name (the counter's, as `uroce stat` shows it) and meaning.
+ */
+#define DP_DROP_REASONS(X)						\
+	X(rx_multiseg,	"received frame spread over several mbufs")	\
+	X(rx_looped,	"source MAC is ours: our own frame, or another process's on this netdev, looped back") \
+	X(rx_not_for_us, "unicast to another MAC")			\
+	X(rx_not_roce,	"not RoCE v2: another protocol or UDP port, multicast, broken or cut short before the BTH") \
+	X(rx_icmp_unreach, "ICMP port unreachable quoting UDP 4791: the peer has no RoCE (the requester retries)") \
+	X(rx_other_qpn,	"RoCE for a QPN another process owns (dropped silently: no NAK)") \
+	X(rx_ring_drops, "dropped by the kernel or NIC: receive ring full (PACKET_STATISTICS, imissed)") \
+	X(tx_dropped,	"transmit ring still full after three tries")	\
+	X(tx_link_down,	"link down or port not started")		\
+	X(tx_no_mbuf,	"no mbuf left in the pool")			\
+	X(tx_too_big,	"frame larger than the port carries")		\
+	X(tx_loop_dropped, "same-host delivery: the owner's ring full, or the owner gone")
+
+enum dp_drop {
+#define DP_DROP_ENUM(n, d) DP_DROP_##n,
+	DP_DROP_REASONS(DP_DROP_ENUM)
+#undef DP_DROP_ENUM
+	DP_DROP_COUNT
+};
+
+/* Name (the counter's) and one-phrase meaning of a drop reason. */
+const char *dp_drop_name(enum dp_drop reason);
+const char *dp_drop_desc(enum dp_drop reason);
+
+/*
+ * Port counters: frames by fate, each drop reason, and burst occupancy
+ * (rx_burst_N counts non-empty receive bursts of N frames, rounded down
+ * to a power of two).  rx_neigh: ARP and ND frames handed to the neighbour
+ * table.  rx_loop/tx_loop: frames from and to other processes of this host
+ * (dp_port_set_ring()).  drop[DP_DROP_rx_ring_drops] is read by dp_port_refresh().
  */
 #define DP_PORT_COUNTERS(X)						\
 	X(rx_frames)	X(rx_bytes)	X(rx_roce)	X(rx_polls)	\
-	X(tx_frames)	X(tx_bytes)						\
-	X(rx_looped)	X(rx_not_for_us)	X(rx_not_roce)			\
-	X(rx_icmp_unreach)	X(rx_other_qpn)	X(rx_neigh)	X(rx_multiseg)	\
-	X(rx_ring_drops)							\
-	X(rx_loop)	X(tx_loop)	X(tx_loop_dropped)			\
-	X(tx_dropped)	X(tx_link_down)	X(tx_no_mbuf)	X(tx_too_big)	\
+	X(tx_frames)	X(tx_bytes)	X(rx_neigh)	X(rx_loop)	X(tx_loop)
+#define DP_PORT_BURSTS(X)						\
 	X(rx_burst_1)	X(rx_burst_2)	X(rx_burst_4)	X(rx_burst_8)	\
 	X(rx_burst_16)	X(rx_burst_32)						\
 	X(tx_burst_1)	X(tx_burst_2)	X(tx_burst_4)	X(tx_burst_8)	\
 	X(tx_burst_16)	X(tx_burst_32)
 
+/* Every member a uint64_t, in the order of dp_port_counter_names[]. */
 struct dp_port_counters {
 #define DP_PORT_FIELD(n) uint64_t n;
 	DP_PORT_COUNTERS(DP_PORT_FIELD)
+	uint64_t drop[DP_DROP_COUNT];	/* by enum dp_drop */
+	DP_PORT_BURSTS(DP_PORT_FIELD)
 #undef DP_PORT_FIELD
 };
 

@@ -49,7 +49,6 @@ _Static_assert(sizeof(struct nd_msg) == 32, "nd");
 #define ND_OPT_TLLA		2
 #define NA_FLAG_SOLICITED	0x40
 #define NA_FLAG_OVERRIDE	0x20
-#define IPPROTO_ICMPV6_NUM	58
 #define ND_HOP_LIMIT		255
 
 #define ETH_MIN_FRAME		60
@@ -260,7 +259,7 @@ static uint16_t icmpv6_csum(const struct wire_ipv6_hdr *ip6, const void *msg, ui
 		       (uint32_t)(ip6->dst[i] << 8 | ip6->dst[i + 1]);
 	sum += len >> 16;
 	sum += len & 0xffff;
-	sum += IPPROTO_ICMPV6_NUM;
+	sum += WIRE_IPPROTO_ICMPV6;
 	for (uint32_t i = 0; i + 1 < len; i += 2)
 		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
 	if (len & 1)
@@ -281,7 +280,7 @@ static int send_nd(struct host_neigh *n, uint8_t type, const uint8_t eth_dst[6],
 	eth_header(frame, eth_dst, n->cfg.mac, WIRE_ETHERTYPE_IPV6);
 	wire_set32(&ip6->vtc_flow, 6u << 28);
 	wire_set16(&ip6->payload_len, sizeof(*nd));
-	ip6->next_header = IPPROTO_ICMPV6_NUM;
+	ip6->next_header = WIRE_IPPROTO_ICMPV6;
 	ip6->hop_limit = ND_HOP_LIMIT;
 	memcpy(ip6->src, src, 16);
 	memcpy(ip6->dst, dst, 16);
@@ -456,7 +455,7 @@ static bool nd_input(struct host_neigh *n, const uint8_t *frame, uint32_t len, u
 	static const uint8_t zero[16];
 	const uint8_t *opt_mac = NULL;
 
-	if (len < min || ip6->next_header != IPPROTO_ICMPV6_NUM)
+	if (len < min || ip6->next_header != WIRE_IPPROTO_ICMPV6)
 		return false;
 	if (nd->type != ICMPV6_NS && nd->type != ICMPV6_NA)
 		return false;
@@ -499,16 +498,14 @@ static bool nd_input(struct host_neigh *n, const uint8_t *frame, uint32_t len, u
 
 bool host_neigh_input(struct host_neigh *n, const uint8_t *frame, uint32_t len, uint64_t now)
 {
-	uint16_t type;
+	struct wire_frame_offsets o;
 
-	if (len < sizeof(struct wire_eth_hdr))
-		return false;
-	type = wire_get16(((const struct wire_eth_hdr *)frame)->ethertype);
-	if (type == WIRE_ETHERTYPE_ARP) {
+	/* Untagged only: the answers go out untagged. */
+	if (wire_classify(frame, len, &o) == WIRE_FRAME_ARP && !o.has_vlan) {
 		arp_input(n, frame, len, now);
 		return true;
 	}
-	if (type == WIRE_ETHERTYPE_IPV6)
+	if (o.ethertype == WIRE_ETHERTYPE_IPV6 && !o.has_vlan)
 		return nd_input(n, frame, len, now);
 	return false;
 }

@@ -302,20 +302,13 @@ static void sim_tx_abort(struct port *p, struct port_frame *f)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Offset of the IP header, or 0 when the frame is not IP. */
+/* Offset of the IP header, or 0 when the frame is not IP or its IP header is not whole. */
 static uint32_t l3_offset(const uint8_t *f, uint32_t len)
 {
-	uint32_t off = sizeof(struct wire_eth_hdr);
-	uint16_t type;
+	struct wire_frame_offsets o;
 
-	if (len < off + 40)
-		return 0;
-	type = (uint16_t)(f[12] << 8 | f[13]);
-	if (type == WIRE_ETHERTYPE_VLAN) {
-		type = (uint16_t)(f[16] << 8 | f[17]);
-		off += sizeof(struct wire_vlan_hdr);
-	}
-	return type == WIRE_ETHERTYPE_IPV4 || type == WIRE_ETHERTYPE_IPV6 ? off : 0;
+	wire_classify(f, len, &o);
+	return o.l4_off ? o.l3_off : 0;
 }
 
 static void mark_ce(uint8_t *f, uint32_t len)

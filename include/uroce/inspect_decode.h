@@ -17,14 +17,6 @@
  * labelled with inspect_decode_summary() between the frame's two addresses.
  */
 
-enum wire_frame_kind {
-	WIRE_FRAME_ROCE,	/* UDP to port 4791: accepted, or with its drop reason */
-	WIRE_FRAME_ARP,
-	WIRE_FRAME_IP,		/* IPv4/IPv6 other than RoCE: TCP, UDP, ICMP... */
-	WIRE_FRAME_OTHER,	/* another EtherType (LLDP, RoCE v1...) */
-	WIRE_FRAME_MALFORMED,	/* too short or broken before its protocol shows */
-};
-
 /* Transport below IP, for frames that are not RoCE. */
 struct wire_frame_l4 {
 	uint8_t		proto;		/* IP protocol / IPv6 next header */
@@ -59,6 +51,7 @@ struct wire_frame {
 	const uint8_t	*data;		/* not owned; must outlive the printers' calls */
 	uint32_t	len;		/* bytes present (pcap caplen) */
 	uint32_t	orig_len;	/* length on the wire (>= len) */
+	/* wire_classify()'s, with ND and ICMP port unreachable shown as WIRE_FRAME_IP */
 	enum wire_frame_kind kind;
 	/*
 	 * wire_parse()'s verdict with the ICRC checked as well: NONE only for

@@ -426,6 +426,69 @@ struct wire_drop_stats {
 	uint64_t count[WIRE_DROP_COUNT];
 };
 
+/* ---- Receive classification (DPDK's rte_net_get_ptype()) ---- */
+
+#define WIRE_IPPROTO_ICMP	1
+#define WIRE_IPPROTO_ICMPV6	58
+/* l4_proto of a later IPv4 fragment, which carries no L4 header (255: reserved, RFC 5237). */
+#define WIRE_IPPROTO_NONE	255
+
+/*
+ * What a received frame is, from one walk over its L2, L3 and L4 headers:
+ * the question every receiver asks before it looks further (the DPDK
+ * port's classifier, wire_parse(), the decoder).
+ */
+enum wire_frame_kind {
+	WIRE_FRAME_ROCE,	/* UDP to port 4791 (RoCE v2, Annex A17.2): BTH at bth_off */
+	WIRE_FRAME_ARP,
+	WIRE_FRAME_IP,		/* any other IPv4/IPv6: TCP, UDP, ICMP... */
+	WIRE_FRAME_OTHER,	/* another EtherType (LLDP, RoCE v1...) */
+	WIRE_FRAME_MALFORMED,	/* too short or broken before its protocol shows */
+	WIRE_FRAME_ND,		/* ICMPv6 neighbour solicitation or advertisement (RFC 4861) */
+	WIRE_FRAME_ICMP_ROCE,	/* ICMP / ICMPv6 port unreachable quoting UDP 4791 */
+};
+
+/*
+ * Where the headers of a frame are, as far as wire_classify() found them.
+ * Offsets are from the frame's start; 0 means not reached.
+ */
+struct wire_frame_offsets {
+	uint16_t	ethertype;	/* after the VLAN tag */
+	bool		has_vlan;	/* one 802.1Q tag */
+	uint16_t	vlan_tci;
+	uint8_t		ip_version;	/* 4 or 6 once the EtherType says IP */
+	uint16_t	l3_off;		/* after Ethernet and the tag */
+	uint16_t	l4_off;		/* once the IP header is whole (version, IHL) */
+	uint8_t		l4_proto;	/* after IPv6 extension headers; WIRE_IPPROTO_NONE */
+	uint32_t	ip_end;		/* end of the IP packet by its length, within the frame */
+	uint16_t	bth_off;	/* WIRE_FRAME_ROCE: UDP payload (the BTH may be cut short) */
+	/*
+	 * Why a RoCE receiver would refuse it, as far as the walk can tell:
+	 * NONE for WIRE_FRAME_ROCE, else TRUNCATED_ETH, NOT_IP, TRUNCATED_IP,
+	 * BAD_IP_VERSION, BAD_IHL, IP_LEN (IPv4 total length below its header),
+	 * NOT_UDP, TRUNCATED_UDP or NOT_ROCE_PORT.
+	 */
+	enum wire_drop	drop;
+};
+
+/**
+ * wire_classify() - what a received frame is, and where its headers are.
+ * @frame: Ethernet frame (FCS stripped), not modified.
+ * @len: its length.
+ * @out: filled as far as the walk got, whatever the result.
+ *
+ * Walks Ethernet (one 802.1Q tag), IPv4 (options skipped by the IHL; a
+ * later fragment has no L4 header) or IPv6 (hop-by-hop, routing and
+ * destination options skipped, at most 8), then UDP, ICMP or ICMPv6, with
+ * every length checked before it reads: L4 headers must lie within the IP
+ * packet.  An ICMP error counts as WIRE_FRAME_ICMP_ROCE when the datagram
+ * it quotes (RFC 792, RFC 4443 3.1) went to UDP 4791.  Validates only what
+ * locating the headers needs; checksums, exact lengths and the BTH are
+ * wire_parse()'s.
+ * Return: the kind.
+ */
+enum wire_frame_kind wire_classify(const void *frame, uint32_t len, struct wire_frame_offsets *out);
+
 /* ---- Parsed packet view ---- */
 
 /*

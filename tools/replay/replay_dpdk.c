@@ -43,6 +43,6 @@ void rp_dpdk_close(void *handle, uint64_t *not_roce)
 	struct dp_port_counters c;
 
 	dp_port_counters(handle, &c);
-	*not_roce = c.rx_not_roce;
+	*not_roce = c.drop[DP_DROP_rx_not_roce];
 	dp_port_close(handle);
 }

@@ -17,14 +17,11 @@
 #define UDP_HLEN	8
 #define TCP_HLEN	20
 #define BTH_LEN		12
-#define IPPROTO_ICMP4	1
 #define IPPROTO_TCP4	6
-#define IPPROTO_ICMP6	58
 #define PERFTEST_PORT	18515
 #define PERFTEST_MSG_LEN 108	/* 107 characters and their NUL */
 #define ETHERTYPE_ROCEV1 0x8915
 #define ETHERTYPE_LLDP	0x88cc
-#define MAX_IPV6_EXT	8
 
 /* ---- Text ---- */
 
@@ -77,61 +74,25 @@ static void decode_arp(struct wire_frame *fr)
 	memcpy(fr->arp.tpa, a + 24, 4);
 }
 
-/* IPv6 extension headers that only chain to the next one (RFC 8200 4.1). */
-static bool ipv6_ext_chains(uint8_t nh)
-{
-	return nh == 0 || nh == 43 || nh == 60;
-}
-
-/* A readable IP header: addresses, protocol and where L4 starts; false if malformed. */
-static bool decode_ip(struct wire_frame *fr)
+/* Addresses of an IP header wire_classify() found whole, and where its L4 is. */
+static void decode_ip(struct wire_frame *fr, const struct wire_frame_offsets *o)
 {
 	const uint8_t *ip = fr->data + fr->l3_off;
-	uint32_t room = fr->len - fr->l3_off, end;
 
-	if (fr->ethertype == WIRE_ETHERTYPE_IPV4) {
-		uint32_t ihl, total;
-
-		if (room < IPV4_HLEN || ip[0] >> 4 != 4)
-			return false;
-		ihl = (ip[0] & 0xfu) * 4;
-		total = wire_load16(ip + 2);
-		if (ihl < IPV4_HLEN || ihl > room || total < ihl)
-			return false;
-		fr->ip_version = 4;
+	fr->ip_version = o->ip_version;
+	if (o->ip_version == 4) {
 		memcpy(fr->src_ip, wire_v4mapped_prefix, 12);
 		memcpy(fr->src_ip + 12, ip + 12, 4);
 		memcpy(fr->dst_ip, wire_v4mapped_prefix, 12);
 		memcpy(fr->dst_ip + 12, ip + 16, 4);
-		fr->l4.proto = ip[9];
-		fr->l4.off = fr->l3_off + ihl;
-		end = fr->l3_off + total;
-		/* A later fragment carries no L4 header. */
-		if (wire_load16(ip + 6) & WIRE_IPV4_OFFMASK)
-			fr->l4.proto = 0xff;
 	} else {
-		uint32_t off = fr->l3_off + IPV6_HLEN;
-		uint8_t nh;
-
-		if (room < IPV6_HLEN || ip[0] >> 4 != 6)
-			return false;
-		fr->ip_version = 6;
 		memcpy(fr->src_ip, ip + 8, 16);
 		memcpy(fr->dst_ip, ip + 24, 16);
-		end = off + wire_load16(ip + 4);
-		nh = ip[6];
-		for (int i = 0; i < MAX_IPV6_EXT && ipv6_ext_chains(nh); i++) {
-			if (off + 2 > fr->len || off + 2 > end)
-				break;
-			nh = fr->data[off];
-			off += (fr->data[off + 1] + 1u) * 8;
-		}
-		fr->l4.proto = nh;
-		fr->l4.off = off;
 	}
+	fr->l4.proto = o->l4_proto;
+	fr->l4.off = o->l4_off;
 	fr->ip_valid = true;
-	fr->ip_end = end < fr->len ? end : fr->len;
-	return true;
+	fr->ip_end = o->ip_end;
 }
 
 static void decode_l4(struct wire_frame *fr)
@@ -164,8 +125,8 @@ static void decode_l4(struct wire_frame *fr)
 		l4->payload_len = doff >= TCP_HLEN && doff <= room ? room - doff : 0;
 		break;
 	}
-	case IPPROTO_ICMP4:
-	case IPPROTO_ICMP6:
+	case WIRE_IPPROTO_ICMP:
+	case WIRE_IPPROTO_ICMPV6:
 		if (room >= 2) {
 			l4->icmp_type = h[0];
 			l4->icmp_code = h[1];
@@ -229,45 +190,37 @@ void inspect_decode_frame(struct wire_frame *fr, const void *data, uint32_t len,
 		       uint32_t orig_len)
 {
 	const uint8_t *f = data;
+	struct wire_frame_offsets o;
+	enum wire_frame_kind kind;
 
 	memset(fr, 0, sizeof(*fr));
 	fr->data = f;
 	fr->len = len;
 	fr->orig_len = orig_len > len ? orig_len : len;
 	fr->drop = wire_parse(f, len, WIRE_PARSE_SKIP_ICRC, &fr->pkt);
-	fr->kind = WIRE_FRAME_MALFORMED;
-	if (len < ETH_HLEN)
-		return;
-	fr->ethertype = wire_load16(f + 12);
-	fr->l3_off = ETH_HLEN;
-	if (fr->ethertype == WIRE_ETHERTYPE_VLAN) {
-		if (len < ETH_HLEN + VLAN_HLEN)
-			return;
-		fr->has_vlan = true;
-		fr->vlan_tci = wire_load16(f + ETH_HLEN);
-		fr->ethertype = wire_load16(f + ETH_HLEN + 2);
-		fr->l3_off += VLAN_HLEN;
-	}
-	if (fr->ethertype == WIRE_ETHERTYPE_ARP) {
-		fr->kind = WIRE_FRAME_ARP;
+	kind = wire_classify(f, len, &o);
+	fr->ethertype = o.ethertype;
+	fr->has_vlan = o.has_vlan;
+	fr->vlan_tci = o.vlan_tci;
+	fr->l3_off = o.l3_off;
+	/* The printers tell ND and ICMP errors apart by their L4 fields, as any other IP. */
+	fr->kind = kind == WIRE_FRAME_ND || kind == WIRE_FRAME_ICMP_ROCE ? WIRE_FRAME_IP : kind;
+	switch (fr->kind) {
+	case WIRE_FRAME_ARP:
 		decode_arp(fr);
 		return;
-	}
-	if (fr->ethertype != WIRE_ETHERTYPE_IPV4 && fr->ethertype != WIRE_ETHERTYPE_IPV6) {
-		fr->kind = WIRE_FRAME_OTHER;
+	case WIRE_FRAME_OTHER:
+	case WIRE_FRAME_MALFORMED:
 		return;
+	default:
+		break;
 	}
-	if (!decode_ip(fr))
-		return;
+	decode_ip(fr, &o);
 	decode_l4(fr);
-	if (fr->l4.proto == WIRE_IPPROTO_UDP && fr->l4.ports_valid &&
-	    fr->l4.dport == WIRE_ROCEV2_PORT) {
-		fr->kind = WIRE_FRAME_ROCE;
+	if (fr->kind == WIRE_FRAME_ROCE)
 		check_icrc(fr);
-	} else {
-		fr->kind = WIRE_FRAME_IP;
+	else
 		decode_perftest(fr);
-	}
 }
 
 /* ---- Shared wording ---- */
@@ -288,10 +241,10 @@ static const char *ethertype_name(uint16_t type)
 static const char *ip_proto_name(uint8_t proto)
 {
 	switch (proto) {
-	case IPPROTO_ICMP4:	return "ICMP";
+	case WIRE_IPPROTO_ICMP:	return "ICMP";
 	case IPPROTO_TCP4:	return "TCP";
 	case WIRE_IPPROTO_UDP:	return "UDP";
-	case IPPROTO_ICMP6:	return "ICMPv6";
+	case WIRE_IPPROTO_ICMPV6:	return "ICMPv6";
 	default:		return NULL;
 	}
 }
@@ -420,7 +373,7 @@ static void ip_summary(struct inspect_text *b, const struct wire_frame *fr)
 			  l4->tcp_ack, l4->payload_len);
 	} else if (l4->proto == WIRE_IPPROTO_UDP && l4->ports_valid) {
 		inspect_text_printf(b, " len %" PRIu32, l4->payload_len);
-	} else if (l4->proto == IPPROTO_ICMP4 || l4->proto == IPPROTO_ICMP6) {
+	} else if (l4->proto == WIRE_IPPROTO_ICMP || l4->proto == WIRE_IPPROTO_ICMPV6) {
 		inspect_text_printf(b, " type %u code %u", l4->icmp_type, l4->icmp_code);
 	} else if (name) {
 		inspect_text_printf(b, " (truncated)");
@@ -473,6 +426,8 @@ size_t inspect_decode_summary(char *buf, size_t cap, const struct wire_frame *fr
 		arp_summary(&b, fr);
 		break;
 	case WIRE_FRAME_IP:
+	case WIRE_FRAME_ND:
+	case WIRE_FRAME_ICMP_ROCE:
 		ip_summary(&b, fr);
 		break;
 	case WIRE_FRAME_OTHER:
@@ -1102,9 +1057,9 @@ static void v_ip_other(struct vx *v)
 	} else if (fr->l4.proto == WIRE_IPPROTO_UDP) {
 		v_udp(v, false);
 		v_hexdump(v, fr->l4.off + UDP_HLEN, fr->ip_end, "UDP data");
-	} else if (fr->l4.proto == IPPROTO_ICMP4 || fr->l4.proto == IPPROTO_ICMP6) {
+	} else if (fr->l4.proto == WIRE_IPPROTO_ICMP || fr->l4.proto == WIRE_IPPROTO_ICMPV6) {
 		if (vhave(v, fr->l4.off, 2, "ICMP") && fr->l4.off < fr->ip_end) {
-			vlayer(v, fr->l4.proto == IPPROTO_ICMP4 ? "ICMP" : "ICMPv6", fr->l4.off,
+			vlayer(v, fr->l4.proto == WIRE_IPPROTO_ICMP ? "ICMP" : "ICMPv6", fr->l4.off,
 			       fr->ip_end - fr->l4.off, "RFC 792 / RFC 4443");
 			vfield(v, fr->l4.off, 1, "type", "kind of control message", "%u",
 			       fr->l4.icmp_type);
@@ -1169,6 +1124,8 @@ void inspect_decode_verbose(FILE *out, uint64_t number, const struct inspect_dec
 		v_roce(&v);
 		break;
 	case WIRE_FRAME_IP:
+	case WIRE_FRAME_ND:
+	case WIRE_FRAME_ICMP_ROCE:
 		v_ip_other(&v);
 		break;
 	case WIRE_FRAME_ARP:
@@ -1191,7 +1148,9 @@ static const char *kind_name(enum wire_frame_kind k)
 	switch (k) {
 	case WIRE_FRAME_ROCE:	return "roce";
 	case WIRE_FRAME_ARP:	return "arp";
-	case WIRE_FRAME_IP:	return "ip";
+	case WIRE_FRAME_IP:
+	case WIRE_FRAME_ND:
+	case WIRE_FRAME_ICMP_ROCE:	return "ip";
 	case WIRE_FRAME_OTHER:	return "other";
 	default:		return "malformed";
 	}
