@@ -16,11 +16,6 @@
 #define ICMPV6_NA		136
 #define MAX_IPV6_EXT		8
 
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* IPv6 extension headers that only chain to the next one (RFC 8200 4.1). */
 static inline bool ipv6_ext_chains(uint8_t nh)
 {
@@ -37,10 +32,10 @@ static inline bool quotes_roce(const uint8_t *q, uint32_t room, uint8_t version)
 			return false;
 		ihl = (q[0] & 0xfu) * 4;
 		return q[9] == WIRE_IPPROTO_UDP && ihl >= sizeof(struct wire_ipv4_hdr) &&
-		       room >= ihl + 4 && rd16(q + ihl + 2) == WIRE_ROCEV2_PORT;
+		       room >= ihl + 4 && wire_load16(q + ihl + 2) == WIRE_ROCEV2_PORT;
 	}
 	return room >= sizeof(struct wire_ipv6_hdr) + 4 && q[6] == WIRE_IPPROTO_UDP &&
-	       rd16(q + sizeof(struct wire_ipv6_hdr) + 2) == WIRE_ROCEV2_PORT;
+	       wire_load16(q + sizeof(struct wire_ipv6_hdr) + 2) == WIRE_ROCEV2_PORT;
 }
 
 /* IPv4 header: whole (version, IHL), then where L4 is; false if it is not. */
@@ -61,8 +56,8 @@ static inline bool walk_ipv4(const uint8_t *f, uint32_t len, struct wire_frame_o
 		return false;
 	o->l4_off = (uint16_t)(o->l3_off + ihl);
 	/* A later fragment carries no L4 header; the first carries all of it. */
-	o->l4_proto = rd16(ip + 6) & WIRE_IPV4_OFFMASK ? WIRE_IPPROTO_NONE : ip[9];
-	total = rd16(ip + 2);
+	o->l4_proto = wire_load16(ip + 6) & WIRE_IPV4_OFFMASK ? WIRE_IPPROTO_NONE : ip[9];
+	total = wire_load16(ip + 2);
 	o->drop = WIRE_DROP_IP_LEN;
 	if (total < ihl)
 		return false;
@@ -83,7 +78,7 @@ static inline bool walk_ipv6(const uint8_t *f, uint32_t len, struct wire_frame_o
 	o->drop = WIRE_DROP_BAD_IP_VERSION;
 	if (ip[0] >> 4 != 6)
 		return false;
-	end = off + rd16(ip + 4);
+	end = off + wire_load16(ip + 4);
 	o->ip_end = end < len ? end : len;
 	nh = ip[6];
 	for (int i = 0; i < MAX_IPV6_EXT && ipv6_ext_chains(nh); i++) {
@@ -110,7 +105,7 @@ static inline enum wire_frame_kind walk_l4(const uint8_t *f, struct wire_frame_o
 		if (room < sizeof(struct wire_udp_hdr))
 			return WIRE_FRAME_IP;
 		o->drop = WIRE_DROP_NOT_ROCE_PORT;
-		if (rd16(h + 2) != WIRE_ROCEV2_PORT)
+		if (wire_load16(h + 2) != WIRE_ROCEV2_PORT)
 			return WIRE_FRAME_IP;
 		o->bth_off = (uint16_t)(o->l4_off + sizeof(struct wire_udp_hdr));
 		/* RoCE v2 carries no IPv6 extension headers: a receiver finds no UDP after IP. */
@@ -151,14 +146,14 @@ static inline enum wire_frame_kind wire_classify_inline(const void *frame, uint3
 	o->drop = WIRE_DROP_TRUNCATED_ETH;
 	if (len < sizeof(struct wire_eth_hdr))
 		return WIRE_FRAME_MALFORMED;
-	o->ethertype = rd16(f + 12);
+	o->ethertype = wire_load16(f + 12);
 	o->l3_off = sizeof(struct wire_eth_hdr);
 	if (o->ethertype == WIRE_ETHERTYPE_VLAN) {
 		if (len < sizeof(struct wire_eth_hdr) + sizeof(struct wire_vlan_hdr))
 			return WIRE_FRAME_MALFORMED;
 		o->has_vlan = true;
-		o->vlan_tci = rd16(f + sizeof(struct wire_eth_hdr));
-		o->ethertype = rd16(f + sizeof(struct wire_eth_hdr) + 2);
+		o->vlan_tci = wire_load16(f + sizeof(struct wire_eth_hdr));
+		o->ethertype = wire_load16(f + sizeof(struct wire_eth_hdr) + 2);
 		o->l3_off += sizeof(struct wire_vlan_hdr);
 	}
 	o->drop = WIRE_DROP_NOT_IP;
