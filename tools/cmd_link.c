@@ -29,6 +29,7 @@ static int link_usage(FILE *out)
 	fprintf(out,
 		"usage: uroce link add NAME netdev IFACE [--pmd af_packet|af_xdp|pci:BDF|pcap:ARGS]"
 		" [--eal ARGS]\n"
+		"           [rto_min_us US] [restart_window PSNS] [adaptive on|off] [tlp on|off]\n"
 		"       uroce link del NAME\n"
 		"       uroce link show [-j] [NAME]\n"
 		"       uroce link refresh NAME\n");
@@ -59,6 +60,17 @@ static bool valid_name(const char *s)
 		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
 			return false;
 	return true;
+}
+
+/* The loss recovery settings of the configuration file, taken as words on the command line. */
+static bool is_loss_key(const char *s)
+{
+	static const char *const keys[] = { "rto_min_us", "restart_window", "adaptive", "tlp" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(s, keys[i]))
+			return true;
+	return false;
 }
 
 static void sysfs_root(char *buf, size_t len)
@@ -291,6 +303,12 @@ static int link_add(int argc, char **argv)
 			if (snprintf(cfg.eal_args, sizeof(cfg.eal_args), "%s", argv[++i]) >=
 			    (int)sizeof(cfg.eal_args))
 				return fail("add", "--eal arguments are too long");
+		} else if (is_loss_key(argv[i]) && i + 1 < argc) {
+			const char *why = "";
+
+			if (host_link_cfg_set(&cfg, argv[i], argv[i + 1], &why))
+				return fail("add", "bad %s '%s': %s", argv[i], argv[i + 1], why);
+			i++;
 		} else {
 			return link_usage(stderr);
 		}

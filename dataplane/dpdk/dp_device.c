@@ -503,6 +503,10 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ecfg.frame_tap_arg = dev->port;
 	ecfg.local_forward = dp_port_forward;
 	ecfg.local_forward_arg = dev->port;
+	ecfg.rto_min_us = dev->cfg.rto_min_us;
+	ecfg.restart_window = dev->cfg.restart_window;
+	ecfg.no_adaptive_rto = dev->cfg.no_adaptive_rto;
+	ecfg.no_tail_probe = dev->cfg.no_tail_probe;
 	dev->eng = rc_engine_create(&ecfg);
 	if (!dev->eng) {
 		ret = errno ? -errno : -ENOMEM;

@@ -68,7 +68,9 @@ static uint8_t pkt_syndrome(const struct wire_pkt *pkt)
 /* The oldest unacknowledged PSN moved: the peer is alive, the window opens. */
 static void progress(struct rc_qp *qp, uint32_t new_psn)
 {
-	if (psn_cmp(new_psn, qp->comp.psn) <= 0)
+	int32_t acked = psn_cmp(new_psn, qp->comp.psn);
+
+	if (acked <= 0)
 		return;
 	qp->comp.psn = new_psn;
 	qp->comp.retry_left = qp->attr.retry_cnt;
@@ -78,15 +80,10 @@ static void progress(struct rc_qp *qp, uint32_t new_psn)
 		qp->req.rnr_wait = false;
 		qp->rnr_deadline = 0;
 	}
-	if (psn_cmp(qp->req.psn, qp->comp.psn) > 0) {
-		if (qp->timeout_ns)
-			rc_timer_arm(qp, &qp->retx_deadline, qp->eng->now + qp->timeout_ns);
-	} else {
-		qp->retx_deadline = 0;
-		/* A resend after a rewind is behind what the peer has acknowledged. */
-		if (psn_cmp(qp->comp.psn, qp->req.psn) > 0)
-			rc_req_rewind(qp);
-	}
+	rc_rto_progress(qp, (uint32_t)acked);
+	/* A resend after a rewind is behind what the peer has acknowledged. */
+	if (psn_cmp(qp->comp.psn, qp->req.psn) > 0)
+		rc_req_rewind(qp);
 	rc_qp_kick(qp);
 }
 
@@ -305,6 +302,7 @@ static void rewind_once(struct rc_qp *qp)
 		return;
 	qp->comp.rewound = true;
 	qp->comp.rewound_psn = qp->comp.psn;
+	rc_rto_loss(qp);
 	rc_req_rewind(qp);
 }
 
@@ -338,7 +336,7 @@ static enum comp_state rnr(struct comp_ctx *c)
 	wait_ns = (uint64_t)wire_rnr_timer_us(c->syndrome & WIRE_AETH_CODE_MASK) * 1000;
 	qp->req.rnr_wait = true;
 	qp->req.rnr_psn = c->pkt->psn;
-	qp->retx_deadline = 0;
+	rc_rto_stop(qp);
 	rc_timer_arm(qp, &qp->rnr_deadline, qp->eng->now + wait_ns);
 	return COMP_DONE;
 }

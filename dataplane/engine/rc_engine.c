@@ -10,6 +10,7 @@
 const char *const rc_counter_names[] = {
 #define RC_COUNTER_NAME(n) #n,
 	RC_COUNTERS(RC_COUNTER_NAME)
+	RC_QP_GAUGES(RC_COUNTER_NAME)
 #undef RC_COUNTER_NAME
 	NULL
 };
@@ -175,8 +176,12 @@ void rc_engine_counters(struct rc_engine *eng, struct rc_counters *out)
 
 	pthread_mutex_lock(&eng->lock);
 	*out = eng->cnt;
-	rc_list_for_each_safe(pos, tmp, &eng->qp_list)
-		counters_add(out, &container_of(pos, struct rc_qp, link)->cnt);
+	rc_list_for_each_safe(pos, tmp, &eng->qp_list) {
+		struct rc_qp *qp = container_of(pos, struct rc_qp, link);
+
+		counters_add(out, &qp->cnt);
+		rc_rto_gauges(qp, out);
+	}
 	pthread_mutex_unlock(&eng->lock);
 }
 
@@ -184,6 +189,7 @@ int rc_qp_counters(struct rc_qp *qp, struct rc_counters *out)
 {
 	pthread_mutex_lock(&qp->eng->lock);
 	*out = qp->cnt;
+	rc_rto_gauges(qp, out);
 	pthread_mutex_unlock(&qp->eng->lock);
 	return 0;
 }

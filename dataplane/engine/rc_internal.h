@@ -31,6 +31,12 @@
 #define RC_GRH_LEN		40		/* UD receive buffers start with a GRH area */
 #define RC_ICRC_IN_COPY_MIN	256		/* payload from which rx ICRC and copy are one pass */
 #define RC_DEFAULT_QPN		0x11
+/* Loss recovery defaults (rc_rto.c; rc_engine_cfg overrides the first two). */
+#define RC_RTO_MIN_NS		100000ull	/* floor of the adaptive RTO: 100 us */
+#define RC_RESTART_WINDOW	16		/* PSNs in flight right after a loss */
+#define RC_RTO_MAX_NS		67108864ull	/* ceiling without a local ACK timeout (14) */
+#define RC_RTO_BACKOFF_MAX	10		/* doublings of the early timer */
+#define RC_PROBE_MIN_NS		10000ull	/* a tail-loss probe waits at least 10 us */
 
 /* ---- Intrusive list ---- */
 
@@ -289,6 +295,26 @@ struct rc_comp {
 	uint32_t	rewound_psn;
 };
 
+/*
+ * Loss recovery of a requester (rc_rto.c): the RTT estimate, the three
+ * retransmission clocks behind rc_qp.retx_deadline (the earliest of them),
+ * and the send window.  Times in ns on the engine clock, deadlines 0 when
+ * not armed.
+ */
+struct rc_rto {
+	uint64_t	srtt, rttvar;	/* RFC 6298 */
+	bool		have_rtt;	/* srtt holds at least one sample */
+	bool		timing;		/* timed_psn was sent once at timed_at; not yet acknowledged */
+	bool		probed;		/* a probe is out for this tail */
+	uint8_t		backoff;	/* early expiries since the last progress */
+	uint32_t	timed_psn;
+	uint64_t	timed_at;
+	uint64_t	iba_deadline;	/* the QP's local ACK timeout: counts against retry_cnt */
+	uint64_t	early_deadline;	/* the adaptive RTO: retransmits without counting */
+	uint64_t	probe_deadline;	/* tail-loss probe */
+	uint32_t	cwnd;		/* PSNs the requester may have unacknowledged */
+};
+
 enum rc_resp_msg { RC_MSG_NONE, RC_MSG_SEND, RC_MSG_WRITE };
 
 struct rc_resp {
@@ -358,10 +384,11 @@ struct rc_qp {
 	struct rc_rq		rq;
 	struct rc_req		req;
 	struct rc_comp		comp;
+	struct rc_rto		rto;
 	struct rc_resp		resp;
 	struct rc_counters	cnt;
 
-	uint64_t		retx_deadline;	/* 0: not armed */
+	uint64_t		retx_deadline;	/* 0: not armed; the earliest of rto's */
 	uint64_t		rnr_deadline;
 	bool			on_work, on_timer;
 	struct rc_list		link, work_link, timer_link;
@@ -563,9 +590,31 @@ void rc_qp_complete_send(struct rc_qp *qp, struct rc_send_wqe *w, enum ibv_wc_st
  */
 int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more);
 void rc_req_rewind(struct rc_qp *qp);
-void rc_req_timeout(struct rc_qp *qp);
+/* Send the newest packet once more (a tail-loss probe); false when the cursor is not at the front. */
+bool rc_req_probe(struct rc_qp *qp);
 void rc_req_rnr_expired(struct rc_qp *qp);
 void rc_req_reset(struct rc_qp *qp);
+
+/* Loss recovery (rc_rto.c). */
+void rc_rto_reset(struct rc_qp *qp);
+/* The retransmission timer (retx_deadline) fired: whichever of its clocks is due. */
+void rc_req_timeout(struct rc_qp *qp);
+/*
+ * A packet of PSN @psn went out; @first: never sent before; @answered: the
+ * responder answers it at once (AckReq, read, atomic), so it may be timed.
+ */
+void rc_rto_sent(struct rc_qp *qp, uint32_t psn, bool first, bool answered);
+/* The requester has nothing it may send now: arm the tail-loss probe. */
+void rc_rto_idle(struct rc_qp *qp);
+/* comp.psn moved forward by @acked PSNs. */
+void rc_rto_progress(struct rc_qp *qp, uint32_t acked);
+/* A loss was detected (NAK, gap, timer): the window restarts small. */
+void rc_rto_loss(struct rc_qp *qp);
+/* The requester goes back to @psn: a sample pending at or after it is ambiguous (Karn). */
+void rc_rto_rewound(struct rc_qp *qp, uint32_t psn);
+void rc_rto_stop(struct rc_qp *qp);
+/* srtt_ns, rto_ns and window of @qp into @out, keeping the larger where @out has one. */
+void rc_rto_gauges(const struct rc_qp *qp, struct rc_counters *out);
 
 /* Completer (rc_comp.c). */
 void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt);

@@ -232,7 +232,7 @@ static void flush_recv(struct rc_qp *qp)
 
 static void stop_timers(struct rc_qp *qp)
 {
-	qp->retx_deadline = 0;
+	rc_rto_stop(qp);
 	qp->rnr_deadline = 0;
 	if (qp->on_timer) {
 		rc_list_del(&qp->timer_link);

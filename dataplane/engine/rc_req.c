@@ -65,6 +65,7 @@ void rc_req_reset(struct rc_qp *qp)
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.rewound = false;
+	rc_rto_reset(qp);
 }
 
 /* The WQE fails locally: the completer reports it once the WQEs before it are done. */
@@ -186,7 +187,7 @@ static enum req_state check_window(struct req_ctx *c)
 
 	if (c->sent >= c->quota)
 		return REQ_AGAIN;
-	if (qp->type == IBV_QPT_RC && psn_cmp(qp->req.psn, qp->comp.psn) >= RC_WINDOW)
+	if (qp->type == IBV_QPT_RC && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
 		return REQ_STALL;
 	return REQ_CHECK_ROUTE;
 }
@@ -348,15 +349,20 @@ static enum req_state send_packet(struct req_ctx *c)
 	const uint8_t *ref = NULL;
 	struct wire_build_desc d;
 	uint32_t payload, npsn;
-	bool last, local;
+	bool last, local, first;
 	int ret;
 
 	build_desc(qp, w, &d, &payload, &npsn, &last);
 	if (qp->type == IBV_QPT_RC && !(rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)) {
 		qp->req.since_ackreq++;
-		/* AckReq on the last packet and periodically inside long messages. */
+		/*
+		 * AckReq on the last packet, periodically inside long messages, twice
+		 * per window while it is small after a loss (the ACKs open it), and
+		 * at its edge.
+		 */
 		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD ||
-		    psn_cmp(qp->req.psn, qp->comp.psn) >= RC_WINDOW - 1) {
+		    qp->req.since_ackreq >= qp->rto.cwnd / 2 ||
+		    psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd - 1) {
 			d.ackreq = true;
 			qp->req.since_ackreq = 0;
 		}
@@ -378,16 +384,17 @@ static enum req_state send_packet(struct req_ctx *c)
 	if (unlikely(ret))
 		return fail_wqe(c, IBV_WC_LOC_PROT_ERR);
 
-	if (psn_cmp(qp->req.psn, qp->req.max_psn) < 0) {
+	first = psn_cmp(qp->req.psn, qp->req.max_psn) >= 0;
+	if (!first)
 		qp->cnt.retransmits++;
-	} else {
+	else
 		qp->req.max_psn = psn_add(qp->req.psn, npsn);
-	}
+	if (qp->type == IBV_QPT_RC)
+		rc_rto_sent(qp, qp->req.psn, first,
+			    d.ackreq || (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC));
 	qp->req.psn = psn_add(qp->req.psn, npsn);
 	qp->req.offset += payload;
 	c->sent++;
-	if (qp->type == IBV_QPT_RC && !qp->retx_deadline && qp->timeout_ns)
-		rc_timer_arm(qp, &qp->retx_deadline, qp->eng->now + qp->timeout_ns);
 	return last ? REQ_NEXT_WQE : REQ_CHECK_WINDOW;
 }
 
@@ -438,6 +445,8 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 			return c.err ? c.err : (int)c.sent;
 		case REQ_STALL:
 		case REQ_DONE:
+			if (qp->type == IBV_QPT_RC)
+				rc_rto_idle(qp);
 			return (int)c.sent;
 		}
 		/* A failure or completion may have moved the QP out of the sending states. */
@@ -446,30 +455,17 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 	}
 }
 
-/**
- * rc_req_rewind() - Go-Back-N: send again from the oldest unacknowledged PSN.
- *
- * The WQE holding comp.psn becomes the send cursor; a write or send resumes
- * at the packet of that PSN, a read is asked again for the part not yet
- * received, an atomic is sent again with its PSN (the responder answers it
- * from its replay cache).  PSNs of every WQE stay what they were.
+/*
+ * Resume sending at @target inside WQE @i: a write or send at the packet of
+ * that PSN, a read asked again for the part not yet received (@target is
+ * then first_psn + resp_pkts), an atomic sent again with its PSN (the
+ * responder answers it from its replay cache).  PSNs of every WQE stay what
+ * they were.
  */
-void rc_req_rewind(struct rc_qp *qp)
+static void resume_at(struct rc_qp *qp, uint32_t i, uint32_t target)
 {
-	uint32_t target = qp->comp.psn, i;
-	struct rc_send_wqe *w = NULL;
+	struct rc_send_wqe *w = rc_sq_at(qp, i);
 
-	for (i = qp->sq_head; i != qp->sq_tail; i++) {
-		w = rc_sq_at(qp, i);
-		if (w->state == RC_WQE_POSTED || w->state == RC_WQE_ERROR)
-			return;
-		if (psn_cmp(target, w->first_psn) >= 0 && psn_cmp(target, w->last_psn) <= 0)
-			break;
-		if (i == qp->req.wqe)
-			return;
-	}
-	if (i == qp->sq_tail)
-		return;
 	for (uint32_t j = i; j != qp->req.wqe + 1 && j != qp->sq_tail; j++) {
 		struct rc_send_wqe *x = rc_sq_at(qp, j);
 
@@ -486,30 +482,57 @@ void rc_req_rewind(struct rc_qp *qp)
 		if (!w->is_inline)
 			rc_sge_seek(w->sge, w->num_sge, qp->req.offset, &qp->req.cur);
 	}
+	rc_rto_rewound(qp, target);
 	rc_qp_kick(qp);
 }
 
-static bool outstanding(const struct rc_qp *qp)
+/* The started WQE, not past the send cursor, whose PSNs hold @psn; sq_tail when none does. */
+static uint32_t wqe_of_psn(const struct rc_qp *qp, uint32_t psn)
 {
-	return psn_cmp(qp->req.psn, qp->comp.psn) > 0;
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		const struct rc_send_wqe *w = rc_sq_at(qp, i);
+
+		if (w->state == RC_WQE_POSTED || w->state == RC_WQE_ERROR)
+			break;
+		if (psn_cmp(psn, w->first_psn) >= 0 && psn_cmp(psn, w->last_psn) <= 0)
+			return i;
+		if (i == qp->req.wqe)
+			break;
+	}
+	return qp->sq_tail;
 }
 
-/* Local ACK timeout: retry from comp.psn, or give up after retry_cnt retries. */
-void rc_req_timeout(struct rc_qp *qp)
+/* Go-Back-N: send again from the oldest unacknowledged PSN (IBA 9.7.5.1.1). */
+void rc_req_rewind(struct rc_qp *qp)
 {
-	if (!rc_qp_may_send(qp) || !outstanding(qp) || qp->req.rnr_wait)
-		return;
-	qp->cnt.timeouts++;
-	if (!qp->comp.retry_left) {
-		struct rc_send_wqe *w = rc_sq_at(qp, qp->sq_head);
+	uint32_t i = wqe_of_psn(qp, qp->comp.psn);
 
-		rc_qp_complete_send(qp, w, IBV_WC_RETRY_EXC_ERR);
-		rc_qp_error(qp, 0, false);
-		return;
-	}
-	qp->comp.retry_left--;
-	qp->comp.rewound = false;
-	rc_req_rewind(qp);
+	if (i != qp->sq_tail)
+		resume_at(qp, i, qp->comp.psn);
+}
+
+/*
+ * The newest packet once more, so that the responder answers: a duplicate
+ * with an ACK (C9-105), a packet after a gap with a sequence NAK, a lost one
+ * by executing it.  Only from the front: a cursor behind max_psn is resending
+ * already, and moving it would skip what it has still to send.
+ */
+bool rc_req_probe(struct rc_qp *qp)
+{
+	uint32_t newest = psn_add(qp->req.max_psn, WIRE_PSN_MASK), i;
+	const struct rc_send_wqe *w;
+
+	if (qp->req.psn != qp->req.max_psn)
+		return false;
+	i = wqe_of_psn(qp, newest);
+	if (i == qp->sq_tail)
+		return false;
+	w = rc_sq_at(qp, i);
+	/* A read's request asks for what has not arrived; an atomic has one PSN. */
+	if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)
+		newest = psn_add(w->first_psn, w->resp_pkts);
+	resume_at(qp, i, newest);
+	return true;
 }
 
 void rc_req_rnr_expired(struct rc_qp *qp)

@@ -272,8 +272,28 @@ static int copy_value(char *dst, size_t cap, const char *v)
 	return 0;
 }
 
-/* One "key = value" line into @cfg.  Return: 0 or -errno with a phrase in @why. */
-static int apply_line(struct host_link_cfg *cfg, const char *key, const char *val,
+/* A decimal number in [@min, @max] and nothing after it. */
+static int parse_uint(const char *val, unsigned long min, unsigned long max, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(val, &end, 10);
+
+	if (*val == '\0' || *val == '-' || *end || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* "on" or "off" into @off. */
+static int parse_off(const char *val, bool *off)
+{
+	if (strcmp(val, "on") && strcmp(val, "off"))
+		return -EINVAL;
+	*off = !strcmp(val, "off");
+	return 0;
+}
+
+int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *val,
 		      const char **why)
 {
 	if (!strcmp(key, "name")) {
@@ -301,14 +321,24 @@ static int apply_line(struct host_link_cfg *cfg, const char *key, const char *va
 		return copy_value(cfg->uverbs, sizeof(cfg->uverbs), val);
 	}
 	if (!strcmp(key, "mtu")) {
-		char *end;
-		unsigned long mtu = strtoul(val, &end, 10);
-
 		*why = "mtu must be a number from 576 to 9702";
-		if (*val == '\0' || *end || mtu < 576 || mtu > 9702)
-			return -EINVAL;
-		cfg->mtu = (uint32_t)mtu;
-		return 0;
+		return parse_uint(val, 576, 9702, &cfg->mtu);
+	}
+	if (!strcmp(key, "rto_min_us")) {
+		*why = "rto_min_us must be a number of microseconds from 1 to 1000000";
+		return parse_uint(val, 1, 1000000, &cfg->rto_min_us);
+	}
+	if (!strcmp(key, "restart_window")) {
+		*why = "restart_window must be a number of PSNs from 1 to 256";
+		return parse_uint(val, 1, 256, &cfg->restart_window);
+	}
+	if (!strcmp(key, "adaptive")) {
+		*why = "adaptive must be on or off";
+		return parse_off(val, &cfg->no_adaptive_rto);
+	}
+	if (!strcmp(key, "tlp")) {
+		*why = "tlp must be on or off";
+		return parse_off(val, &cfg->no_tail_probe);
 	}
 	if (!strcmp(key, "mac")) {
 		*why = "mac must look like 02:00:00:00:00:01";
@@ -335,7 +365,8 @@ static int apply_line(struct host_link_cfg *cfg, const char *key, const char *va
 		cfg->n_addrs++;
 		return 0;
 	}
-	*why = "unknown key (known: name netdev pmd pmd_args eal_args mtu mac ipv4 ipv6 uverbs)";
+	*why = "unknown key (known: name netdev pmd pmd_args eal_args mtu mac ipv4 ipv6 uverbs "
+	       "rto_min_us restart_window adaptive tlp)";
 	return -EINVAL;
 }
 
@@ -386,7 +417,7 @@ int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, s
 		*eq = '\0';
 		key = trim(s);
 		val = trim(eq + 1);
-		ret = apply_line(cfg, key, val, &why);
+		ret = host_link_cfg_set(cfg, key, val, &why);
 		if (ret) {
 			ret = fail(err, errlen, ret, "%s:%u: %s: %s", path, lineno, key, why);
 			break;
@@ -497,6 +528,14 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 	}
 	if (cfg->uverbs[0])
 		fprintf(f, "uverbs = %s\n", cfg->uverbs);
+	if (cfg->rto_min_us)
+		fprintf(f, "rto_min_us = %u\n", cfg->rto_min_us);
+	if (cfg->restart_window)
+		fprintf(f, "restart_window = %u\n", cfg->restart_window);
+	if (cfg->no_adaptive_rto)
+		fprintf(f, "adaptive = off\n");
+	if (cfg->no_tail_probe)
+		fprintf(f, "tlp = off\n");
 	if (fflush(f) || fsync(fileno(f))) {
 		ret = -errno;
 		fclose(f);

@@ -4,6 +4,7 @@
 #define UROCE_CONFIG_H
 
 #include <net/if.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,7 +44,10 @@ enum host_pmd {
  *   name, netdev, pmd (af_packet|af_xdp|pci|memif|pcap|tap), pmd_args
  *   (PCI address, memif socket and role, "rx=FILE,tx=FILE"), eal_args,
  *   mtu, mac, ipv4 / ipv6 (repeatable: addresses when DPDK owns the NIC),
- *   uverbs (the uverbsN name of the sysfs tree).
+ *   uverbs (the uverbsN name of the sysfs tree); loss recovery of RC QPs
+ *   (docs/engine.md, "Loss recovery"): rto_min_us (1-1000000, default 100),
+ *   restart_window (1-256, default 16; 256: no restart), adaptive and tlp
+ *   (on|off, default on).
  */
 #define HOST_MAX_ADDRS 8
 struct host_link_cfg {
@@ -57,6 +61,11 @@ struct host_link_cfg {
 	unsigned	n_addrs;
 	uint8_t		addrs[HOST_MAX_ADDRS][16];	/* GID form */
 	char		uverbs[32];
+	/* Loss recovery, as rc_engine_cfg takes it: 0 and false are the defaults. */
+	uint32_t	rto_min_us;
+	uint32_t	restart_window;
+	bool		no_adaptive_rto;
+	bool		no_tail_probe;
 };
 
 const char *host_pmd_name(enum host_pmd pmd);
@@ -66,5 +75,11 @@ int host_pmd_parse(const char *s, enum host_pmd *out);
 int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, size_t errlen);
 int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen);
 int host_link_cfg_remove(const char *name);
+/*
+ * One "key = value" of the file into @cfg (also what `uroce link add` takes
+ * for the keys it passes on).  Return: 0, or -errno with a phrase in @why.
+ */
+int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *val,
+		      const char **why);
 
 #endif

@@ -108,6 +108,16 @@ struct rc_engine_cfg {
 	 */
 	void		(*trace)(void *arg, uint32_t qpn, const char *machine, const char *state);
 	void		*trace_arg;
+
+	/*
+	 * Loss recovery of RC requesters (docs/engine.md, "Loss recovery");
+	 * zero is the default.  The QP's local ACK timeout and retry_cnt stay
+	 * the limit whatever these say.
+	 */
+	uint32_t	rto_min_us;	/* floor of the adaptive RTO; 0: 100 us */
+	uint32_t	restart_window;	/* PSNs in flight after a loss; 0: 16, 256 or more: no restart */
+	bool		no_adaptive_rto;	/* retransmit on the local ACK timeout only */
+	bool		no_tail_probe;	/* no tail-loss probes */
 };
 
 struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg);
@@ -168,7 +178,15 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(rem_op_naks_rx)	X(rem_op_naks_tx)				\
 	X(duplicates)	X(out_of_sequence)	X(cnps_rx)	X(cnps_tx)	\
 	X(ecn_ce_rx)	X(tx_no_buffer)	X(cq_overflows)			\
-	X(acks_rx)	X(acks_tx)	X(completions)
+	X(acks_rx)	X(acks_tx)	X(completions)				\
+	X(rtt_samples)	X(early_retransmits)	X(tail_probes)		\
+	X(window_restarts)
+
+/*
+ * Values of a QP's loss recovery as of the reading, after the counters:
+ * RC_COUNTERS adds them up, these do not (an engine's are its QPs' largest).
+ */
+#define RC_QP_GAUGES(X)	X(srtt_ns)	X(rto_ns)	X(send_window)
 
 /*
  * Why the engine dropped a frame wire_parse() accepted, as WIRE_DROP_REASONS
@@ -213,12 +231,13 @@ struct rc_drop_stats {
 struct rc_counters {
 #define RC_COUNTER_FIELD(n) uint64_t n;
 	RC_COUNTERS(RC_COUNTER_FIELD)
+	RC_QP_GAUGES(RC_COUNTER_FIELD)
 #undef RC_COUNTER_FIELD
 	struct wire_drop_stats drops;	/* frames wire_parse() rejected */
 	struct rc_drop_stats rc_drops;	/* frames the engine dropped after parsing */
 };
 
-/* Names in field order, for printing; NULL-terminated. */
+/* Names in field order (counters, then gauges), for printing; NULL-terminated. */
 extern const char *const rc_counter_names[];
 
 void rc_engine_counters(struct rc_engine *eng, struct rc_counters *out);

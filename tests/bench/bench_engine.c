@@ -38,6 +38,7 @@ struct bench {
 	bool			copy_frames;	/* payloads copied into the link's frames */
 	bool			writes_only;	/* only the 64 KiB write figure (profiling) */
 	uint8_t			timeout;	/* local ACK timeout exponent */
+	struct rc_engine_cfg	loss;		/* loss recovery settings of both engines */
 	atomic_bool		stop;
 	pthread_t		peer;
 };
@@ -136,11 +137,13 @@ static void setup(struct bench *b, double loss)
 	port_sim_set_faults(b->link, 0, &f);
 	port_sim_set_faults(b->link, 1, &f);
 	for (int s = 0; s < 2; s++) {
-		struct rc_engine_cfg ec = { .port = port_sim_port(b->link, s), .now_ns = now_ns,
-					    .seed = 7 + (uint64_t)s };
+		struct rc_engine_cfg ec = b->loss;
 		struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 		struct rc_qp_init init = { .qp_type = IBV_QPT_RC };
 
+		ec.port = port_sim_port(b->link, s);
+		ec.now_ns = now_ns;
+		ec.seed = 7 + (uint64_t)s;
 		b->eng[s] = rc_engine_create(&ec);
 		if (!b->eng[s])
 			die("engine");
@@ -304,7 +307,8 @@ static double min(double a, double b)
 	return a < b ? a : b;
 }
 
-static void measure(double seconds, bool two_threads, bool copy_frames, bool writes_only)
+static void measure(double seconds, bool two_threads, bool copy_frames, bool writes_only,
+		    const struct rc_engine_cfg *loss)
 {
 	/*
 	 * The link itself has no latency, so the local ACK timeout only has to
@@ -313,7 +317,7 @@ static void measure(double seconds, bool two_threads, bool copy_frames, bool wri
 	 */
 	struct bench b = { .seconds = seconds / ROUNDS, .two_threads = two_threads,
 			   .copy_frames = copy_frames, .writes_only = writes_only,
-			   .timeout = two_threads ? 10 : 6 };
+			   .timeout = two_threads ? 10 : 6, .loss = *loss };
 	double mps = 0, mc_ops = 0, wr = 0, rd = 0, mc = 0, snd = 0, rcv = 0, ceiling, x, y, unused;
 	struct port_sim_stats st;
 	uint64_t by_ref = 0, delivered = 0;	/* frames of the 64 KiB write rounds */
@@ -371,9 +375,11 @@ static void measure(double seconds, bool two_threads, bool copy_frames, bool wri
 		rc_engine_counters(b.eng[0], &c);
 		teardown(&b);
 		printf("  64 KiB writes at %4.1f %% loss: %6.2f GB/s, %3.0f %% of lossless "
-		       "(%llu retransmits, %llu timeouts)\n", losses[i] * 100, goodput / 1e9,
+		       "(%llu retransmits, %llu timeouts, %llu early, %llu probes, "
+		       "SRTT %.0f us)\n", losses[i] * 100, goodput / 1e9,
 		       100 * goodput / wr, (unsigned long long)c.retransmits,
-		       (unsigned long long)c.timeouts);
+		       (unsigned long long)c.timeouts, (unsigned long long)c.early_retransmits,
+		       (unsigned long long)c.tail_probes, (double)c.srtt_ns / 1000);
 	}
 }
 
@@ -381,6 +387,7 @@ int main(int argc, char **argv)
 {
 	double seconds = 2.0;
 	bool copy_frames = false, writes_only = false;
+	struct rc_engine_cfg loss = { 0 };
 	int threads = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -390,18 +397,27 @@ int main(int argc, char **argv)
 			copy_frames = true;
 		else if (!strcmp(argv[i], "--writes"))
 			writes_only = true;
+		else if (!strcmp(argv[i], "--rto-min") && i + 1 < argc)
+			loss.rto_min_us = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--restart-window") && i + 1 < argc)
+			loss.restart_window = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--no-adaptive"))
+			loss.no_adaptive_rto = true;
+		else if (!strcmp(argv[i], "--no-tlp"))
+			loss.no_tail_probe = true;
 		else
 			seconds = atof(argv[i]);
 	}
 	if (seconds <= 0 || threads < 1 || threads > 2) {
 		fprintf(stderr, "usage: bench_engine [SECONDS per figure] [--threads 1|2] [--copy] "
-			"[--writes]\n");
+			"[--writes] [--rto-min US] [--restart-window PSNS] [--no-adaptive] "
+			"[--no-tlp]\n");
 		return 2;
 	}
 	printf("uroce engine over the simulated link: PMTU 4096, %d ops in flight, "
 	       "best of %d rounds in %.1f s per figure, CRC %s, payloads %s\n", DEPTH, ROUNDS,
 	       seconds, wire_crc32_impl(), copy_frames ? "copied into frames (--copy)" :
 	       "by reference (zero-copy transmit)");
-	measure(seconds, threads == 2, copy_frames, writes_only);
+	measure(seconds, threads == 2, copy_frames, writes_only, &loss);
 	return 0;
 }

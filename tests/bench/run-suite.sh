@@ -5,6 +5,7 @@
 #   tests/bench/run-suite.sh [--quick] [--repeats N] [--seconds S] [--iters N] [--build DIR]
 #                            [--out DIR] [--update-docs]
 #   tests/bench/run-suite.sh --profile [--seconds S] [--iters N] [--build DIR] [--out DIR]
+#   tests/bench/run-suite.sh --loss [--repeats N] [--seconds S] [--build DIR] [--out DIR]
 #
 # Between two network namespaces joined by a veth pair (names bn*), for every repeat:
 #   af_packet (MTU 9000, path MTU 4096): ib_{write,read,send}_bw at 64 B..1 MiB, ib_{write,read,
@@ -19,6 +20,7 @@
 # and logs/. --update-docs also puts the table and plots into docs/performance.md and docs/img/.
 # --profile runs only ib_write_bw (64 KiB) and ib_write_lat (64 B) over af_packet, each side under
 # `perf record`, and writes the top functions of each side to profile-TOOL-SIDE.txt.
+# --loss runs only the af_packet 64 KiB ib_write_bw without loss and at each loss rate.
 # A benchmark, not a test: it fails only when a measurement produced no figure.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -34,7 +36,8 @@ BUILD=$SRC/build
 OUT=
 UPDATE_DOCS=0
 PROFILE=0
-usage() { sed -n '5,7p' "$0" | sed 's/^# *//' >&2; exit 2; }
+LOSS_ONLY=0
+usage() { sed -n '5,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift;;
 	--update-docs) UPDATE_DOCS=1;;
 	--profile) PROFILE=1;;
+	--loss) LOSS_ONLY=1;;
 	*) usage;;
 	esac
 	shift
@@ -285,6 +289,15 @@ loss_on_both() {	# RATE|off
 		UROCE_RUN_DIR=$RUNB ip netns exec $NSB $UROCE loss $VB $1 >/dev/null
 }
 
+# 64 KiB write goodput at each loss rate, frames dropped on both ends.
+loss_runs() {
+	for rate in $LOSS_RATES; do
+		loss_on_both $rate% || { echo "run-suite: uroce loss failed" >&2; exit 1; }
+		bw af_packet ib_write_bw $LOSS_SIZE $rate
+		loss_on_both off
+	done
+}
+
 setup() {
 	ip netns add $NSA && ip netns add $NSB || { echo "run-suite: cannot create namespaces" >&2; exit 1; }
 	ip link add $VA netns $NSA mtu 9000 type veth peer name $VB netns $NSB mtu 9000 || exit 1
@@ -359,6 +372,11 @@ run_suite() {
 	for REP in $(seq 1 $REPEATS); do
 		log "repeat $REP/$REPEATS: af_packet, veth MTU 9000"
 		veth_link af_packet 9000 || { echo "run-suite: uroce link add failed" >&2; exit 1; }
+		if [ $LOSS_ONLY = 1 ]; then
+			bw af_packet ib_write_bw $LOSS_SIZE 0
+			loss_runs
+			continue
+		fi
 		for tool in ib_write_bw ib_read_bw ib_send_bw; do
 			for s in $BW_SIZES; do bw af_packet $tool $s 0; done
 		done
@@ -369,11 +387,7 @@ run_suite() {
 		msgrate af_packet
 		for s in $LAT_SIZES; do sockperf_lat af_packet $s; plain_dpdk af_packet $s; done
 		iperf af_packet
-		for rate in $LOSS_RATES; do
-			loss_on_both $rate% || { echo "run-suite: uroce loss failed" >&2; exit 1; }
-			bw af_packet ib_write_bw $LOSS_SIZE $rate
-			loss_on_both off
-		done
+		loss_runs
 
 		log "repeat $REP/$REPEATS: af_xdp, veth MTU 3500"
 		veth_link af_xdp 3500 || { echo "run-suite: uroce link add --pmd af_xdp failed" >&2; exit 1; }

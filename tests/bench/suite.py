@@ -281,12 +281,14 @@ def plots(res, d):
         if pts:
             p = series(os.path.join(data, f'lat-{tool}-{pmd}.dat'), pts)
             lines.append(f'"{p}" using 1:2:3:4 with yerrorlines title "{title}"')
-    scripts.append(common + f'set output "{os.path.join(d, "latency.png")}"\n'
-                   'set title "Latency vs message size (medians, bars: min..max of repeats)"\n'
-                   'set xlabel "message size (bytes)"\nset ylabel "latency (µs; ½ RTT unless marked RTT)"\n'
-                   'set logscale xy\nset xrange [1:8192]\n'
-                   'set xtics ("2 B" 2, "8 B" 8, "64 B" 64, "512 B" 512, "4 KiB" 4096)\n'
-                   'plot ' + ', \\\n  '.join(lines) + '\n')
+    # A run of only some figures (--loss) has no series for some plots: those are not drawn.
+    if lines:
+        scripts.append(common + f'set output "{os.path.join(d, "latency.png")}"\n'
+                       'set title "Latency vs message size (medians, bars: min..max of repeats)"\n'
+                       'set xlabel "message size (bytes)"\nset ylabel "latency (µs; ½ RTT unless marked RTT)"\n'
+                       'set logscale xy\nset xrange [1:8192]\n'
+                       'set xtics ("2 B" 2, "8 B" 8, "64 B" 64, "512 B" 512, "4 KiB" 4096)\n'
+                       'plot ' + ', \\\n  '.join(lines) + '\n')
 
     lines = []
     for tool, op, pmd in (('ib_write_bw', 'write', 'af_packet'), ('ib_read_bw', 'read', 'af_packet'),
@@ -305,12 +307,13 @@ def plots(res, d):
                        [(s, st.median, st.lo, st.hi) for s in (32, 2 << 20)])
             lines.append(f'"{p}" using 1:2 with lines dashtype 2 lw 2 '
                          f'title "iperf3 TCP, veth MTU {mtu} ({pmd} runs)"')
-    scripts.append(common + f'set output "{os.path.join(d, "bandwidth.png")}"\n'
-                   'set title "Bandwidth vs message size (medians, bars: min..max of repeats)"\n'
-                   'set xlabel "message size (bytes)"\nset ylabel "goodput (Gbit/s)"\n'
-                   'set logscale xy\nset xrange [32:2097152]\n'
-                   'set xtics ("64 B" 64, "1 KiB" 1024, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)\n'
-                   'plot ' + ', \\\n  '.join(lines) + '\n')
+    if lines:
+        scripts.append(common + f'set output "{os.path.join(d, "bandwidth.png")}"\n'
+                       'set title "Bandwidth vs message size (medians, bars: min..max of repeats)"\n'
+                       'set xlabel "message size (bytes)"\nset ylabel "goodput (Gbit/s)"\n'
+                       'set logscale xy\nset xrange [32:2097152]\n'
+                       'set xtics ("64 B" 64, "1 KiB" 1024, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)\n'
+                       'plot ' + ', \\\n  '.join(lines) + '\n')
 
     base = res.get('ib_write_bw', 'write', 65536, 'af_packet')
     pts = []

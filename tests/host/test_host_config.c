@@ -61,6 +61,10 @@ START_TEST(round_trip)
 	memcpy(in.addrs[0], v4, 16);
 	memcpy(in.addrs[1], v6, 16);
 	strcpy(in.uverbs, "uverbs3");
+	in.rto_min_us = 250;
+	in.restart_window = 32;
+	in.no_adaptive_rto = true;
+	in.no_tail_probe = true;
 	ck_assert_int_eq(host_link_cfg_save(&in, err, sizeof(err)), 0);
 	ck_assert_int_eq(host_link_cfg_load("uroce0", &out, err, sizeof(err)), 0);
 	ck_assert_mem_eq(&in, &out, sizeof(in));
@@ -80,6 +84,9 @@ START_TEST(defaults_and_comments)
 	ck_assert_int_eq(c.pmd, HOST_PMD_AF_PACKET);
 	ck_assert_uint_eq(c.mtu, 0);
 	ck_assert_uint_eq(c.n_addrs, 0);
+	ck_assert_uint_eq(c.rto_min_us, 0);
+	ck_assert_uint_eq(c.restart_window, 0);
+	ck_assert(!c.no_adaptive_rto && !c.no_tail_probe);
 }
 END_TEST
 
@@ -91,6 +98,11 @@ static const struct {
 	{ "netdev = a\nmac = 02:00:00:00:00:1ff\n", "mac must look like" },
 	{ "netdev = a\nmtu = 99999\n", "mtu must be a number" },
 	{ "netdev = a\nmtu = 15x\n", "mtu must be a number" },
+	{ "netdev = a\nrto_min_us = 0\n", "rto_min_us must be a number" },
+	{ "netdev = a\nrto_min_us = -5\n", "rto_min_us must be a number" },
+	{ "netdev = a\nrestart_window = 257\n", "restart_window must be a number" },
+	{ "netdev = a\ntlp = yes\n", "tlp must be on or off" },
+	{ "netdev = a\nadaptive = 1\n", "adaptive must be on or off" },
 	{ "netdev = a\nipv4 = 10.0.0.300\n", "ipv4 must be a dotted quad" },
 	{ "netdev = a\nipv6 = ::ffff:1.2.3.4\n", "ipv6 must be an IPv6 address" },
 	{ "netdev = a\npmd = dpdk\n", "pmd must be af_packet" },

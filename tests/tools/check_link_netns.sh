@@ -67,3 +67,21 @@ fi
 ip netns exec "$ns" "$uroce" link del uroce0
 ip link del "${veth}b2" 2>/dev/null || true
 echo "ok: a recreated namespace starts clean"
+
+# Loss recovery settings on the command line land in the configuration; a bad one is refused.
+conf=/run/uroce/netns/$ns/devices/uroce0.conf
+ip link add "${veth}a" type veth peer name "${veth}b"
+ip link set "${veth}a" netns "$ns"
+ip link set "${veth}b" up
+ip netns exec "$ns" ip link set "${veth}a" up
+out=$(ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" tlp maybe 2>&1) &&
+	fail "tlp maybe accepted"
+grep -q "bad tlp 'maybe': tlp must be on or off" <<<"$out" || fail "no word of the bad tlp: $out"
+[ ! -e "$conf" ] || fail "config written for a refused add"
+ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" rto_min_us 50 restart_window 32 \
+	adaptive off tlp off
+for line in "rto_min_us = 50" "restart_window = 32" "adaptive = off" "tlp = off"; do
+	grep -qx "$line" "$conf" || fail "'$line' not in $conf"
+done
+ip netns exec "$ns" "$uroce" link del uroce0
+echo "ok: loss recovery settings"

@@ -131,6 +131,10 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.seed = o->seed * 4 + (uint64_t)s + 1,
 			.frame_tap = s ? on_tap1 : on_tap0,
 			.frame_tap_arg = e,
+			.rto_min_us = o->rto_min_us,
+			.restart_window = o->restart_window,
+			.no_adaptive_rto = o->no_adaptive_rto,
+			.no_tail_probe = o->no_tail_probe,
 		};
 
 		if (o->shared_gids) {

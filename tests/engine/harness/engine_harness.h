@@ -43,6 +43,9 @@ struct h_opts {
 	 * it through local_forward (counted in h_env.forwarded).
 	 */
 	bool		shared_gids;
+	/* Loss recovery settings of both engines (rc_engine_cfg's; zero: the defaults). */
+	uint32_t	rto_min_us, restart_window;
+	bool		no_adaptive_rto, no_tail_probe;
 };
 
 /* GIDs: side 0 has ::ffff:10.0.0.1 (index 0) and fd00::1 (index 1); side 1 .2 and ::2. */

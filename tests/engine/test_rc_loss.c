@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loss recovery on the virtual clock: the RTT estimate, tail-loss probes,
+ * early retransmission that leaves retry_cnt alone, the local ACK timeout as
+ * the limit for a dead peer, and the send window's restart after a loss.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_harness.h"
+#include "suites.h"
+
+#define RUN_NS		20000000000ull
+#define OP(x)		(WIRE_OPC_RC | WIRE_OP_##x)
+#define TIMEOUT_NS(t)	(4096ull << (t))
+
+static int write_to_peer(struct h_pair *p, uint64_t wr_id, size_t off, uint32_t len)
+{
+	struct ibv_sge s = h_sge(p, 0, off, len);
+
+	return h_post_send(p->qp[0], IBV_WR_RDMA_WRITE, wr_id, &s, 1,
+			   (uintptr_t)p->buf[1] + off, rc_mr_rkey(p->mr[1]), IBV_SEND_SIGNALED);
+}
+
+static void expect_wc(struct h_pair *p, uint64_t wr_id, enum ibv_wc_status st)
+{
+	struct ibv_wc wc;
+
+	ck_assert_int_eq(h_wait_cq(&p->e, p->e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_msg(wc.wr_id == wr_id && wc.status == st,
+		      "completion %llu status %d, expected %llu status %d",
+		      (unsigned long long)wc.wr_id, wc.status, (unsigned long long)wr_id, st);
+}
+
+/* @n writes of @len bytes one after the other, each checked. */
+static void writes(struct h_pair *p, unsigned n, uint32_t len)
+{
+	for (unsigned i = 0; i < n; i++) {
+		h_fill(p->buf[0], len, i + 100);
+		ck_assert_int_eq(write_to_peer(p, 1000 + i, 0, len), 0);
+		expect_wc(p, 1000 + i, IBV_WC_SUCCESS);
+		ck_assert_int_eq(memcmp(p->buf[0], p->buf[1], len), 0);
+	}
+}
+
+/*
+ * A constant one-way delay: SRTT converges to twice it, RTTVAR to nothing,
+ * the RTO to the larger of the estimate and the floor (loop 0: 20 us each
+ * way, under the 100 us floor; loop 1: 150 us, above it).
+ */
+START_TEST(rtt_converges_to_link_delay)
+{
+	uint64_t delay = _i ? 150000 : 20000, rtt = 2 * delay;
+	struct h_opts o = { .delay_ns = delay };
+	struct h_pair p;
+	struct rc_counters c;
+
+	h_pair_init(&p, &o, NULL, NULL);
+	writes(&p, 40, 3000);
+	c = h_qp_counters(p.qp[0]);
+	ck_assert_uint_ge(c.rtt_samples, 40);
+	ck_assert_msg(c.srtt_ns >= rtt && c.srtt_ns <= rtt + rtt / 50,
+		      "srtt %llu ns, link round trip %llu ns", (unsigned long long)c.srtt_ns,
+		      (unsigned long long)rtt);
+	if (_i)
+		ck_assert_uint_le(c.rto_ns, rtt + rtt / 10);
+	else
+		ck_assert_uint_eq(c.rto_ns, 100000);
+	ck_assert_uint_ge(c.rto_ns, c.srtt_ns);
+	ck_assert_uint_eq(c.retransmits, 0);
+	ck_assert_uint_eq(c.tail_probes, 0);
+	ck_assert_uint_eq(c.early_retransmits, 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
+/*
+ * A lost tail after the RTT is known, local ACK timeout 14 (67 ms): the probe
+ * answers within a few round trips.  Loop 0: the last packet lost (the probe
+ * is it, executed); 1: the last two (the probe draws a sequence NAK); 2: the
+ * ACK of the last (the probe is a duplicate, acknowledged again); 3: the last
+ * packet without probes and early retransmission: the local ACK timeout.
+ */
+START_TEST(tail_loss_probed)
+{
+	/* The write's 8 packets are side 0's frames 1 to 8 from here on. */
+	static const struct { int from; unsigned opcode, nth, count; } drop[] = {
+		{ 0, 0xffff, 8, 1 },
+		{ 0, 0xffff, 7, 2 },
+		{ 1, OP(ACKNOWLEDGE), 1, 1 },
+		{ 0, 0xffff, 8, 1 },
+	};
+	bool probe = _i != 3;
+	struct h_opts o = { .delay_ns = 10000, .no_tail_probe = !probe, .no_adaptive_rto = !probe };
+	struct h_conn conn = { .timeout = 14 };
+	struct h_pair p;
+	struct h_cap cap;
+	struct rc_counters c;
+	uint64_t t0;
+
+	h_pair_init(&p, &o, &conn, NULL);
+	writes(&p, 4, 8192);
+	h_capture(&p.e, &cap);
+	h_drop(&cap, drop[_i].from, drop[_i].opcode, drop[_i].nth, drop[_i].count);
+	h_fill(p.buf[0], 8192, 7);
+	t0 = p.e.now;
+	ck_assert_int_eq(write_to_peer(&p, 1, 0, 8192), 0);
+	expect_wc(&p, 1, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 8192), 0);
+	c = h_qp_counters(p.qp[0]);
+	ck_assert_uint_eq(c.tail_probes, probe);
+	ck_assert_uint_eq(c.timeouts, !probe);
+	ck_assert_uint_eq(c.early_retransmits, 0);
+	ck_assert_uint_eq(h_qp_counters(p.qp[1]).seq_naks_tx, _i == 1 ? 1 : 0);
+	/* Sent, 2 SRTT without an answer, the probe's round trip (and the NAK's resend). */
+	if (probe)
+		ck_assert_msg(p.e.now - t0 < TIMEOUT_NS(14) / 100, "took %llu ns",
+			      (unsigned long long)(p.e.now - t0));
+	else
+		ck_assert_uint_ge(p.e.now - t0, TIMEOUT_NS(14));
+	h_pair_fini(&p);
+}
+END_TEST
+
+/* Drops the first @times transmissions of PSN @psn from side 0. */
+struct psn_drop {
+	uint32_t	psn;
+	unsigned	times, seen;
+};
+
+static bool drop_psn(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct psn_drop *d = arg;
+	struct wire_pkt pkt;
+
+	if (from != 0 || wire_parse(frame, len, 0, &pkt) || pkt.psn != d->psn)
+		return false;
+	return d->seen++ < d->times;
+}
+
+/*
+ * A packet lost, then its resend after the NAK lost too: the responder stays
+ * quiet (one NAK per gap), so only a timer helps.  The early one resends
+ * within a few RTOs and leaves retry_cnt alone (retry_cnt 1 here: one more
+ * counted retry would be the last).
+ */
+START_TEST(lost_resend_recovered_early)
+{
+	struct h_opts o = { .delay_ns = 10000 };
+	struct h_conn conn = { .timeout = 14, .retry_set = true, .retry_cnt = 1, .rnr_retry = 7 };
+	struct h_pair p;
+	struct psn_drop d = { .times = 2 };
+	struct rc_counters c;
+	uint64_t t0;
+
+	h_pair_init(&p, &o, &conn, NULL);
+	writes(&p, 4, 8192);
+	/* 4 writes of 8 packets from the initial PSN 0: the third packet of the next. */
+	d.psn = 4 * 8 + 2;
+	port_sim_set_filter(p.e.link, drop_psn, &d);
+	h_fill(p.buf[0], 20000, 9);
+	t0 = p.e.now;
+	ck_assert_int_eq(write_to_peer(&p, 1, 0, 20000), 0);
+	expect_wc(&p, 1, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 20000), 0);
+	ck_assert_uint_eq(d.seen, 3);
+	c = h_qp_counters(p.qp[0]);
+	ck_assert_uint_eq(c.seq_naks_rx, 1);
+	ck_assert_uint_ge(c.early_retransmits, 1);
+	ck_assert_uint_eq(c.timeouts, 0);
+	ck_assert_uint_lt(p.e.now - t0, 10 * 100000);
+	/* retry_cnt is whole: a dead peer now still gets its two timeouts. */
+	port_sim_set_filter(p.e.link, NULL, NULL);
+	{
+		struct h_cap cap;
+
+		h_capture(&p.e, &cap);
+		cap.drop_all[0] = true;
+		t0 = p.e.now;
+		ck_assert_int_eq(write_to_peer(&p, 2, 0, 64), 0);
+		expect_wc(&p, 2, IBV_WC_RETRY_EXC_ERR);
+		ck_assert_uint_eq(h_qp_counters(p.qp[0]).timeouts, 2);
+		ck_assert_uint_ge(p.e.now - t0, 2 * TIMEOUT_NS(14));
+	}
+	h_pair_fini(&p);
+}
+END_TEST
+
+/*
+ * A dead peer after the RTT is known: early retransmissions back off, and
+ * IBV_WC_RETRY_EXC_ERR comes after about timeout x (retry_cnt + 1) all the
+ * same.  Loop over retry_cnt 0, 3 and 7 with timeout 14 (67 ms), and retry_cnt
+ * 7 with timeout 8 (1 ms, near the RTO floor).
+ */
+START_TEST(dead_peer_bound)
+{
+	static const uint8_t retry[] = { 0, 3, 7, 7 }, timeout[] = { 14, 14, 14, 8 };
+	struct h_opts o = { .delay_ns = 10000 };
+	struct h_conn conn = { .timeout = timeout[_i], .retry_set = true, .retry_cnt = retry[_i],
+			       .rnr_retry = 7 };
+	uint64_t bound = TIMEOUT_NS(timeout[_i]) * (retry[_i] + 1u), t0, took;
+	struct h_pair p;
+	struct h_cap cap;
+	struct rc_counters c;
+
+	h_pair_init(&p, &o, &conn, NULL);
+	writes(&p, 4, 8192);
+	h_capture(&p.e, &cap);
+	cap.drop_all[0] = true;
+	t0 = p.e.now;
+	ck_assert_int_eq(write_to_peer(&p, 1, 0, 8192), 0);
+	expect_wc(&p, 1, IBV_WC_RETRY_EXC_ERR);
+	took = p.e.now - t0;
+	ck_assert_msg(took >= bound * 9 / 10 && took <= bound * 3 / 2,
+		      "error after %llu ns, bound %llu ns", (unsigned long long)took,
+		      (unsigned long long)bound);
+	c = h_qp_counters(p.qp[0]);
+	ck_assert_uint_eq(c.timeouts, retry[_i] + 1u);
+	ck_assert_uint_ge(c.early_retransmits, 1);
+	ck_assert_int_eq(h_qp_state(p.qp[0]), IBV_QPS_ERR);
+	h_pair_fini(&p);
+}
+END_TEST
+
+/*
+ * After a loss the window restarts at 16 PSNs and grows back: between the
+ * NAK's arrival and the first ACK of the resend, at most 16 packets go out;
+ * a later transfer runs with the full window again.
+ */
+START_TEST(window_restarts_after_loss)
+{
+	struct h_opts o = { .delay_ns = 20000 };
+	struct h_pair p;
+	struct h_cap cap;
+	const struct h_frame *nak = NULL;
+	unsigned burst = 0;
+	struct rc_counters c;
+
+	h_pair_init(&p, &o, NULL, NULL);
+	h_capture(&p.e, &cap);
+	h_drop(&cap, 0, OP(WRITE_MIDDLE), 10, 1);
+	h_fill(p.buf[0], 200 * 1024, 3);
+	ck_assert_int_eq(write_to_peer(&p, 1, 0, 200 * 1024), 0);
+	expect_wc(&p, 1, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 200 * 1024), 0);
+	for (unsigned i = 0; i < cap.n && !nak; i++)
+		if (cap.f[i].from == 1 && cap.f[i].opcode == OP(ACKNOWLEDGE) &&
+		    (cap.f[i].syndrome & WIRE_AETH_TYPE_MASK) == WIRE_AETH_NAK)
+			nak = &cap.f[i];
+	ck_assert_ptr_nonnull(nak);
+	/* The resend starts when the NAK arrives; its first ACK is back one round trip later. */
+	for (unsigned i = 0; i < cap.n; i++)
+		burst += cap.f[i].from == 0 && cap.f[i].t >= nak->t + o.delay_ns &&
+			 cap.f[i].t < nak->t + 3 * o.delay_ns;
+	ck_assert_uint_ge(burst, 1);
+	ck_assert_uint_le(burst, 16);
+	c = h_qp_counters(p.qp[0]);
+	ck_assert_uint_eq(c.window_restarts, 1);
+	ck_assert_uint_gt(c.send_window, 64);
+	ck_assert_uint_eq(c.timeouts, 0);
+	ck_assert_int_eq(write_to_peer(&p, 2, 0, 200 * 1024), 0);
+	expect_wc(&p, 2, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).send_window, 256);
+	h_pair_fini(&p);
+}
+END_TEST
+
+/*
+ * The ACKs slow down after the RTT is known: the early timer fires before the
+ * ACK of a 64-packet write can arrive (after the tail-loss probe).  It
+ * resends a small window only, and once the late ACK covers the write
+ * nothing of it is sent again.
+ */
+START_TEST(spurious_early_retransmit_bounded)
+{
+	struct h_opts o = { .delay_ns = 10000 };
+	struct port_sim_faults slow = { .delay_ns = 150000 };
+	struct h_pair p;
+	struct rc_counters before, c;
+
+	h_pair_init(&p, &o, NULL, NULL);
+	writes(&p, 4, 8192);
+	before = h_qp_counters(p.qp[0]);
+	port_sim_set_faults(p.e.link, 1, &slow);
+	h_fill(p.buf[0], 64 * 1024, 4);
+	ck_assert_int_eq(write_to_peer(&p, 1, 0, 64 * 1024), 0);
+	expect_wc(&p, 1, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 64 * 1024), 0);
+	c = h_qp_counters(p.qp[0]);
+	ck_assert_uint_ge(c.early_retransmits - before.early_retransmits, 1);
+	ck_assert_uint_eq(c.tail_probes - before.tail_probes, 1);
+	ck_assert_uint_le(c.retransmits - before.retransmits, 16 + 1);
+	ck_assert_uint_eq(c.timeouts, 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
+Suite *rc_loss_suite(void)
+{
+	Suite *s = suite_create("loss");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_loop_test(tc, rtt_converges_to_link_delay, 0, 2);
+	tcase_add_loop_test(tc, tail_loss_probed, 0, 4);
+	tcase_add_test(tc, lost_resend_recovered_early);
+	tcase_add_loop_test(tc, dead_peer_bound, 0, 4);
+	tcase_add_test(tc, window_restarts_after_loss);
+	tcase_add_test(tc, spurious_early_retransmit_bounded);
+	suite_add_tcase(s, tc);
+	return s;
+}
