@@ -272,6 +272,12 @@ static int neigh_xmit(void *arg, const void *frame, uint32_t len)
 enum rx_verdict { RX_ROCE, RX_DROP };
 
 /* Embedded IP header of an ICMP error: was it our UDP 4791? (RFC 792 / RFC 4443 quote it) */
+/* @bth: a BTH whose DestQP is QP1, the GSI. */
+static inline bool is_gsi(const uint8_t *bth)
+{
+	return wire_load24(bth + 5) == WIRE_GSI_QPN;
+}
+
 static bool quotes_roce(const uint8_t *ip, uint32_t len, int version)
 {
 	if (version == 4) {
@@ -369,9 +375,13 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 	dp->cnt.rx_not_roce++;
 	return RX_DROP;
 roce:
-	/* BTH DestQP (IBA 9.2): frames for another process's QPs are dropped without a NAK. */
-	if (dp->qpns && !host_qpn_owned(dp->qpns, (uint32_t)(d[l4 + 8 + 5] << 16 |
-						       d[l4 + 8 + 6] << 8 | d[l4 + 8 + 7]))) {
+	/*
+	 * BTH DestQP (IBA 9.2): frames for another process's QPs are dropped
+	 * without a NAK.  QP1 is every process's: each CM keeps its own MADs.
+	 */
+	if (dp->qpns && !is_gsi(d + l4 + 8) &&
+	    !host_qpn_owned(dp->qpns, (uint32_t)(d[l4 + 8 + 5] << 16 |
+						 d[l4 + 8 + 6] << 8 | d[l4 + 8 + 7]))) {
 		dp->cnt.rx_other_qpn++;
 		return RX_DROP;
 	}

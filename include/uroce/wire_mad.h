@@ -26,10 +26,6 @@
 #define WIRE_CM_CLASS_VERSION	2	/* IBA 1.2 */
 #define WIRE_MAD_METHOD_SEND	0x03
 
-/* The GSI's Q_Key (IBA 10.2.5 QP1 well-known Q_Key) and the default partition. */
-#define WIRE_GSI_QPN		1
-#define WIRE_GSI_QKEY		0x80010000u
-
 struct wire_mad_hdr {
 	uint8_t		base_version;
 	uint8_t		mgmt_class;
