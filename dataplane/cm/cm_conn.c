@@ -881,6 +881,11 @@ uint64_t cm_next_deadline(const struct cm *cm)
 	return d;
 }
 
+int cm_gid_index(struct cm *cm, const uint8_t gid[16])
+{
+	return cm_io_gid_index(cm, gid);
+}
+
 void cm_counters(const struct cm *cm, struct cm_counters *out)
 {
 	*out = cm->cnt;

@@ -162,6 +162,9 @@ uint32_t cm_id_comm_id(const struct cm_id *id);
 /* The peer's QPN (REQ, REP received) and path, for the QP's RTR attributes. */
 const struct cm_path *cm_id_path(const struct cm_id *id);
 
+/* The GID table index of @gid (a RoCE v2 entry of the engine), or -ENOENT. */
+int cm_gid_index(struct cm *cm, const uint8_t gid[16]);
+
 /* Take REQs (and SIDR_REQs) for @service_id.  -EBUSY when this CM has a listener for it. */
 int cm_listen(struct cm_id *id, uint64_t service_id);
 
