@@ -21,6 +21,7 @@
 #include "prov_ucma.h"
 #include "uroce/cm.h"
 #include "uroce/sysfs.h"
+#include "host_cm_listen.h"
 
 /*
  * What the kernel's ucma.c and cma.c do for a process, done here: IDs,
@@ -61,6 +62,7 @@ struct ucma_dev {
 	struct ibv_device	*ibdev;
 	struct ibv_context	*ctx;
 	struct cm		*cm;
+	struct host_cm_listen	*listen;	/* the netdev's, shared with the host's other processes */
 	__be64			guid;
 	enum ibv_mtu		mtu;
 	struct ucma_dev		*next;
@@ -93,6 +95,7 @@ struct ucma_ctx {
 	struct sockaddr_storage	src, dst;
 	struct ucma_dev		*dev;		/* NULL: bound to the any address */
 	struct cm_id		*cm_ids[8];	/* a listener has one per device; else cm_ids[0] */
+	struct ucma_dev		*cm_devs[8];	/* whose CM each is */
 	unsigned		n_cm;
 	unsigned		events_reported;
 	bool			reuseaddr, disconnected;
@@ -241,6 +244,8 @@ static struct ucma_dev *dev_get(struct ibv_device *d)
 		.answers_unclaimed = ucma_answers,
 	};
 	const char *t = getenv("UROCE_CM_TIMEOUT_MS");
+	struct host_link_info link;
+	char err[256];
 
 	for (u = ucma_devs; u; u = u->next)
 		if (u->ibdev == d)
@@ -252,6 +257,9 @@ static struct ucma_dev *dev_get(struct ibv_device *d)
 	u->ctx = ibv_open_device(d);
 	if (!u->ctx || !prov_is_uroce(u->ctx))
 		goto err_free;
+	if (dp_device_link(prov_dp(u->ctx), &link) ||
+	    host_cm_listen_open(link.netdev, &u->listen, err, sizeof(err)))
+		goto err_close;
 	u->guid = ibv_get_device_guid(d);
 	u->mtu = ibv_query_port(u->ctx, PROV_PORT_NUM, &pa) ? IBV_MTU_1024 : pa.active_mtu;
 	cfg.eng = prov_eng(u->ctx);
@@ -260,11 +268,15 @@ static struct ucma_dev *dev_get(struct ibv_device *d)
 	cfg.timeout_ms = t ? (uint32_t)strtoul(t, NULL, 10) : 0;
 	u->cm = cm_create(&cfg);
 	if (!u->cm)
-		goto err_close;
+		goto err_listen;
+	/* Become the netdev's answerer if nobody is (the first process wins; its death frees it). */
+	host_cm_listen_mine(u->listen, HOST_CM_ANSWERER);
 	u->next = ucma_devs;
 	ucma_devs = u;
 	return u;
 
+err_listen:
+	host_cm_listen_close(u->listen);
 err_close:
 	ibv_close_device(u->ctx);
 err_free:
@@ -395,9 +407,13 @@ static void drop_events(struct ucma_ctx *c)
 
 static void ctx_free(struct ucma_ctx *c)
 {
-	for (unsigned i = 0; i < c->n_cm; i++)
+	for (unsigned i = 0; i < c->n_cm; i++) {
+		if (c->state == U_LISTEN)
+			host_cm_listen_del(c->cm_devs[i]->listen,
+					   wire_ip_service_id(c->ps, sa_port(&c->src)));
 		if (c->cm_ids[i])
 			cm_id_destroy(c->cm_ids[i]);
+	}
 	drop_events(c);
 	ucma_ctxs[c->id] = NULL;
 	free(c);
@@ -469,6 +485,7 @@ static int conn_request(struct ucma_dev *u, struct ucma_ctx *l, struct cm_id *id
 	}
 	c->dev = u;
 	c->cm_ids[0] = id;
+	c->cm_devs[0] = c->dev;
 	c->n_cm = 1;
 	cm_id_set_user(id, c);
 	gid_sa(dst, sa_port(&l->src), &c->src);
@@ -583,18 +600,17 @@ static int ucma_cm_event(void *arg, struct cm_id *id, const struct cm_event *ev)
 }
 
 /*
- * One process per netdev answers REQs nobody listens for.  For now that is
- * every process whose CM has a listener, which suffices while one process
- * on a netdev listens.
+ * One process per netdev answers REQs nobody listens for: the one holding
+ * the listen table's answerer entry; when it dies the next process to see
+ * such a REQ takes over.  A service ID another process listens on is left
+ * to that process.
  */
 static bool ucma_answers(void *arg, uint64_t service_id)
 {
-	(void)arg;
-	(void)service_id;
-	for (uint32_t i = 1; i < ucma_n_ctx; i++)
-		if (ucma_ctxs[i] && ucma_ctxs[i]->state == U_LISTEN)
-			return true;
-	return false;
+	struct ucma_dev *u = arg;
+
+	return host_cm_listen_mine(u->listen, HOST_CM_ANSWERER) &&
+	       (service_id == HOST_CM_ANSWERER || !host_cm_listen_taken(u->listen, service_id));
 }
 
 static void *cm_thread(void *arg)
@@ -792,21 +808,33 @@ static void fill_route(const struct ucma_ctx *c, struct rdma_ucm_query_route_res
 
 static int listen_on(struct ucma_ctx *c, struct ucma_dev *u)
 {
+	uint64_t sid = wire_ip_service_id(c->ps, sa_port(&c->src));
 	struct cm_id *id;
 	int ret;
 
 	if (c->n_cm >= sizeof(c->cm_ids) / sizeof(c->cm_ids[0]))
 		return -ENOMEM;
+	ret = host_cm_listen_add(u->listen, sid);
+	if (ret)
+		return ret;
 	id = cm_id_create(u->cm, c);
-	if (!id)
-		return -errno;
-	ret = cm_listen(id, wire_ip_service_id(c->ps, sa_port(&c->src)));
+	if (!id) {
+		ret = -errno;
+		goto err_del;
+	}
+	ret = cm_listen(id, sid);
 	if (ret) {
 		cm_id_destroy(id);
-		return ret == -EBUSY ? -EADDRINUSE : ret;
+		ret = ret == -EBUSY ? -EADDRINUSE : ret;
+		goto err_del;
 	}
+	c->cm_devs[c->n_cm] = u;
 	c->cm_ids[c->n_cm++] = id;
 	return 0;
+
+err_del:
+	host_cm_listen_del(u->listen, sid);
+	return ret;
 }
 
 static int cmd_listen(struct ucma_ctx *c)
@@ -835,8 +863,12 @@ static int cmd_listen(struct ucma_ctx *c)
 		}
 	}
 	if (ret) {
-		while (c->n_cm)
-			cm_id_destroy(c->cm_ids[--c->n_cm]);
+		while (c->n_cm) {
+			c->n_cm--;
+			host_cm_listen_del(c->cm_devs[c->n_cm]->listen,
+					   wire_ip_service_id(c->ps, sa_port(&c->src)));
+			cm_id_destroy(c->cm_ids[c->n_cm]);
+		}
 		return ret;
 	}
 	c->state = U_LISTEN;
@@ -873,6 +905,7 @@ static int cmd_connect(struct ucma_ctx *c, const struct rdma_ucm_conn_param *p)
 		conn.pdata_len = (uint8_t)(sizeof(h) + p->private_data_len);
 	}
 	c->cm_ids[0] = id;
+	c->cm_devs[0] = c->dev;
 	c->n_cm = 1;
 	c->disconnected = false;
 	if (c->qp_type == IBV_QPT_UD) {
