@@ -421,14 +421,20 @@ static void ctx_free(struct ucma_ctx *c)
 
 /* ---- Events from the CMs ---- */
 
-static void conn_param(struct rdma_ucm_conn_param *p, const struct cm_conn *c, size_t skip)
+/* The message's private data from byte @skip on (past rdma_cm's header), as much as fits. */
+static uint8_t pdata_out(uint8_t dst[RDMA_MAX_PRIVATE_DATA], const struct cm_conn *c, size_t skip)
 {
 	size_t n = c->pdata_len > skip ? c->pdata_len - skip : 0;
 
-	if (n > sizeof(p->private_data))
-		n = sizeof(p->private_data);
-	memcpy(p->private_data, c->pdata + skip, n);
-	p->private_data_len = (uint8_t)n;
+	if (n > RDMA_MAX_PRIVATE_DATA)
+		n = RDMA_MAX_PRIVATE_DATA;
+	memcpy(dst, c->pdata + skip, n);
+	return (uint8_t)n;
+}
+
+static void conn_param(struct rdma_ucm_conn_param *p, const struct cm_conn *c, size_t skip)
+{
+	p->private_data_len = pdata_out(p->private_data, c, skip);
 	/* What the peer can take is what this side may initiate, and the other way round. */
 	p->responder_resources = c->idepth;
 	p->initiator_depth = c->rres;
@@ -442,12 +448,7 @@ static void conn_param(struct rdma_ucm_conn_param *p, const struct cm_conn *c, s
 static void ud_param(struct rdma_ucm_ud_param *p, const struct cm_path *path, const struct cm_conn *c,
 		     size_t skip)
 {
-	size_t n = c->pdata_len > skip ? c->pdata_len - skip : 0;
-
-	if (n > sizeof(p->private_data))
-		n = sizeof(p->private_data);
-	memcpy(p->private_data, c->pdata + skip, n);
-	p->private_data_len = (uint8_t)n;
+	p->private_data_len = pdata_out(p->private_data, c, skip);
 	p->qp_num = c->qpn;
 	p->qkey = c->qkey;
 	memcpy(p->ah_attr.grh.dgid, path->dgid, 16);

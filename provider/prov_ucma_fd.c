@@ -123,47 +123,34 @@ static mode_t mode_arg(int flags, va_list ap)
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* @path with the mode that follows @flags when they need one, to libc's @next, or the channel. */
+#define OPEN_BODY(next, ...)						\
+	do {								\
+		va_list ap;						\
+		mode_t mode;						\
+									\
+		if (!strcmp(path, UCMA_PATH))				\
+			return open_channel(flags);			\
+		va_start(ap, flags);					\
+		mode = mode_arg(flags, ap);				\
+		va_end(ap);						\
+		return (next)(__VA_ARGS__, mode);			\
+	} while (0)
+
 int open(const char *path, int flags, ...)
 {
-	int (*next)(const char *, int, ...) = (int (*)(const char *, int, ...))next_fn(&libc_open, "open");
-	va_list ap;
-	mode_t mode;
-
-	if (!strcmp(path, UCMA_PATH))
-		return open_channel(flags);
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	return next(path, flags, mode);
+	OPEN_BODY(((int (*)(const char *, int, ...))next_fn(&libc_open, "open")), path, flags);
 }
 
 int open64(const char *path, int flags, ...)
 {
-	int (*next)(const char *, int, ...) = (int (*)(const char *, int, ...))next_fn(&libc_open64, "open64");
-	va_list ap;
-	mode_t mode;
-
-	if (!strcmp(path, UCMA_PATH))
-		return open_channel(flags);
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	return next(path, flags, mode);
+	OPEN_BODY(((int (*)(const char *, int, ...))next_fn(&libc_open64, "open64")), path, flags);
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
-	int (*next)(int, const char *, int, ...) =
-		(int (*)(int, const char *, int, ...))next_fn(&libc_openat, "openat");
-	va_list ap;
-	mode_t mode;
-
-	if (!strcmp(path, UCMA_PATH))
-		return open_channel(flags);
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	return next(dirfd, path, flags, mode);
+	OPEN_BODY(((int (*)(int, const char *, int, ...))next_fn(&libc_openat, "openat")), dirfd,
+		  path, flags);
 }
 
 ssize_t write(int fd, const void *buf, size_t len)
