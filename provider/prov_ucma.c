@@ -304,6 +304,18 @@ static struct ucma_dev *dev_by_gid(const uint8_t gid[16])
 	return NULL;
 }
 
+/*
+ * What the CM just queued on QP1 leaves before the command returns, as the
+ * kernel's MADs do: a process that disconnects and exits at once still
+ * sends its DREQ (and, ahead of it, any ACK the port held back for the next
+ * request, docs/dataplane.md), which the peer's last send waits for.
+ */
+static void send_now(struct ucma_dev *u)
+{
+	if (u)
+		dp_device_kick(prov_dp(u->ctx));
+}
+
 /* ---- IDs and events ---- */
 
 static struct ucma_ctx *ctx_get(uint32_t id)
@@ -1080,6 +1092,7 @@ static struct ucma_file *file_of(int fd)
 static ssize_t dispatch(struct ucma_file *f, uint32_t op, const uint8_t *body, size_t in,
 			uint16_t out)
 {
+	struct ucma_dev *u;
 	struct ucma_ctx *c;
 	int ret;
 
@@ -1109,7 +1122,9 @@ static ssize_t dispatch(struct ucma_file *f, uint32_t op, const uint8_t *body, s
 			return -EINVAL;
 		if (r)
 			r->events_reported = c->events_reported;
+		u = c->dev;
 		ctx_free(c);
+		send_now(u);
 		return 0;
 	}
 	case RDMA_USER_CM_CMD_BIND_IP: {
@@ -1186,11 +1201,14 @@ static ssize_t dispatch(struct ucma_file *f, uint32_t op, const uint8_t *body, s
 		if (!c || !c->n_cm)
 			return -EINVAL;
 		if (c->qp_type == IBV_QPT_UD)
-			return cm_send_sidr_rep(c->cm_ids[0], WIRE_SIDR_REJECT, 0, 0,
-						cmd.private_data, cmd.private_data_len);
-		return cm_send_rej(c->cm_ids[0], cmd.reason ? cmd.reason :
-				   WIRE_CM_REJ_CONSUMER_DEFINED, cmd.private_data,
-				   cmd.private_data_len);
+			ret = cm_send_sidr_rep(c->cm_ids[0], WIRE_SIDR_REJECT, 0, 0,
+					       cmd.private_data, cmd.private_data_len);
+		else
+			ret = cm_send_rej(c->cm_ids[0], cmd.reason ? cmd.reason :
+					  WIRE_CM_REJ_CONSUMER_DEFINED, cmd.private_data,
+					  cmd.private_data_len);
+		send_now(c->dev);
+		return ret;
 	}
 	case RDMA_USER_CM_CMD_DISCONNECT: {
 		CMD(struct rdma_ucm_disconnect, cmd);
@@ -1201,7 +1219,9 @@ static ssize_t dispatch(struct ucma_file *f, uint32_t op, const uint8_t *body, s
 		/* After the peer's DREQ (DREP sent already) there is nothing left to say. */
 		if (cm_id_state(c->cm_ids[0]) != CM_ESTABLISHED)
 			return c->disconnected ? 0 : -EINVAL;
-		return cm_send_dreq(c->cm_ids[0], NULL, 0);
+		ret = cm_send_dreq(c->cm_ids[0], NULL, 0);
+		send_now(c->dev);
+		return ret;
 	}
 	case RDMA_USER_CM_CMD_INIT_QP_ATTR: {
 		CMD(struct rdma_ucm_init_qp_attr, cmd);

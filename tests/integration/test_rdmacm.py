@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""Unmodified rdmacm-utils over uroce's rdma_cm: rping with data verification, IPv4 and IPv6,
-and a connect to a port nobody listens on ending in an error, not a hang."""
+"""Unmodified rdmacm-utils over uroce's rdma_cm: rping with data verification (IPv4, IPv6),
+ucmatose (several connections), udaddy (UD, service ID resolution), and connects that end in an
+error, not a hang."""
 
 import os
 import shutil
@@ -12,13 +13,14 @@ import it  # noqa: E402
 
 PORT = 7174
 RDMA_PS_TCP = 0x0106
+RDMA_PS_UDP = 0x0111
 # Short CM retransmission timers, so the failure cases end within seconds.
 CM_ENV = ['env', 'UROCE_CM_TIMEOUT_MS=200']
 
 
-def wait_listening(pair, side, port, proc, timeout=30):
+def wait_listening(pair, side, port, proc, timeout=30, ps=RDMA_PS_TCP):
     """Wait until the host's rdma_cm listen table (RUN_DIR/cm/NETDEV) has the port's service ID."""
-    sid = f'{RDMA_PS_TCP << 16 | port:016x}'
+    sid = f'{ps << 16 | port:016x}'
     path = os.path.join(pair.run_dirs[side], 'cm', pair.ifs[side])
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -71,6 +73,26 @@ def body(tap, pair):
 
     PORT += 1
     rping_pair(tap, pair, 'rping -C 200 -V (IPv6)', pair.ip6[0], PORT, ['-C', '200', '-V'])
+
+    # Four connections at once, each moving data, then disconnected (ucmatose's port: 7471).
+    srv = pair.start(0, CM_ENV + ['ucmatose', '-b', pair.ip4[0], '-c', '4'])
+    if wait_listening(pair, 0, 7471, srv):
+        cli = pair.start(1, CM_ENV + ['ucmatose', '-s', pair.ip4[0], '-c', '4'])
+        cli.wait(120)
+        srv.wait(10)
+        it.both_ok(tap, 'ucmatose -c 4', srv, cli)
+    else:
+        tap.ok(False, 'ucmatose listens', srv.out)
+
+    # UD: the client resolves the service ID (SIDR_REQ/SIDR_REP), then datagrams both ways.
+    srv = pair.start(0, CM_ENV + ['udaddy', '-b', pair.ip4[0]])
+    if wait_listening(pair, 0, 7174, srv, ps=RDMA_PS_UDP):
+        cli = pair.start(1, CM_ENV + ['udaddy', '-s', pair.ip4[0]])
+        cli.wait(120)
+        srv.wait(10)
+        it.both_ok(tap, 'udaddy', srv, cli)
+    else:
+        tap.ok(False, 'udaddy listens', srv.out)
 
     # Nobody on the other side runs a CM: the REQ goes unanswered, the client gives up.
     PORT += 1
