@@ -3,8 +3,12 @@
 #ifndef UROCE_PROVIDER_PROV_CHANNEL_H
 #define UROCE_PROVIDER_PROV_CHANNEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <infiniband/verbs.h>
+
+#include "verbs_abi.h"
 
 /*
  * libibverbs creates a completion channel by a command to the kernel,
@@ -23,6 +27,14 @@ struct prov_channel {
 	uint64_t		magic;
 	int			wfd;	/* non-blocking */
 };
+
+/* A context of a uroce device (and not of another provider libibverbs loaded). */
+static inline bool prov_is_uroce(struct ibv_context *context)
+{
+	const struct verbs_device *vdev = (const struct verbs_device *)context->device;
+
+	return vdev->ops && vdev->ops->name && !strcmp(vdev->ops->name, "uroce");
+}
 
 static inline struct prov_channel *prov_channel_from_ibv(struct ibv_comp_channel *ch)
 {

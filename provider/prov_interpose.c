@@ -24,13 +24,6 @@
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context);
 int ibv_destroy_comp_channel(struct ibv_comp_channel *channel);
 
-static bool prov_is_uroce(struct ibv_context *context)
-{
-	const struct verbs_device *vdev = (const struct verbs_device *)context->device;
-
-	return vdev->ops && vdev->ops->name && !strcmp(vdev->ops->name, "uroce");
-}
-
 static void *prov_next(const char *name)
 {
 	void *fn = dlvsym(RTLD_NEXT, name, "IBVERBS_1.0");

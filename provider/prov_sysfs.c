@@ -304,8 +304,14 @@ int prov_sysfs_remove(const char *root, const char *ibdev, const char *uverbs)
 		unlink(abi);
 		rmdir(path);
 	}
-	if (!path_fmt(path, sizeof(path), "%s/class/infiniband", root))
+	if (!path_fmt(path, sizeof(path), "%s/class/infiniband", root) && !rmdir(path) &&
+	    !path_fmt(path, sizeof(path), "%s/class/misc/rdma_cm", root) &&
+	    !path_fmt(abi, sizeof(abi), "%s/abi_version", path)) {
+		unlink(abi);
 		rmdir(path);
+		path[strlen(path) - strlen("/rdma_cm")] = '\0';
+		rmdir(path);
+	}
 	if (!path_fmt(path, sizeof(path), "%s/class", root))
 		rmdir(path);
 	rmdir(root);
@@ -355,6 +361,11 @@ int prov_sysfs_create(const struct prov_sysfs_dev *d, const struct wire_gid_entr
 	if (!ret) {
 		snprintf(text, sizeof(text), "%d\n", UROCE_SYSFS_ABI);
 		ret = write_fmt(text, "%s/abi_version", uv_path);
+	}
+	/* librdmacm, with RDMA netlink hidden, reads the ucma ABI here (prov_ucma.c answers it). */
+	if (!ret) {
+		snprintf(text, sizeof(text), "%d\n", UROCE_UCMA_ABI);
+		ret = write_fmt(text, "%s/class/misc/rdma_cm/abi_version", d->root);
 	}
 	if (!ret) {
 		snprintf(text, sizeof(text), "%d:%d\n", UROCE_CDEV_MAJOR, UROCE_CDEV_MINOR);

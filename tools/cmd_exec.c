@@ -27,6 +27,8 @@
 #define UROCE_PROVIDER_INSTALL	""
 #define UROCE_COMPCHAN_BUILD	""
 #define UROCE_COMPCHAN_INSTALL	""
+#define UROCE_UCMA_BUILD	""
+#define UROCE_UCMA_INSTALL	""
 #endif
 #define PROVIDER_SUFFIX		"-rdmav34.so"
 
@@ -100,6 +102,7 @@ int cmd_exec(int argc, char **argv)
 	bool build = from_build_tree();
 	const char *provider = build ? UROCE_PROVIDER_BUILD : UROCE_PROVIDER_INSTALL;
 	const char *compchan = build ? UROCE_COMPCHAN_BUILD : UROCE_COMPCHAN_INSTALL;
+	const char *ucma = build ? UROCE_UCMA_BUILD : UROCE_UCMA_INSTALL;
 	char sysfs[PATH_MAX], path[PATH_MAX + 64];
 	struct stat st;
 	int first = 1, ret;
@@ -132,14 +135,15 @@ int cmd_exec(int argc, char **argv)
 			path);
 		return 1;
 	}
-	if (stat(compchan, &st)) {
-		fprintf(stderr, "uroce exec: the interposer %s is missing: rebuild or reinstall "
-			"uroce\n", compchan);
+	if (stat(compchan, &st) || stat(ucma, &st)) {
+		fprintf(stderr, "uroce exec: the interposer %s or %s is missing: rebuild or "
+			"reinstall uroce\n", compchan, ucma);
 		return 1;
 	}
 
 	if (setenv("SYSFS_PATH", sysfs, 1) || setenv("UROCE_RUN_DIR", host_run_dir(), 1) ||
-	    env_prepend("RDMAV_DRIVERS", provider, ':') || env_prepend("LD_PRELOAD", compchan, ':')) {
+	    env_prepend("RDMAV_DRIVERS", provider, ':') || env_prepend("LD_PRELOAD", compchan, ':') ||
+	    env_prepend("LD_PRELOAD", ucma, ':')) {
 		fprintf(stderr, "uroce exec: cannot set the environment: %s\n", strerror(errno));
 		return 1;
 	}

@@ -9,7 +9,7 @@ packages=(
 	gcc clang llvm meson ninja-build pkg-config
 	libdpdk-dev libibverbs-dev libpcap-dev libseccomp-dev libbpf-dev zlib1g-dev check
 	# run: real verbs programs between network namespaces
-	ibverbs-utils perftest iproute2
+	ibverbs-utils rdmacm-utils perftest iproute2
 )
 if [ "${1:-}" = --demo ]; then
 	:

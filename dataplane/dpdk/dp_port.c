@@ -287,6 +287,12 @@ static int neigh_xmit(void *arg, const void *frame, uint32_t len)
 
 enum rx_verdict { RX_ROCE, RX_DROP };
 
+/* @bth: a BTH whose DestQP is QP1, the GSI. */
+static inline bool is_gsi(const uint8_t *bth)
+{
+	return wire_load24(bth + 5) == WIRE_GSI_QPN;
+}
+
 static inline enum rx_verdict rx_drop(struct dp_port *dp, enum dp_drop why)
 {
 	dp->cnt.drop[why]++;
@@ -341,8 +347,12 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 		if (unlikely(o.drop || multicast || o.ip_end - o.bth_off < sizeof(*bth)))
 			break;
 		bth = (const struct wire_bth *)(d + o.bth_off);
-		/* BTH DestQP (IBA 9.2): frames for another process's QPs are dropped without a NAK. */
-		if (dp->qpns && !host_qpn_owned(dp->qpns, wire_get32(bth->qpn) & WIRE_24BIT_MASK))
+		/*
+		 * BTH DestQP (IBA 9.2): frames for another process's QPs are dropped
+		 * without a NAK.  QP1 is every process's: each CM keeps its own MADs.
+		 */
+		if (dp->qpns && !is_gsi((const uint8_t *)bth) &&
+		    !host_qpn_owned(dp->qpns, wire_get32(bth->qpn) & WIRE_QPN_MASK))
 			return rx_drop(dp, DP_DROP_rx_other_qpn);
 		return RX_ROCE;
 	case WIRE_FRAME_ICMP_ROCE:

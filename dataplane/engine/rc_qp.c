@@ -340,7 +340,7 @@ static int alloc_qpn(struct rc_engine *eng, uint32_t *qpn)
 
 static void free_qpn(struct rc_engine *eng, uint32_t qpn)
 {
-	if (eng->cfg.qpn_free)
+	if (qpn != WIRE_GSI_QPN && eng->cfg.qpn_free)
 		eng->cfg.qpn_free(eng->cfg.qpn_arg, qpn);
 }
 
@@ -351,6 +351,8 @@ static int check_init(struct rc_engine *eng, const struct rc_qp_init *init)
 	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
 	    init->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP;
+	if (init->gsi && init->qp_type != IBV_QPT_UD)
+		return -EINVAL;
 	if (!init->pd || !init->send_cq || !init->recv_cq || init->pd->eng != eng ||
 	    init->send_cq->eng != eng || init->recv_cq->eng != eng ||
 	    (init->srq && init->srq->eng != eng))
@@ -484,7 +486,12 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 		ret = -ENOMEM;
 		goto err_unlock;
 	}
-	ret = alloc_qpn(eng, &qp->qpn);
+	if (init->gsi) {
+		qp->qpn = WIRE_GSI_QPN;
+		ret = rc_hash_get(&eng->qps, WIRE_GSI_QPN) ? -EBUSY : 0;
+	} else {
+		ret = alloc_qpn(eng, &qp->qpn);
+	}
 	if (ret)
 		goto err_unlock;
 	qp->qpn &= WIRE_QPN_MASK;

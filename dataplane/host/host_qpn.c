@@ -65,14 +65,19 @@ uint32_t host_qpn_proc_start(int pid)
 	return (uint32_t)start | 1;	/* never 0, so 0 can mean "unknown" */
 }
 
-static bool owner_alive(const struct qpn_slot *s)
+bool host_proc_alive(int32_t pid, uint32_t start)
 {
-	if (kill(s->pid, 0) && errno == ESRCH)
+	if (kill(pid, 0) && errno == ESRCH)
 		return false;
-	return s->start == 0 || host_qpn_proc_start(s->pid) == s->start;
+	return start == 0 || host_qpn_proc_start(pid) == start;
 }
 
-static int mkdir_sticky(const char *path)
+static bool owner_alive(const struct qpn_slot *s)
+{
+	return host_proc_alive(s->pid, s->start);
+}
+
+int host_mkdir_sticky(const char *path)
 {
 	if (mkdir(path, 01777) == 0)
 		return chmod(path, 01777) ? -errno : 0;	/* past the umask */
@@ -98,7 +103,7 @@ int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t 
 			 host_run_dir(), strerror(-ret));
 		return ret;
 	}
-	ret = mkdir_sticky(dir);
+	ret = host_mkdir_sticky(dir);
 	if (ret) {
 		snprintf(err, errlen, "cannot create %s: %s (run `uroce link add` as root first)",
 			 dir, strerror(-ret));

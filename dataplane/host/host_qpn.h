@@ -48,6 +48,11 @@ void host_qpn_free(void *map, uint32_t qpn);
 /* The PID holding @qpn in the shared table (any process), 0 when none; its start time in @start. */
 int32_t host_qpn_owner(const struct host_qpn_map *m, uint32_t qpn, uint32_t *start);
 
+/* @pid still runs and is the process that started at @start (0: any). */
+bool host_proc_alive(int32_t pid, uint32_t start);
+/* mkdir @path as a shared directory: 01777, past the umask.  0 if it exists. */
+int host_mkdir_sticky(const char *path);
+
 /* Field 22 of /proc/PID/stat (start time in clock ticks after boot), never 0; 0 if unknown. */
 uint32_t host_qpn_proc_start(int pid);
 

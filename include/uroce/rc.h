@@ -346,6 +346,12 @@ struct rc_qp_init {
 	bool			sq_sig_all;
 	void			*user;		/* comes back in async events */
 	struct rc_ring_alloc	ring_alloc;	/* optional */
+	/*
+	 * The GSI (IBA 13.5.1): a UD QP numbered 1, one per engine, outside
+	 * the QPN allocator (every process on a netdev may have its own; the
+	 * CM above keeps only its own MADs).  -EBUSY when the engine has one.
+	 */
+	bool			gsi;
 };
 
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init);

@@ -26,10 +26,12 @@
  *   class/infiniband/<ibdev>/ports/1/gid_attrs/ndevs/N   netdev of a valid entry
  *   class/infiniband/<ibdev>/ports/1/pkeys/0      "0xffff"
  *   class/infiniband/<ibdev>/ports/1/link_layer   "Ethernet"
+ *   class/misc/rdma_cm/abi_version               "4" (the ucma ABI, for librdmacm)
  */
 #define UROCE_SYSFS_DIR		"sysfs"
 #define UROCE_UVERBS_ABI	6
 #define UROCE_SYSFS_ABI		1
+#define UROCE_UCMA_ABI		4	/* the rdma_cm ABI librdmacm reads in class/misc/rdma_cm */
 #define UROCE_MODALIAS_PREFIX	"uroce:N"
 /* The character device every uroce uverbs node stands for: /dev/full. */
 #define UROCE_CDEV		"/dev/full"

@@ -214,6 +214,9 @@ _Static_assert(sizeof(struct wire_bth) == 12, "bth");
 #define WIRE_BTH_ACKREQ		0x80000000u
 #define WIRE_BTH_TVER		0
 #define WIRE_DEFAULT_PKEY	0xffff
+/* QP1, the GSI, and its well-known Q_Key (IBA 13.5.1, 10.2.5): where CM MADs go. */
+#define WIRE_GSI_QPN		1
+#define WIRE_GSI_QKEY		0x80010000u
 
 struct wire_reth {			/* RDMA extended transport header, 9.3.3 */
 	wire_be64	va;

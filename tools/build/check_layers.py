@@ -16,16 +16,18 @@ ALLOWED = {
     'dataplane/engine': {'wire'},
     'dataplane/ports': {'wire', 'dataplane/engine'},
     'dataplane/host': {'wire'},
+    'dataplane/cm': {'wire', 'dataplane/engine'},
     'dataplane/dpdk': {'wire', 'dataplane/engine', 'dataplane/host'},
-    'provider': {'wire', 'dataplane/engine', 'dataplane/host', 'dataplane/dpdk'},
+    'provider': {'wire', 'dataplane/engine', 'dataplane/host', 'dataplane/dpdk', 'dataplane/cm'},
     'tools/replay': {'wire', 'wire/inspect', 'dataplane/engine', 'dataplane/ports',
                      'dataplane/host', 'dataplane/dpdk'},
     'tools': {'wire', 'wire/inspect', 'dataplane/engine', 'dataplane/ports', 'dataplane/host',
-              'dataplane/dpdk', 'provider', 'tools/replay'},
+              'dataplane/dpdk', 'dataplane/cm', 'provider', 'tools/replay'},
 }
 # The shared headers of include/uroce/ and the folder whose contract each is.
 PUBLIC = {
     'wire.h': 'wire',
+    'wire_mad.h': 'wire',
     'inspect_decode.h': 'wire/inspect',
     'inspect_ladder.h': 'wire/inspect',
     'port.h': 'dataplane/engine',
@@ -34,6 +36,7 @@ PUBLIC = {
     'config.h': 'dataplane/host',
     'host.h': 'dataplane/host',
     'dp.h': 'dataplane/dpdk',
+    'cm.h': 'dataplane/cm',
     'sysfs.h': 'provider',
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)

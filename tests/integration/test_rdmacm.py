@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+"""Unmodified rdmacm-utils over uroce's rdma_cm: rping with data verification (IPv4, IPv6),
+ucmatose (several connections), udaddy (UD, service ID resolution), and connects that end in an
+error, not a hang."""
+
+import os
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import it  # noqa: E402
+
+PORT = 7174
+RDMA_PS_TCP = 0x0106
+RDMA_PS_UDP = 0x0111
+# Short CM retransmission timers, so the failure cases end within seconds.
+CM_ENV = ['env', 'UROCE_CM_TIMEOUT_MS=200']
+
+
+def wait_listening(pair, side, port, proc, timeout=30, ps=RDMA_PS_TCP):
+    """Wait until the host's rdma_cm listen table (RUN_DIR/cm/NETDEV) has the port's service ID."""
+    sid = f'{ps << 16 | port:016x}'
+    path = os.path.join(pair.run_dirs[side], 'cm', pair.ifs[side])
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.p.poll() is not None:
+            return False
+        try:
+            with open(path) as f:
+                if any(line.split()[:1] == [sid] for line in f):
+                    return True
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def rping_pair(tap, pair, name, addr, port, opts, check=None):
+    srv = pair.start(0, CM_ENV + ['rping', '-s', '-a', addr, '-p', str(port)] + opts)
+    if not wait_listening(pair, 0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        return tap.ok(False, name, f'server did not start listening:\n{srv.out}')
+    cli = pair.start(1, CM_ENV + ['rping', '-c', '-a', addr, '-p', str(port)] + opts)
+    cli.wait(120)
+    srv.wait(10 if cli.rc == 0 else 5)
+    if not it.both_ok(tap, name, srv, cli):
+        return False
+    if check:
+        return check(cli)
+    return True
+
+
+def body(tap, pair):
+    global PORT
+    if not shutil.which('rping'):
+        tap.ok(False, 'rping installed', 'rdmacm-utils is missing: tools/install-deps.sh')
+        return
+
+    PORT += 1
+    rping_pair(tap, pair, 'rping -C 500 -V (IPv4)', pair.ip4[0], PORT, ['-C', '500', '-V'])
+
+    PORT += 1
+    n = 50
+
+    def pings_seen(cli):
+        lines = [ln for ln in cli.out.splitlines() if ln.startswith('ping data: rdma-ping-')]
+        return tap.ok(len(lines) == n, f'rping -v: the client saw {n} verified pings',
+                      f'{len(lines)} ping lines:\n{cli.out}')
+    rping_pair(tap, pair, f'rping -C {n} -V -v (IPv4)', pair.ip4[0], PORT,
+               ['-C', str(n), '-V', '-v'], pings_seen)
+
+    PORT += 1
+    rping_pair(tap, pair, 'rping -C 200 -V (IPv6)', pair.ip6[0], PORT, ['-C', '200', '-V'])
+
+    # Four connections at once, each moving data, then disconnected (ucmatose's port: 7471).
+    srv = pair.start(0, CM_ENV + ['ucmatose', '-b', pair.ip4[0], '-c', '4'])
+    if wait_listening(pair, 0, 7471, srv):
+        cli = pair.start(1, CM_ENV + ['ucmatose', '-s', pair.ip4[0], '-c', '4'])
+        cli.wait(120)
+        srv.wait(10)
+        it.both_ok(tap, 'ucmatose -c 4', srv, cli)
+    else:
+        tap.ok(False, 'ucmatose listens', srv.out)
+
+    # UD: the client resolves the service ID (SIDR_REQ/SIDR_REP), then datagrams both ways.
+    srv = pair.start(0, CM_ENV + ['udaddy', '-b', pair.ip4[0]])
+    if wait_listening(pair, 0, 7174, srv, ps=RDMA_PS_UDP):
+        cli = pair.start(1, CM_ENV + ['udaddy', '-s', pair.ip4[0]])
+        cli.wait(120)
+        srv.wait(10)
+        it.both_ok(tap, 'udaddy', srv, cli)
+    else:
+        tap.ok(False, 'udaddy listens', srv.out)
+
+    # Nobody on the other side runs a CM: the REQ goes unanswered, the client gives up.
+    PORT += 1
+    t0 = time.monotonic()
+    cli = pair.start(1, CM_ENV + ['rping', '-c', '-a', pair.ip4[0], '-p', str(PORT), '-C', '1'])
+    cli.wait(60)
+    took = time.monotonic() - t0
+    tap.ok(cli.rc not in (0, -9) and 'RDMA_CM_EVENT_UNREACHABLE' in cli.out,
+           f'rping -c to a silent host ends in UNREACHABLE ({took:.1f} s)', cli.out)
+
+    # A CM listens there, on another port: the REQ is rejected as the kernel does (reason 8).
+    PORT += 1
+    srv = pair.start(0, CM_ENV + ['rping', '-s', '-a', pair.ip4[0], '-p', str(PORT), '-C', '1'])
+    if wait_listening(pair, 0, PORT, srv):
+        cli = pair.start(1, CM_ENV + ['rping', '-c', '-a', pair.ip4[0], '-p', str(PORT + 1),
+                                      '-C', '1'])
+        cli.wait(60)
+        tap.ok(cli.rc not in (0, -9) and 'RDMA_CM_EVENT_REJECTED, error 8' in cli.out,
+               'rping -c to a port nobody listens on is rejected (invalid service ID)', cli.out)
+    else:
+        tap.ok(False, 'rping -s listens', srv.out)
+    srv.kill()
+    srv.wait(5)
+    PORT += 1
+
+
+if __name__ == '__main__':
+    sys.exit(it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'cm', body))
