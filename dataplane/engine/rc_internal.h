@@ -534,6 +534,7 @@ void rc_rx_drop(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 uint8_t *rc_tx_alloc(struct rc_engine *eng, bool local, uint32_t len, struct port_frame *f);
 void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f);
 void rc_tx_flush(struct rc_engine *eng);
+void rc_tx_drain(struct rc_engine *eng);
 /*
  * Writes @len payload bytes at @dst; when @crc is not NULL it continues the
  * ICRC over them (wire_crc32_copy(): the copy and the CRC in one pass).

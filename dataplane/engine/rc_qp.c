@@ -534,6 +534,7 @@ int rc_qp_destroy(struct rc_qp *qp)
 	struct rc_engine *eng = qp->eng;
 
 	pthread_mutex_lock(&eng->lock);
+	rc_tx_drain(eng);
 	stop_timers(qp);
 	stop_work(qp);
 	rc_list_del(&qp->link);
@@ -737,6 +738,8 @@ int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (ret)
 		goto out;
 	apply(qp, attr, mask, &path);
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR)
+		rc_tx_drain(eng);
 	if (next != cur || next == IBV_QPS_RESET || next == IBV_QPS_ERR)
 		ret = rc_qp_set_state(qp, next, RC_BY_USER);
 out:

@@ -43,6 +43,19 @@ void rc_tx_flush(struct rc_engine *eng)
 	}
 }
 
+/*
+ * Everything queued leaves now, for a QP that goes away while its peer may
+ * still wait for the ACK of what it sent (a program that disconnects and
+ * exits at once).  A port may hold a flush of nothing but ACKs for the next
+ * one (the DPDK port does), so the second flush sends what the first kept.
+ */
+void rc_tx_drain(struct rc_engine *eng)
+{
+	rc_tx_flush(eng);
+	eng->port->ops->flush(eng->port);
+	eng->port->ops->flush(eng->port);
+}
+
 void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
 {
 	eng->tx_sent++;
