@@ -809,6 +809,13 @@ static int run_fixture(struct run *r)
 		.async_event = run_async_event,
 		.event_arg = r,
 		.seed = 0x5eedf1c5u,
+		/*
+		 * A fixture is the spec's Go-Back-N against a recorded peer, whose answers
+		 * come when they came: uroce's early retransmission and tail-loss probes
+		 * (legal, but not in the recording) have tests of their own (rc_loss).
+		 */
+		.no_adaptive_rto = true,
+		.no_tail_probe = true,
 	};
 	struct wire_gid_entry gid = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 	char err[2048];
