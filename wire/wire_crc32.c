@@ -4,6 +4,7 @@
  * 128-bit folding with carry-less multiplication where the CPU has PCLMULQDQ
  * (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ").
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -169,7 +170,8 @@ uint32_t wire_crc32_or_mask(uint32_t crc, const void *buf, const uint8_t *ormask
 	return ~c;
 }
 
-uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len)
+/* The AVX-512 path over the prefix it takes, the 128-bit path over the rest. */
+static uint32_t crc_vec_whole(uint32_t crc, const void *buf, size_t len)
 {
 	size_t used;
 
@@ -177,13 +179,81 @@ uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len)
 	return wire_crc32_fast(crc, (const uint8_t *)buf + used, len - used);
 }
 
+static uint32_t copy_portable(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return wire_crc32_portable(crc, src, len);
+}
+
+static uint32_t copy_fast(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return wire_crc32_fast(crc, src, len);
+}
+
+static bool always(void)
+{
+	return true;
+}
+
+#ifdef WIRE_CRC32_HAVE_CLMUL
+static bool clmul_usable(void)
+{
+	return cpu_has_clmul();
+}
+#endif
+
+/*
+ * The CRC-32 paths, best last: the first the CPU runs, from the end, serves
+ * every wire_crc32() and wire_crc32_copy() (DPDK's rte_net_crc.c picks its
+ * handlers the same way).  Each takes whole buffers of any length.
+ */
+struct crc32_path {
+	const char	*name;
+	bool		(*usable)(void);
+	uint32_t	(*crc)(uint32_t crc, const void *buf, size_t len);
+	uint32_t	(*crc_copy)(uint32_t crc, void *dst, const void *src, size_t len);
+};
+
+static const struct crc32_path crc32_paths[] = {
+	{ "portable", always, wire_crc32_portable, copy_portable },
+#ifdef WIRE_CRC32_HAVE_CLMUL
+	{ "pclmul", clmul_usable, wire_crc32_fast, copy_fast },
+#endif
+	{ "vpclmulqdq", wire_crc32_vec_available, crc_vec_whole, wire_crc32_vec_copy },
+};
+
+static const struct crc32_path *crc32_path;
+
+__attribute__((constructor)) static void crc32_path_select(void)
+{
+	__builtin_cpu_init();
+	for (size_t i = sizeof(crc32_paths) / sizeof(crc32_paths[0]); i-- > 0;)
+		if (crc32_paths[i].usable()) {
+			crc32_path = &crc32_paths[i];
+			return;
+		}
+}
+
+/* The selected path; selected here if a constructor of someone else's asks before ours ran. */
+static inline const struct crc32_path *path(void)
+{
+	if (__builtin_expect(!crc32_path, 0))
+		crc32_path_select();
+	return crc32_path;
+}
+
+uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	return path()->crc(crc, buf, len);
+}
+
+uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	return path()->crc_copy(crc, dst, src, len);
+}
+
 const char *wire_crc32_impl(void)
 {
-	if (wire_crc32_vec_available())
-		return "vpclmulqdq";
-#ifdef WIRE_CRC32_HAVE_CLMUL
-	if (cpu_has_clmul())
-		return "pclmul";
-#endif
-	return "portable";
+	return path()->name;
 }

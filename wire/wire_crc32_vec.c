@@ -178,7 +178,7 @@ uint32_t wire_crc32_vec_head(uint32_t crc, const void *head, const uint8_t *orma
 	return ~crc_vec_head(~crc, head, ormask, head_len, rest, dst, rest_len, used);
 }
 
-uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+uint32_t wire_crc32_vec_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	size_t used = 0;
 
@@ -186,7 +186,7 @@ uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
 		crc = ~crc_vec(~crc, src, dst, len, &used);
 	if (used < len) {
 		memcpy((uint8_t *)dst + used, (const uint8_t *)src + used, len - used);
-		crc = wire_crc32(crc, (const uint8_t *)src + used, len - used);
+		crc = wire_crc32_fast(crc, (const uint8_t *)src + used, len - used);
 	}
 	return crc;
 }
@@ -262,10 +262,10 @@ uint32_t wire_crc32_vec(uint32_t crc, const void *buf, size_t len, size_t *used)
 	return crc;
 }
 
-uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+uint32_t wire_crc32_vec_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
-	return wire_crc32(crc, src, len);
+	return wire_crc32_fast(crc, src, len);
 }
 
 void wire_payload_copy(void *dst, const void *src, size_t len)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to wire/: the AVX-512 CRC-32 path wire_crc32() dispatches to for long buffers. */
+/* Private to wire/: the AVX-512 CRC-32 path, one of those wire_crc32.c dispatches to. */
 #ifndef UROCE_WIRE_CRC32_VEC_H
 #define UROCE_WIRE_CRC32_VEC_H
 
@@ -16,6 +16,8 @@ bool wire_crc32_vec_available(void);
  * 256) and say how long in *used; *used is 0 when the CPU lacks the path.
  */
 uint32_t wire_crc32_vec(uint32_t crc, const void *buf, size_t len, size_t *used);
+/* wire_crc32_copy() on this path: the prefix it takes copied while summed, the rest after. */
+uint32_t wire_crc32_vec_copy(uint32_t crc, void *dst, const void *src, size_t len);
 
 /*
  * Continue @crc over @head_len bytes of @head ORed with @ormask (16, 32 or
