@@ -42,19 +42,23 @@ static enum wire_drop parse_ipv4(const uint8_t *f, uint32_t len, unsigned flags,
 	return WIRE_DROP_NONE;
 }
 
-/* IPv6 checks past the ones wire_classify() made. */
+/*
+ * IPv6 checks past the ones wire_classify() made; the same for the GRH of
+ * RoCE v1, which has IPv6's layout and the BTH where UDP would be.
+ */
 static enum wire_drop parse_ipv6(const uint8_t *f, uint32_t len, struct wire_pkt *p,
 				 uint32_t *ip_end)
 {
 	const struct wire_ipv6_hdr *ip = (const struct wire_ipv6_hdr *)(f + p->l3_off);
+	uint16_t next = (uint16_t)(p->l3_off + sizeof(*ip));
 	uint32_t vtc, plen;
 
 	vtc = wire_get32(ip->vtc_flow);
 	plen = wire_get16(ip->payload_len);
 	if (plen > len - p->l3_off - sizeof(*ip))
 		return WIRE_DROP_IP_LEN;
-	/* Extension headers are not used by RoCE v2. */
-	if (ip->next_header != WIRE_IPPROTO_UDP)
+	/* Extension headers are not used by RoCE v2 (nor v1, whose classifier checked 0x1B). */
+	if (!p->roce_v1 && ip->next_header != WIRE_IPPROTO_UDP)
 		return WIRE_DROP_NOT_UDP;
 
 	memcpy(p->src_gid, ip->src, 16);
@@ -62,27 +66,11 @@ static enum wire_drop parse_ipv6(const uint8_t *f, uint32_t len, struct wire_pkt
 	p->tclass = (uint8_t)(vtc >> 20);
 	p->flow_label = vtc & 0xfffff;
 	p->hop_limit = ip->hop_limit;
-	p->l4_off = (uint16_t)(p->l3_off + sizeof(*ip));
-	*ip_end = p->l4_off + plen;
-	return WIRE_DROP_NONE;
-}
-
-/* RoCE v1: the GRH wire_classify() found whole, its PayLen within the frame. */
-static enum wire_drop parse_grh(const uint8_t *f, uint32_t len, struct wire_pkt *p,
-				uint32_t *ip_end)
-{
-	const struct wire_ipv6_hdr *grh = (const struct wire_ipv6_hdr *)(f + p->l3_off);
-	uint32_t vtc = wire_get32(grh->vtc_flow), plen = wire_get16(grh->payload_len);
-
-	if (plen > len - p->l3_off - sizeof(*grh))
-		return WIRE_DROP_IP_LEN;
-	memcpy(p->src_gid, grh->src, 16);
-	memcpy(p->dst_gid, grh->dst, 16);
-	p->tclass = (uint8_t)(vtc >> 20);
-	p->flow_label = vtc & 0xfffff;
-	p->hop_limit = grh->hop_limit;
-	p->bth_off = (uint16_t)(p->l3_off + sizeof(*grh));
-	*ip_end = p->bth_off + plen;
+	if (p->roce_v1)
+		p->bth_off = next;
+	else
+		p->l4_off = next;
+	*ip_end = next + plen;
 	return WIRE_DROP_NONE;
 }
 
@@ -227,7 +215,7 @@ enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 	if (o.roce_v1) {
 		if (kind != WIRE_FRAME_ROCE)
 			return o.drop;
-		r = parse_grh(f, len, p, &ip_end);
+		r = parse_ipv6(f, len, p, &ip_end);
 		return r ? r : parse_transport(f, flags, p, ip_end);
 	}
 	/* Not IP, or an IP header that does not hold together (version, length, IHL). */

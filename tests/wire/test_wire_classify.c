@@ -457,9 +457,9 @@ START_TEST(roce_v1_grh)
 	check(&f, &(struct expect){ WIRE_FRAME_OTHER, WIRE_DROP_BAD_GRH_NXTHDR, 14, 0, 0, 6, 0 });
 	/* IPVer 4, and a GRH cut short. */
 	f.b[14] = 0x40;
-	check(&f, &(struct expect){ WIRE_FRAME_MALFORMED, WIRE_DROP_BAD_IP_VERSION, 14, 0, 0, 0, 0 });
+	check(&f, &(struct expect){ WIRE_FRAME_MALFORMED, WIRE_DROP_BAD_IP_VERSION, 14, 0, 0, 6, 0 });
 	f.len = 14 + 39;
-	check(&f, &(struct expect){ WIRE_FRAME_MALFORMED, WIRE_DROP_TRUNCATED_IP, 14, 0, 0, 0, 0 });
+	check(&f, &(struct expect){ WIRE_FRAME_MALFORMED, WIRE_DROP_TRUNCATED_IP, 14, 0, 0, 6, 0 });
 	/* An IPv4 frame is never taken for v1. */
 	roce_v4(&f, -1, 0);
 	wire_classify(f.b, f.len, &o);

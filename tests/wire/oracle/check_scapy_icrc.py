@@ -32,25 +32,20 @@ except ImportError as e:
     fail(f"scapy is not importable by {sys.executable} ({e}); apt-get install python3-scapy")
 
 
-def icrc_ipv6(pkt):
-    """Annex A17.3.3 over an IPv6 packet, by scapy fields (as compute_icrc does for IPv4)."""
-    pshdr = Raw(b"\xff" * 8) / pkt[IPv6].copy()
-    pshdr[IPv6].tc = 0xFF
-    pshdr[IPv6].fl = 0xFFFFF
-    pshdr[IPv6].hlim = 0xFF
-    pshdr[UDP].chksum = 0xFFFF
-    pshdr[BTH].fecn = 1
-    pshdr[BTH].becn = 1
-    pshdr[BTH].resv6 = 0xFF
-    return zlib.crc32(raw(pshdr)[:-4]) & 0xFFFFFFFF
-
-
-def icrc_v1(pkt):
-    """Annex A16 over a RoCE v1 packet: 8 bytes of ones, the GRH and BTH masked, the rest."""
-    pshdr = Raw(b"\xff" * 8) / pkt[GRH].copy()
-    pshdr[GRH].tclass = 0xFF
-    pshdr[GRH].flowlabel = 0xFFFFF
-    pshdr[GRH].hoplmt = 0xFF
+def icrc_masked(pkt):
+    """Annex A17.3.3 over an IPv6 packet, A16 over a RoCE v1 GRH, by scapy fields (as
+    compute_icrc does for IPv4): 8 bytes of ones, the masked header copy, CRC-32 to the ICRC."""
+    if GRH in pkt:
+        pshdr = Raw(b"\xff" * 8) / pkt[GRH].copy()
+        pshdr[GRH].tclass = 0xFF
+        pshdr[GRH].flowlabel = 0xFFFFF
+        pshdr[GRH].hoplmt = 0xFF
+    else:
+        pshdr = Raw(b"\xff" * 8) / pkt[IPv6].copy()
+        pshdr[IPv6].tc = 0xFF
+        pshdr[IPv6].fl = 0xFFFFF
+        pshdr[IPv6].hlim = 0xFF
+        pshdr[UDP].chksum = 0xFFFF
     pshdr[BTH].fecn = 1
     pshdr[BTH].becn = 1
     pshdr[BTH].resv6 = 0xFF
@@ -76,13 +71,10 @@ def main():
             del pkt[BTH].icrc
             recomputed = Ether(raw(pkt))[BTH].icrc
             checked[4] += 1
-        elif GRH in pkt:
-            recomputed = int.from_bytes(icrc_v1(pkt).to_bytes(4, "little"), "big")
-            checked[1] += 1
-        elif IPv6 in pkt:
+        elif GRH in pkt or IPv6 in pkt:
             # scapy shows the 4 ICRC bytes as a big-endian number; the CRC goes LSB first.
-            recomputed = int.from_bytes(icrc_ipv6(pkt).to_bytes(4, "little"), "big")
-            checked[6] += 1
+            recomputed = int.from_bytes(icrc_masked(pkt).to_bytes(4, "little"), "big")
+            checked[1 if GRH in pkt else 6] += 1
         else:
             fail(f"frame {n}: neither IPv4, IPv6 nor RoCE v1")
         if recomputed != carried:
