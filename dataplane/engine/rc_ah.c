@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Address vectors: from ibv_ah_attr to a path (GIDs, RoCE and IP version, MAC), and UD address handles. */
+/* Address vectors: from ibv_ah_attr to a path (GIDs, RoCE version, MAC), and UD address handles. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -64,8 +64,8 @@ int rc_path_resolve(struct rc_engine *eng, struct rc_path *p)
  * RoCE needs the GRH (is_global); the source GID must be an entry of the
  * table and of the same IP version as the destination.  Its type picks the
  * wire: a RoCE v1 entry sends (and its peer answers) GRH frames on 0x8915,
- * a RoCE v2 entry UDP/IP.  The MAC is asked
- * for once here; -EAGAIN is kept in the path and asked again before sending.
+ * a RoCE v2 entry UDP/IP.  The MAC is asked for once here; -EAGAIN is kept
+ * in the path and asked again before sending.
  * Return: 0 or -EINVAL.
  */
 int rc_path_from_ah_attr(struct rc_engine *eng, const struct ibv_ah_attr *ah, struct rc_path *p)

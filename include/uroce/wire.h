@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* RoCE wire format: headers, opcode table, parse, build, ICRC (IBA Vol 1 ch. 9, Annexes A16, A17). */
+/* RoCE wire format: headers, opcode table, parse, build, ICRC (IBA ch. 9, Annexes A16, A17). */
 #ifndef UROCE_WIRE_H
 #define UROCE_WIRE_H
 
@@ -659,11 +659,11 @@ uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len);
  * @payload_len: payload that will follow the headers (for lengths and pad).
  *
  * Computes IPv4 total length and header checksum (DF set), IPv6 payload
- * length (or the RoCE v1 GRH's PayLen), UDP length (checksum 0 over IPv4, as hardware and rxe send it),
- * BTH pad count.  The ICRC (and over IPv6 the UDP checksum, which IPv6
+ * length (or the RoCE v1 GRH's PayLen), UDP length (checksum 0 over IPv4,
+ * as hardware and rxe send it), BTH pad count.  The ICRC (and over IPv6 the UDP checksum, which IPv6
  * requires) is not written: call wire_seal() once the payload is in place.
  * Return: header length, or 0 if @d is invalid (unknown opcode, bad IP
- * version) or the packet would not fit IP's and UDP's 16-bit lengths.
+ * version, RoCE v1 but not IP version 6) or the packet would not fit IP's and UDP's 16-bit lengths.
  */
 uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 			    uint32_t payload_len);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by the BPF programs: is this Ethernet frame RoCE (UDP to port 4791, or EtherType 0x8915)? */
+/* Shared by the BPF programs: is this frame RoCE (UDP to port 4791, or EtherType 0x8915)? */
 #ifndef UROCE_BPF_ROCE_MATCH_H
 #define UROCE_BPF_ROCE_MATCH_H
 
