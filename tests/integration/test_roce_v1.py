@@ -2,10 +2,12 @@
 """RoCE v1 (EtherType 0x8915): unmodified pingpongs and perftest on the v1 GIDs, v1 and v2 at once.
 
 Every v1 frame on the veth is captured (tcpdump, `ether proto 0x8915`) and
-must be a RoCE packet uroce's parser accepts, ICRC and all.
+must be a RoCE packet uroce's parser accepts, ICRC and all.  Then the XDP
+loss program drops 1% of the v1 frames each end receives, and RC recovers.
 """
 
 import os
+import re
 import signal
 import sys
 import time
@@ -91,6 +93,30 @@ def body(tap, pair):
     verbose = it.sh(pair.uroce, 'decode', '-v', '-n', '1', cap, check=False).stdout
     tap.ok('NxtHdr         0x1b' in verbose and 'IBA Annex A16' in verbose,
            'uroce decode -v explains a captured v1 frame', verbose)
+    with_loss(tap, pair, r, ll)
+
+
+def dropped(pair, side):
+    out = pair.uroce_cmd(side, 'loss', pair.ifs[side], 'show').stdout
+    m = re.search(r'dropped (\d+)', out)
+    return int(m.group(1)) if m else 0, out
+
+
+def with_loss(tap, pair, r, gids):
+    for i in range(2):
+        pair.uroce_cmd(i, 'loss', pair.ifs[i], '1%')
+    try:
+        r.gids = gids
+        r.run(tap, 'ib_write_bw', ['--report_gbits', '-n', '500'], label=' -x 0 with 1% loss')
+        r.run(tap, 'ib_read_lat', ['-n', '500'], label=' -x 0 with 1% loss')
+        pingpong(tap, pair, 'ibv_rc_pingpong', gids, ['-c'], 'fe80:: RoCE v1 GID, 1% loss')
+        counts = [dropped(pair, i) for i in range(2)]
+        tap.ok(all(n > 0 for n, _ in counts), 'the XDP program dropped v1 frames on both ends',
+               '\n'.join(out for _, out in counts))
+        tap.diag('; '.join(out.strip() for _, out in counts))
+    finally:
+        for i in range(2):
+            pair.uroce_cmd(i, 'loss', pair.ifs[i], 'off', check=False)
 
 
 if __name__ == '__main__':
