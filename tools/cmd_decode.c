@@ -62,15 +62,20 @@ static bool parse_range(const char *s, uint64_t *first, uint64_t *last)
 	return true;
 }
 
-static void print_totals(uint64_t frames, uint64_t roce, const struct wire_drop_stats *st)
+/* @roce counts both versions, @v1 the RoCE v1 frames among them. */
+static void print_totals(uint64_t frames, uint64_t roce, uint64_t v1,
+			 const struct wire_drop_stats *st)
 {
 	uint64_t dropped = 0;
 
 	for (int r = 1; r < WIRE_DROP_COUNT; r++)
 		if (r != WIRE_DROP_NOT_IP && r != WIRE_DROP_NOT_UDP && r != WIRE_DROP_NOT_ROCE_PORT)
 			dropped += st->count[r];
-	printf("%" PRIu64 " frame%s: %" PRIu64 " RoCE v2 (%" PRIu64 " accepted), %" PRIu64
-	       " other", frames, frames == 1 ? "" : "s", roce, st->count[WIRE_DROP_NONE],
+	printf("%" PRIu64 " frame%s: %" PRIu64 " RoCE v2", frames, frames == 1 ? "" : "s",
+	       roce - v1);
+	if (v1)
+		printf(" + %" PRIu64 " RoCE v1", v1);
+	printf(" (%" PRIu64 " accepted), %" PRIu64 " other", st->count[WIRE_DROP_NONE],
 	       frames - roce);
 	if (dropped) {
 		printf("; dropped:");
@@ -88,7 +93,7 @@ int cmd_decode(int argc, char **argv)
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct wire_drop_stats stats = { { 0 } };
 	struct timeval start = { 0, 0 };
-	uint64_t frames = 0, shown = 0, roce = 0;
+	uint64_t frames = 0, shown = 0, roce = 0, v1 = 0;
 	struct pcap_pkthdr *hdr;
 	const u_char *data;
 	const char *file;
@@ -164,6 +169,7 @@ int cmd_decode(int argc, char **argv)
 		inspect_decode_frame(&fr, data, hdr->caplen, hdr->len);
 		stats.count[fr.drop]++;
 		roce += fr.kind == WIRE_FRAME_ROCE;
+		v1 += fr.kind == WIRE_FRAME_ROCE && fr.pkt.roce_v1;
 		shown++;
 		switch (mode) {
 		case MODE_LINE:
@@ -185,7 +191,7 @@ int cmd_decode(int argc, char **argv)
 	}
 	pcap_close(pc);
 	if (mode != MODE_JSON)
-		print_totals(shown, roce, &stats);
+		print_totals(shown, roce, v1, &stats);
 	if (fflush(stdout) != 0) {
 		perror("uroce decode: writing the output");
 		return 1;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* From a packet description to a RoCE v2 frame: every header, pad and ICRC. */
+/* From a packet description to a RoCE v2 or v1 frame: every header, pad and ICRC. */
 #include <string.h>
 
 #include "uroce/wire.h"
@@ -21,19 +21,25 @@ static uint32_t l2_len(const struct wire_build_desc *d)
 	return sizeof(struct wire_eth_hdr) + (d->has_vlan ? sizeof(struct wire_vlan_hdr) : 0);
 }
 
-uint32_t wire_headers_len(const struct wire_build_desc *d)
+/* UDP's 8 bytes, which RoCE v1 has not. */
+static uint32_t l4_len(const struct wire_build_desc *d)
 {
-	if (!wire_opcode_valid(d->opcode) || (d->ip_version != 4 && d->ip_version != 6))
-		return 0;
-	return l2_len(d) + l3_len(d) + sizeof(struct wire_udp_hdr) +
-	       wire_opcode[d->opcode].hdr_len;
+	return d->roce_v1 ? 0 : sizeof(struct wire_udp_hdr);
 }
 
-/* IPv4 total length, IPv6 payload length and UDP length are 16-bit fields. */
+uint32_t wire_headers_len(const struct wire_build_desc *d)
+{
+	if (!wire_opcode_valid(d->opcode) || (d->ip_version != 4 && d->ip_version != 6) ||
+	    (d->roce_v1 && d->ip_version != 6))
+		return 0;
+	return l2_len(d) + l3_len(d) + l4_len(d) + wire_opcode[d->opcode].hdr_len;
+}
+
+/* IPv4 total length, IPv6 (and GRH) payload length and UDP length are 16-bit fields. */
 static bool ip_len_fits(const struct wire_build_desc *d, uint32_t payload_len)
 {
 	uint64_t ip_len = (d->ip_version == 4 ? sizeof(struct wire_ipv4_hdr) : 0) +
-			  sizeof(struct wire_udp_hdr) + wire_opcode[d->opcode].hdr_len +
+			  l4_len(d) + wire_opcode[d->opcode].hdr_len +
 			  (uint64_t)payload_len + pad_of(payload_len) + WIRE_ICRC_LEN;
 
 	return ip_len <= UINT16_MAX;
@@ -163,7 +169,8 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 	const struct wire_opcode_info *op = &wire_opcode[d->opcode];
 	uint32_t hdr_len = wire_headers_len(d);
 	uint32_t pad = pad_of(payload_len);
-	uint32_t udp_len, off;
+	uint32_t ip_payload, off;
+	uint16_t type;
 	uint8_t *f = buf;
 	struct wire_eth_hdr *eth = buf;
 	struct wire_udp_hdr *udp;
@@ -171,7 +178,9 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 
 	if (!hdr_len || !ip_len_fits(d, payload_len))
 		return 0;
-	udp_len = sizeof(*udp) + op->hdr_len + payload_len + pad + WIRE_ICRC_LEN;
+	ip_payload = l4_len(d) + op->hdr_len + payload_len + pad + WIRE_ICRC_LEN;
+	type = d->roce_v1 ? WIRE_ETHERTYPE_ROCEV1 :
+	       d->ip_version == 6 ? WIRE_ETHERTYPE_IPV6 : WIRE_ETHERTYPE_IPV4;
 
 	memcpy(eth->dst, d->dst_mac, WIRE_ETH_ALEN);
 	memcpy(eth->src, d->src_mac, WIRE_ETH_ALEN);
@@ -181,12 +190,10 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 
 		wire_set16(&eth->ethertype, WIRE_ETHERTYPE_VLAN);
 		wire_set16(&vlan->tci, d->vlan_tci);
-		wire_set16(&vlan->ethertype, d->ip_version == 6 ? WIRE_ETHERTYPE_IPV6 :
-								  WIRE_ETHERTYPE_IPV4);
+		wire_set16(&vlan->ethertype, type);
 		off += sizeof(*vlan);
 	} else {
-		wire_set16(&eth->ethertype, d->ip_version == 6 ? WIRE_ETHERTYPE_IPV6 :
-								 WIRE_ETHERTYPE_IPV4);
+		wire_set16(&eth->ethertype, type);
 	}
 
 	if (d->ip_version == 4) {
@@ -194,34 +201,38 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 
 		ip->version_ihl = 0x45;
 		ip->tos = d->tclass;
-		wire_set16(&ip->total_len, (uint16_t)(sizeof(*ip) + udp_len));
+		wire_set16(&ip->total_len, (uint16_t)(sizeof(*ip) + ip_payload));
 		wire_set16(&ip->id, d->ip_id);
 		wire_set16(&ip->frag_off, WIRE_IPV4_DF);
 		ip->ttl = d->hop_limit ? d->hop_limit : DEFAULT_HOP_LIMIT;
 		ip->protocol = WIRE_IPPROTO_UDP;
 		memcpy(ip->src, d->src_gid + 12, 4);
 		memcpy(ip->dst, d->dst_gid + 12, 4);
-		wire_set16(&ip->checksum, ipv4_csum_of(d, ip->ttl, (uint16_t)(sizeof(*ip) + udp_len)));
+		wire_set16(&ip->checksum, ipv4_csum_of(d, ip->ttl, (uint16_t)(sizeof(*ip) + ip_payload)));
 		off += sizeof(*ip);
 	} else {
+		/* IPv6, or the GRH of RoCE v1 (IBA 8.3.1), which has its layout. */
 		struct wire_ipv6_hdr *ip = (void *)(f + off);
 
 		wire_set32(&ip->vtc_flow, 6u << 28 | (uint32_t)d->tclass << 20 |
 					  (d->flow_label & 0xfffff));
-		wire_set16(&ip->payload_len, (uint16_t)udp_len);
-		ip->next_header = WIRE_IPPROTO_UDP;
+		wire_set16(&ip->payload_len, (uint16_t)ip_payload);
+		ip->next_header = d->roce_v1 ? WIRE_GRH_NXTHDR_IBA : WIRE_IPPROTO_UDP;
 		ip->hop_limit = d->hop_limit ? d->hop_limit : DEFAULT_HOP_LIMIT;
 		memcpy(ip->src, d->src_gid, 16);
 		memcpy(ip->dst, d->dst_gid, 16);
 		off += sizeof(*ip);
 	}
 
-	udp = (void *)(f + off);
-	wire_set16(&udp->sport, d->udp_sport ? d->udp_sport : wire_udp_sport(0, d->dest_qp));
-	wire_set16(&udp->dport, WIRE_ROCEV2_PORT);
-	wire_set16(&udp->len, (uint16_t)udp_len);
-	memset(&udp->checksum, 0, sizeof(udp->checksum));
-	off += sizeof(*udp);
+	if (!d->roce_v1) {
+		udp = (void *)(f + off);
+		wire_set16(&udp->sport, d->udp_sport ? d->udp_sport :
+						       wire_udp_sport(0, d->dest_qp));
+		wire_set16(&udp->dport, WIRE_ROCEV2_PORT);
+		wire_set16(&udp->len, (uint16_t)ip_payload);
+		memset(&udp->checksum, 0, sizeof(udp->checksum));
+		off += sizeof(*udp);
+	}
 
 	bth = (void *)(f + off);
 	bth->opcode = d->opcode;

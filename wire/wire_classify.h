@@ -92,6 +92,22 @@ static inline bool walk_ipv6(const uint8_t *f, uint32_t len, struct wire_frame_o
 	return true;
 }
 
+/*
+ * RoCE v1: a GRH (IPv6's layout, IBA 8.3.1) walk_ipv6() found whole, whose
+ * next header must be the BTH; there is no L4 header.
+ */
+static inline enum wire_frame_kind grh_bth(const uint8_t *f, struct wire_frame_offsets *o)
+{
+	o->l4_off = 0;
+	o->l4_proto = 0;
+	o->drop = WIRE_DROP_BAD_GRH_NXTHDR;
+	if (f[o->l3_off + 6] != WIRE_GRH_NXTHDR_IBA)
+		return WIRE_FRAME_OTHER;
+	o->bth_off = (uint16_t)(o->l3_off + sizeof(struct wire_ipv6_hdr));
+	o->drop = WIRE_DROP_NONE;
+	return WIRE_FRAME_ROCE;
+}
+
 /* The L4 header within the IP packet. */
 static inline enum wire_frame_kind walk_l4(const uint8_t *f, struct wire_frame_offsets *o)
 {
@@ -164,6 +180,10 @@ static inline enum wire_frame_kind wire_classify_inline(const void *frame, uint3
 	} else if (o->ethertype == WIRE_ETHERTYPE_IPV6) {
 		o->ip_version = 6;
 		whole = walk_ipv6(f, len, o);
+	} else if (o->ethertype == WIRE_ETHERTYPE_ROCEV1) {
+		o->ip_version = 6;
+		o->roce_v1 = true;
+		return walk_ipv6(f, len, o) ? grh_bth(f, o) : WIRE_FRAME_MALFORMED;
 	} else {
 		return o->ethertype == WIRE_ETHERTYPE_ARP ? WIRE_FRAME_ARP : WIRE_FRAME_OTHER;
 	}

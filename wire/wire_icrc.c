@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Invariant CRC of RoCE v2 packets (IBA Annex A17.3.3). */
+/* Invariant CRC of RoCE packets (IBA Annex A17.3.3 for v2, Annex A16 for v1). */
 #include <string.h>
 
 #include "uroce/wire.h"
@@ -42,7 +42,7 @@ uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 {
 	const uint8_t *ip = (const uint8_t *)frame + l3_off;
 	uint8_t buf[ICRC_SCRATCH];
-	uint32_t ip_len, udp_at, covered, extra, n;
+	uint32_t ip_len, l4_len = sizeof(struct wire_udp_hdr), udp_at, covered, extra, n;
 
 	covered = v4_span_end(ip, l3_off);
 	if (covered && end >= covered) {
@@ -78,14 +78,18 @@ uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end)
 		h->vtc_flow.b[0] |= 0x0f;
 		h->vtc_flow.b[1] = h->vtc_flow.b[2] = h->vtc_flow.b[3] = 0xff;
 		h->hop_limit = 0xff;
+		/* A RoCE v1 GRH, masked the same way: the BTH follows it, no UDP. */
+		if (h->next_header == WIRE_GRH_NXTHDR_IBA)
+			l4_len = 0;
 	}
 	udp_at = LRH_PLACEHOLDER_LEN + ip_len;
-	memcpy(buf + udp_at, ip + ip_len, sizeof(struct wire_udp_hdr) + sizeof(struct wire_bth));
-	buf[udp_at + 6] = buf[udp_at + 7] = 0xff;			/* UDP checksum */
-	buf[udp_at + sizeof(struct wire_udp_hdr) + 4] = 0xff;		/* BTH resv8a */
+	memcpy(buf + udp_at, ip + ip_len, l4_len + sizeof(struct wire_bth));
+	if (l4_len)
+		buf[udp_at + 6] = buf[udp_at + 7] = 0xff;		/* UDP checksum */
+	buf[udp_at + l4_len + 4] = 0xff;				/* BTH resv8a */
 
-	n = udp_at + sizeof(struct wire_udp_hdr) + sizeof(struct wire_bth);
-	covered = l3_off + ip_len + sizeof(struct wire_udp_hdr) + sizeof(struct wire_bth);
+	n = udp_at + l4_len + sizeof(struct wire_bth);
+	covered = l3_off + ip_len + l4_len + sizeof(struct wire_bth);
 	extra = n < 64 ? 64 - n : (16 - n % 16) % 16;
 	if (extra > end - covered)
 		extra = end - covered;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* From an Ethernet frame to a checked RoCE v2 packet view (IBA 9.2, 9.3, Annex A17). */
+/* From an Ethernet frame to a checked RoCE packet view (IBA 9.2, 9.3, Annexes A16, A17). */
 #include <string.h>
 
 #include "uroce/wire.h"
@@ -42,19 +42,23 @@ static enum wire_drop parse_ipv4(const uint8_t *f, uint32_t len, unsigned flags,
 	return WIRE_DROP_NONE;
 }
 
-/* IPv6 checks past the ones wire_classify() made. */
+/*
+ * IPv6 checks past the ones wire_classify() made; the same for the GRH of
+ * RoCE v1, which has IPv6's layout and the BTH where UDP would be.
+ */
 static enum wire_drop parse_ipv6(const uint8_t *f, uint32_t len, struct wire_pkt *p,
 				 uint32_t *ip_end)
 {
 	const struct wire_ipv6_hdr *ip = (const struct wire_ipv6_hdr *)(f + p->l3_off);
+	uint16_t next = (uint16_t)(p->l3_off + sizeof(*ip));
 	uint32_t vtc, plen;
 
 	vtc = wire_get32(ip->vtc_flow);
 	plen = wire_get16(ip->payload_len);
 	if (plen > len - p->l3_off - sizeof(*ip))
 		return WIRE_DROP_IP_LEN;
-	/* Extension headers are not used by RoCE v2. */
-	if (ip->next_header != WIRE_IPPROTO_UDP)
+	/* Extension headers are not used by RoCE v2 (nor v1, whose classifier checked 0x1B). */
+	if (!p->roce_v1 && ip->next_header != WIRE_IPPROTO_UDP)
 		return WIRE_DROP_NOT_UDP;
 
 	memcpy(p->src_gid, ip->src, 16);
@@ -62,8 +66,11 @@ static enum wire_drop parse_ipv6(const uint8_t *f, uint32_t len, struct wire_pkt
 	p->tclass = (uint8_t)(vtc >> 20);
 	p->flow_label = vtc & 0xfffff;
 	p->hop_limit = ip->hop_limit;
-	p->l4_off = (uint16_t)(p->l3_off + sizeof(*ip));
-	*ip_end = p->l4_off + plen;
+	if (p->roce_v1)
+		p->bth_off = next;
+	else
+		p->l4_off = next;
+	*ip_end = next + plen;
 	return WIRE_DROP_NONE;
 }
 
@@ -115,53 +122,33 @@ enum wire_drop wire_check_pmtu(const struct wire_pkt *p, uint32_t pmtu)
 	return ok ? WIRE_DROP_NONE : WIRE_DROP_BAD_PAYLOAD_LEN;
 }
 
-enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
-			  struct wire_pkt *p)
+/* UDP (RoCE v2) after the IP header, to where the BTH starts. */
+static enum wire_drop parse_udp(const uint8_t *f, struct wire_pkt *p, enum wire_frame_kind kind,
+				uint32_t ip_end)
 {
-	const uint8_t *f = frame;
-	const struct wire_eth_hdr *eth = frame;
 	const struct wire_udp_hdr *udp;
-	const struct wire_bth *bth;
-	struct wire_frame_offsets o;
-	enum wire_frame_kind kind;
-	uint32_t ip_end, udp_len, area, qpn, apsn;
-	enum wire_drop r;
-
-	memset(p, 0, sizeof(*p));
-	p->frame = f;
-	p->frame_len = len;
-
-	kind = wire_classify_inline(f, len, &o);
-	if (!o.l3_off)
-		return o.drop;		/* shorter than an Ethernet header */
-	memcpy(p->dst_mac, eth->dst, WIRE_ETH_ALEN);
-	memcpy(p->src_mac, eth->src, WIRE_ETH_ALEN);
-	p->l3_off = o.l3_off;
-	p->has_vlan = o.has_vlan;
-	p->vlan_tci = o.vlan_tci;
-	p->ip_version = o.ip_version;
-	/* Not IP, or an IP header that does not hold together (version, length, IHL). */
-	if (!o.l4_off)
-		return o.drop;
-	if (o.ip_version == 4)
-		r = parse_ipv4(f, len, flags, p, o.l4_off, &ip_end);
-	else
-		r = parse_ipv6(f, len, p, &ip_end);
-	if (r)
-		return r;
 
 	if (ip_end - p->l4_off < sizeof(*udp))
 		return WIRE_DROP_TRUNCATED_UDP;
 	udp = (const struct wire_udp_hdr *)(f + p->l4_off);
-	udp_len = wire_get16(udp->len);
-	if (udp_len != ip_end - p->l4_off)
+	if (wire_get16(udp->len) != ip_end - p->l4_off)
 		return WIRE_DROP_UDP_LEN;
 	p->udp_sport = wire_get16(udp->sport);
 	/* The UDP header lies within the IP packet here, as the classifier saw it. */
 	if (kind != WIRE_FRAME_ROCE)
 		return WIRE_DROP_NOT_ROCE_PORT;
-
 	p->bth_off = (uint16_t)(p->l4_off + sizeof(*udp));
+	return WIRE_DROP_NONE;
+}
+
+/* The BTH at p->bth_off, the extension headers, payload rules and the ICRC, to @ip_end. */
+static enum wire_drop parse_transport(const uint8_t *f, unsigned flags, struct wire_pkt *p,
+				      uint32_t ip_end)
+{
+	const struct wire_bth *bth;
+	uint32_t area, qpn, apsn;
+	enum wire_drop r;
+
 	if (ip_end - p->bth_off < sizeof(*bth) + WIRE_ICRC_LEN)
 		return WIRE_DROP_TRUNCATED_BTH;
 	bth = (const struct wire_bth *)(f + p->bth_off);
@@ -199,4 +186,47 @@ enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
 	    wire_icrc(f, p->l3_off, ip_end - WIRE_ICRC_LEN) != p->icrc)
 		return WIRE_DROP_BAD_ICRC;
 	return WIRE_DROP_NONE;
+}
+
+enum wire_drop wire_parse(const void *frame, uint32_t len, unsigned flags,
+			  struct wire_pkt *p)
+{
+	const uint8_t *f = frame;
+	const struct wire_eth_hdr *eth = frame;
+	struct wire_frame_offsets o;
+	enum wire_frame_kind kind;
+	uint32_t ip_end;
+	enum wire_drop r;
+
+	memset(p, 0, sizeof(*p));
+	p->frame = f;
+	p->frame_len = len;
+
+	kind = wire_classify_inline(f, len, &o);
+	if (!o.l3_off)
+		return o.drop;		/* shorter than an Ethernet header */
+	memcpy(p->dst_mac, eth->dst, WIRE_ETH_ALEN);
+	memcpy(p->src_mac, eth->src, WIRE_ETH_ALEN);
+	p->l3_off = o.l3_off;
+	p->has_vlan = o.has_vlan;
+	p->vlan_tci = o.vlan_tci;
+	p->ip_version = o.ip_version;
+	p->roce_v1 = o.roce_v1;
+	if (o.roce_v1) {
+		if (kind != WIRE_FRAME_ROCE)
+			return o.drop;
+		r = parse_ipv6(f, len, p, &ip_end);
+		return r ? r : parse_transport(f, flags, p, ip_end);
+	}
+	/* Not IP, or an IP header that does not hold together (version, length, IHL). */
+	if (!o.l4_off)
+		return o.drop;
+	if (o.ip_version == 4)
+		r = parse_ipv4(f, len, flags, p, o.l4_off, &ip_end);
+	else
+		r = parse_ipv6(f, len, p, &ip_end);
+	if (r)
+		return r;
+	r = parse_udp(f, p, kind, ip_end);
+	return r ? r : parse_transport(f, flags, p, ip_end);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Address vectors: from ibv_ah_attr to a path (GIDs, IP version, MAC), and UD address handles. */
+/* Address vectors: from ibv_ah_attr to a path (GIDs, RoCE version, MAC), and UD address handles. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -11,6 +11,24 @@ bool rc_gid_is_local(const struct rc_engine *eng, const uint8_t gid[16])
 		if (eng->gid[i].valid && memcmp(eng->gid[i].gid, gid, 16) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * A link-local RoCE v1 GID names its MAC: the interface identifier is the
+ * modified EUI-64 (RFC 4291 2.5.1, appendix A) of it, ff:fe in the middle
+ * and the universal/local bit flipped; ConnectX resolves it so, without ND.
+ */
+static bool mac_from_eui64(const uint8_t gid[16], uint8_t mac[6])
+{
+	if (gid[0] != 0xfe || (gid[1] & 0xc0) != 0x80 || gid[11] != 0xff || gid[12] != 0xfe)
+		return false;
+	mac[0] = gid[8] ^ 0x02;
+	mac[1] = gid[9];
+	mac[2] = gid[10];
+	mac[3] = gid[13];
+	mac[4] = gid[14];
+	mac[5] = gid[15];
+	return true;
 }
 
 int rc_path_resolve(struct rc_engine *eng, struct rc_path *p)
@@ -25,6 +43,12 @@ int rc_path_resolve(struct rc_engine *eng, struct rc_path *p)
 		p->resolve_err = 0;
 		return 0;
 	}
+	if (p->roce_v1 && mac_from_eui64(p->dgid, p->dmac)) {
+		p->mac_ok = true;
+		p->resolve_err = 0;
+		return 0;
+	}
+	/* IPv4-mapped v1 GIDs through ARP, as v2's. */
 	ret = eng->port->ops->resolve ? eng->port->ops->resolve(eng->port, p->dgid, p->dmac)
 				      : -EHOSTUNREACH;
 	if (ret != 0 && ret != -EAGAIN)
@@ -37,9 +61,11 @@ int rc_path_resolve(struct rc_engine *eng, struct rc_path *p)
 /**
  * rc_path_from_ah_attr() - check an address vector and build its path.
  *
- * RoCE needs the GRH (is_global); the source GID must be a RoCE v2 entry of
- * the table and of the same IP version as the destination.  The MAC is asked
- * for once here; -EAGAIN is kept in the path and asked again before sending.
+ * RoCE needs the GRH (is_global); the source GID must be an entry of the
+ * table and of the same IP version as the destination.  Its type picks the
+ * wire: a RoCE v1 entry sends (and its peer answers) GRH frames on 0x8915,
+ * a RoCE v2 entry UDP/IP.  The MAC is asked for once here; -EAGAIN is kept
+ * in the path and asked again before sending.
  * Return: 0 or -EINVAL.
  */
 int rc_path_from_ah_attr(struct rc_engine *eng, const struct ibv_ah_attr *ah, struct rc_path *p)
@@ -49,14 +75,16 @@ int rc_path_from_ah_attr(struct rc_engine *eng, const struct ibv_ah_attr *ah, st
 	if (!ah->is_global || ah->grh.sgid_index >= WIRE_GID_TABLE_LEN)
 		return -EINVAL;
 	g = &eng->gid[ah->grh.sgid_index];
-	if (!g->valid || g->type != WIRE_GID_ROCE_V2)
+	if (!g->valid || (g->type != WIRE_GID_ROCE_V2 && g->type != WIRE_GID_ROCE_V1))
 		return -EINVAL;
 	if (wire_gid_is_v4mapped(g->gid) != wire_gid_is_v4mapped(ah->grh.dgid.raw))
 		return -EINVAL;
 	memset(p, 0, sizeof(*p));
 	memcpy(p->dgid, ah->grh.dgid.raw, 16);
 	memcpy(p->sgid, g->gid, 16);
-	p->ip_version = wire_gid_is_v4mapped(g->gid) ? 4 : 6;
+	p->roce_v1 = g->type == WIRE_GID_ROCE_V1;
+	/* The GRH has IPv6's form whatever the GID. */
+	p->ip_version = !p->roce_v1 && wire_gid_is_v4mapped(g->gid) ? 4 : 6;
 	p->tclass = ah->grh.traffic_class;
 	p->hop_limit = ah->grh.hop_limit;
 	p->flow_label = ah->grh.flow_label & 0xfffff;
@@ -71,6 +99,7 @@ void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wi
 	memcpy(d->src_mac, eng->port->mac, 6);
 	memcpy(d->dst_mac, p->dmac, 6);
 	d->ip_version = p->ip_version;
+	d->roce_v1 = p->roce_v1;
 	memcpy(d->src_gid, p->sgid, 16);
 	memcpy(d->dst_gid, p->dgid, 16);
 	d->tclass = p->tclass;

@@ -185,7 +185,8 @@ struct rc_srq {
 struct rc_path {
 	uint8_t		dgid[16];
 	uint8_t		sgid[16];
-	uint8_t		ip_version;
+	uint8_t		ip_version;	/* 6 for RoCE v1 */
+	bool		roce_v1;	/* the source GID is a RoCE v1 entry: GRH on 0x8915 */
 	uint8_t		tclass;
 	uint8_t		hop_limit;
 	uint8_t		sgid_index;

@@ -29,7 +29,9 @@ static enum rc_drop check_addr(const struct rc_engine *eng, const struct rc_qp *
 {
 	if (eng->n_gids && !rc_gid_is_local(eng, pkt->dst_gid))
 		return RC_DROP_NOT_OUR_ADDR;
-	if (qp->type != IBV_QPT_UD && memcmp(pkt->src_gid, qp->path.dgid, 16))
+	/* A v1 and a v2 GID of one address are the same 16 bytes: the frame tells them apart. */
+	if (qp->type != IBV_QPT_UD &&
+	    (memcmp(pkt->src_gid, qp->path.dgid, 16) || pkt->roce_v1 != qp->path.roce_v1))
 		return RC_DROP_WRONG_PEER;
 	return RC_DROP_NONE;
 }
@@ -93,7 +95,8 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		return;
 	}
 	if (pkt.op->flags & WIRE_OPF_REQUEST) {
-		if (unlikely((pkt.tclass & WIRE_ECN_MASK) == WIRE_ECN_CE) &&
+		/* ECN is IP's: a RoCE v1 GRH's traffic class carries none. */
+		if (unlikely((pkt.tclass & WIRE_ECN_MASK) == WIRE_ECN_CE) && !pkt.roce_v1 &&
 		    (!unchecked || rc_icrc_ok(eng, &pkt))) {
 			unchecked = false;
 			rc_resp_ecn(qp, &pkt);

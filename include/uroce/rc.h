@@ -201,7 +201,7 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(UNKNOWN_QP,	"no QP of the destination QPN")			\
 	X(WRONG_TRANSPORT, "opcode's transport (RC, UC, UD) is not the QP's type") \
 	X(NOT_OUR_ADDR,	"destination GID is none of this device's")	\
-	X(WRONG_PEER,	"source GID is not the connected QP's peer")	\
+	X(WRONG_PEER,	"source GID or RoCE version is not the connected QP's peer's") \
 	X(QP_STATE,	"the QP's state takes no such packet (RESET, INIT, ERR)") \
 	X(RESP_IN_ERROR, "the responder has an error NAK queued; the QP goes to ERR") \
 	X(SEQ_AFTER_NAK, "RC request past the expected PSN, its gap already NAKed") \

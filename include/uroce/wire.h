@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* RoCE v2 wire format: headers, opcode table, parse, build, ICRC (IBA Vol 1 ch. 9, Annex A17). */
+/* RoCE wire format: headers, opcode table, parse, build, ICRC (IBA ch. 9, Annexes A16, A17). */
 #ifndef UROCE_WIRE_H
 #define UROCE_WIRE_H
 
@@ -122,6 +122,7 @@ static inline bool wire_gid_is_v4mapped(const uint8_t gid[16])
 #define WIRE_ETHERTYPE_ARP	0x0806
 #define WIRE_ETHERTYPE_VLAN	0x8100
 #define WIRE_ETHERTYPE_IPV6	0x86dd
+#define WIRE_ETHERTYPE_ROCEV1	0x8915	/* RoCE v1, IBA Annex A16: a GRH right after Ethernet */
 #define WIRE_IPPROTO_UDP	17
 #define WIRE_ROCEV2_PORT	4791	/* IBA Annex A17.2.1 */
 #define WIRE_UDP_SPORT_MIN	49152	/* dynamic range: never a well-known port */
@@ -165,6 +166,12 @@ struct wire_ipv6_hdr {
 	uint8_t		dst[16];
 };
 _Static_assert(sizeof(struct wire_ipv6_hdr) == 40, "ipv6");
+/*
+ * RoCE v1 carries the InfiniBand GRH (IBA 8.3.1), which has IPv6's layout:
+ * IPVer 6, TClass, FlowLabel, PayLen (BTH to ICRC), NxtHdr, HopLmt, SGID,
+ * DGID.  NxtHdr 0x1B says an IBA transport header (the BTH) follows.
+ */
+#define WIRE_GRH_NXTHDR_IBA	0x1b
 
 struct wire_udp_hdr {
 	wire_be16	sport;
@@ -186,7 +193,7 @@ _Static_assert(sizeof(struct wire_udp_hdr) == 8, "udp");
 #define WIRE_GID_TABLE_LEN	16
 
 enum wire_gid_type {
-	WIRE_GID_ROCE_V1 = 0,	/* listed as the kernel lists it; not used for transport */
+	WIRE_GID_ROCE_V1 = 0,	/* a GRH on EtherType 0x8915 (Annex A16) */
 	WIRE_GID_ROCE_V2 = 1,
 };
 
@@ -396,7 +403,8 @@ static inline bool wire_opcode_valid(uint8_t opcode)
 	X(TRUNCATED_EXT,	"packet shorter than its extension headers")	\
 	X(BAD_PAD,		"pad where none is allowed, past the data, or data + pad not whole words") \
 	X(BAD_PAYLOAD_LEN,	"payload length breaks the opcode's rule")	\
-	X(BAD_ICRC,		"invariant CRC mismatch")
+	X(BAD_ICRC,		"invariant CRC mismatch")			\
+	X(BAD_GRH_NXTHDR,	"RoCE v1 GRH next header is not 0x1B (IBA transport)")
 
 enum wire_drop {
 #define WIRE_DROP_ENUM(n, d) WIRE_DROP_##n,
@@ -442,10 +450,11 @@ struct wire_drop_stats {
  * port's classifier, wire_parse(), the decoder).
  */
 enum wire_frame_kind {
-	WIRE_FRAME_ROCE,	/* UDP to port 4791 (RoCE v2, Annex A17.2): BTH at bth_off */
+	WIRE_FRAME_ROCE,	/* UDP to port 4791 (RoCE v2, Annex A17.2) or a GRH on 0x8915
+				   (RoCE v1, Annex A16): BTH at bth_off */
 	WIRE_FRAME_ARP,
 	WIRE_FRAME_IP,		/* any other IPv4/IPv6: TCP, UDP, ICMP... */
-	WIRE_FRAME_OTHER,	/* another EtherType (LLDP, RoCE v1...) */
+	WIRE_FRAME_OTHER,	/* another EtherType (LLDP...) */
 	WIRE_FRAME_MALFORMED,	/* too short or broken before its protocol shows */
 	WIRE_FRAME_ND,		/* ICMPv6 neighbour solicitation or advertisement (RFC 4861) */
 	WIRE_FRAME_ICMP_ROCE,	/* ICMP / ICMPv6 port unreachable quoting UDP 4791 */
@@ -459,17 +468,20 @@ struct wire_frame_offsets {
 	uint16_t	ethertype;	/* after the VLAN tag */
 	bool		has_vlan;	/* one 802.1Q tag */
 	uint16_t	vlan_tci;
-	uint8_t		ip_version;	/* 4 or 6 once the EtherType says IP */
+	uint8_t		ip_version;	/* 4 or 6 once the EtherType says IP; 6 for a GRH */
+	bool		roce_v1;	/* EtherType 0x8915: a GRH at l3_off, no UDP */
 	uint16_t	l3_off;		/* after Ethernet and the tag */
 	uint16_t	l4_off;		/* once the IP header is whole (version, IHL) */
 	uint8_t		l4_proto;	/* after IPv6 extension headers; WIRE_IPPROTO_NONE */
-	uint32_t	ip_end;		/* end of the IP packet by its length, within the frame */
-	uint16_t	bth_off;	/* WIRE_FRAME_ROCE: UDP payload (the BTH may be cut short) */
+	uint32_t	ip_end;		/* end of the IP packet (GRH: PayLen) within the frame */
+	uint16_t	bth_off;	/* WIRE_FRAME_ROCE: UDP payload or after the GRH (the BTH
+					   may be cut short) */
 	/*
 	 * Why a RoCE receiver would refuse it, as far as the walk can tell:
 	 * NONE for WIRE_FRAME_ROCE, else TRUNCATED_ETH, NOT_IP, TRUNCATED_IP,
 	 * BAD_IP_VERSION, BAD_IHL, IP_LEN (IPv4 total length below its header),
-	 * NOT_UDP, TRUNCATED_UDP or NOT_ROCE_PORT.
+	 * NOT_UDP, TRUNCATED_UDP or NOT_ROCE_PORT; for RoCE v1
+	 * TRUNCATED_IP, BAD_IP_VERSION or BAD_GRH_NXTHDR (kind WIRE_FRAME_OTHER).
 	 */
 	enum wire_drop	drop;
 };
@@ -487,7 +499,8 @@ struct wire_frame_offsets {
  * packet.  An ICMP error counts as WIRE_FRAME_ICMP_ROCE when the datagram
  * it quotes (RFC 792, RFC 4443 3.1) went to UDP 4791.  Validates only what
  * locating the headers needs; checksums, exact lengths and the BTH are
- * wire_parse()'s.
+ * wire_parse()'s.  EtherType 0x8915 is RoCE v1: a GRH of IP version 6
+ * whose next header is 0x1B, the BTH after it.
  * Return: the kind.
  */
 enum wire_frame_kind wire_classify(const void *frame, uint32_t len, struct wire_frame_offsets *out);
@@ -496,15 +509,16 @@ enum wire_frame_kind wire_classify(const void *frame, uint32_t len, struct wire_
 
 /*
  * Addresses are kept in GID form: IPv4 as the IPv4-mapped IPv6 address
- * ::ffff:a.b.c.d (RoCE v2 GID convention), IPv6 as is.
+ * ::ffff:a.b.c.d (RoCE v2 GID convention), IPv6 and the GRH's GIDs as is.
  */
 struct wire_pkt {
 	const uint8_t	*frame;		/* not owned */
 	uint32_t	frame_len;
-	uint16_t	l3_off;		/* IP header */
-	uint16_t	l4_off;		/* UDP header */
+	uint16_t	l3_off;		/* IP header or GRH */
+	uint16_t	l4_off;		/* UDP header; 0 for RoCE v1 */
 	uint16_t	bth_off;
-	uint8_t		ip_version;	/* 4 or 6 */
+	uint8_t		ip_version;	/* 4 or 6; 6 for RoCE v1, whose GRH has IPv6's form */
+	bool		roce_v1;	/* EtherType 0x8915 (Annex A16) */
 	bool		has_vlan;
 	uint16_t	vlan_tci;
 	uint8_t		src_mac[WIRE_ETH_ALEN];
@@ -514,7 +528,7 @@ struct wire_pkt {
 	uint8_t		tclass;		/* IPv4 TOS / IPv6 traffic class (ECN in low 2 bits) */
 	uint8_t		hop_limit;	/* TTL / hop limit */
 	uint32_t	flow_label;	/* IPv6 only */
-	uint16_t	udp_sport;
+	uint16_t	udp_sport;	/* 0 for RoCE v1 */
 
 	/* BTH */
 	uint8_t		opcode;
@@ -574,7 +588,7 @@ enum wire_parse_flag {
  * @out: filled as far as parsing got, even on failure.
  *
  * Checks every length before it reads, in wire order: Ethernet (one 802.1Q
- * tag allowed), IPv4/IPv6, UDP port 4791, BTH, extension headers, payload
+ * tag allowed), IPv4/IPv6 and UDP port 4791 or the RoCE v1 GRH, BTH, extension headers, payload
  * rules of the opcode (MIDDLE/FIRST payload a whole path MTU of 256..4096
  * with pad 0; ONLY/LAST at most 4096; no payload where none is allowed;
  * atomics none), and the ICRC.
@@ -602,7 +616,12 @@ struct wire_build_desc {
 	uint8_t		dst_mac[WIRE_ETH_ALEN];
 	bool		has_vlan;
 	uint16_t	vlan_tci;
-	uint8_t		ip_version;	/* 4 or 6 */
+	uint8_t		ip_version;	/* 4 or 6; 6 for RoCE v1 */
+	/*
+	 * RoCE v1 (Annex A16): EtherType 0x8915, a GRH from the fields below
+	 * (the GIDs as they are, IPv4-mapped or not) and no UDP.
+	 */
+	bool		roce_v1;
 	uint8_t		src_gid[16];	/* IPv4-mapped for IPv4 */
 	uint8_t		dst_gid[16];
 	uint8_t		tclass;		/* DSCP + ECN */
@@ -640,11 +659,11 @@ uint32_t wire_frame_len(const struct wire_build_desc *d, uint32_t payload_len);
  * @payload_len: payload that will follow the headers (for lengths and pad).
  *
  * Computes IPv4 total length and header checksum (DF set), IPv6 payload
- * length, UDP length (checksum 0 over IPv4, as hardware and rxe send it),
- * BTH pad count.  The ICRC (and over IPv6 the UDP checksum, which IPv6
+ * length (or the RoCE v1 GRH's PayLen), UDP length (checksum 0 over IPv4,
+ * as hardware and rxe send it), BTH pad count.  The ICRC (and over IPv6 the UDP checksum, which IPv6
  * requires) is not written: call wire_seal() once the payload is in place.
  * Return: header length, or 0 if @d is invalid (unknown opcode, bad IP
- * version) or the packet would not fit IP's and UDP's 16-bit lengths.
+ * version, RoCE v1 but not IP version 6) or the packet would not fit IP's and UDP's 16-bit lengths.
  */
 uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 			    uint32_t payload_len);
@@ -699,7 +718,7 @@ void wire_payload_copy(void *dst, const void *src, size_t len);
 const char *wire_crc32_impl(void);
 
 /**
- * wire_icrc() - ICRC of a RoCE v2 frame as Annex A17.3.3 defines it.
+ * wire_icrc() - ICRC of a RoCE frame as Annexes A17.3.3 (v2) and A16 (v1) define it.
  * @frame: Ethernet frame whose IP, UDP and BTH headers are in place and
  *	    were checked (by wire_parse() on receive, or built by wire_build*()).
  * @l3_off: offset of the IP header.
@@ -707,7 +726,8 @@ const char *wire_crc32_impl(void);
  *
  * 8 bytes of 0xFF stand for the absent LRH; IPv4 TOS, TTL and header
  * checksum, IPv6 traffic class, flow label and hop limit, the UDP checksum
- * and BTH resv8a are taken as all ones; then everything up to @end.
+ * and BTH resv8a are taken as all ones; then everything up to @end.  A
+ * RoCE v1 GRH (next header 0x1B) is masked as IPv6 is, and no UDP follows.
  * Return: the CRC as a number; it is sent least significant byte first.
  */
 uint32_t wire_icrc(const void *frame, uint32_t l3_off, uint32_t end);

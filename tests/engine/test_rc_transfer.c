@@ -2,6 +2,7 @@
 /* RC operations end to end over the simulated link: send/recv, write, write with immediate, read, atomics. */
 #include <check.h>
 #include <endian.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -452,15 +453,26 @@ START_TEST(ackreq_periodic)
 }
 END_TEST
 
-/* The same operations over IPv6 GIDs. */
-START_TEST(rc_over_ipv6)
+/*
+ * A multi-packet write and a read over other GIDs.  Loop: 0 IPv6, then RoCE
+ * v1, 1 IPv4-mapped and 2 fe80:: with neighbour resolution failing on both
+ * sides (so the MAC can only come from the GID's EUI-64); every frame both
+ * ways v1 then.
+ */
+START_TEST(rc_over_other_gids)
 {
-	struct h_conn c = { .gid_index = 1 };
+	struct h_conn c = { .gid_index = 1 + _i };
 	struct h_pair p;
+	struct h_cap cap;
 	struct ibv_sge s;
 	struct ibv_wc wc;
 
 	h_pair_init(&p, NULL, &c, NULL);
+	if (_i == 2) {
+		port_sim_set_resolve(p.e.link, 0, -EHOSTUNREACH);
+		port_sim_set_resolve(p.e.link, 1, -EHOSTUNREACH);
+	}
+	h_capture(&p.e, &cap);
 	h_fill(p.buf[0], 9000, 12);
 	s = h_sge(&p, 0, 0, 9000);
 	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)p.buf[1],
@@ -468,6 +480,17 @@ START_TEST(rc_over_ipv6)
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 9000), 0);
+	s = h_sge(&p, 0, 20000, 3000);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 2, &s, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[0] + 20000, p.buf[1], 3000), 0);
+	ck_assert_uint_gt(cap.n, 10);
+	ck_assert_uint_gt(h_cap_count(&cap, 1, WIRE_OPC_RC | WIRE_OP_READ_RESP_FIRST), 0);
+	for (unsigned i = 0; i < cap.n; i++)
+		ck_assert_msg(cap.f[i].roce_v1 == (_i > 0), "frame %u (opcode 0x%02x from side %d)",
+			      i, cap.f[i].opcode, cap.f[i].from);
 	h_pair_fini(&p);
 }
 END_TEST
@@ -531,7 +554,7 @@ Suite *rc_transfer_suite(void)
 	tcase_add_loop_test(tc, fence_waits_for_reads, 0, 2);
 	tcase_add_test(tc, max_rd_atomic_limits_reads);
 	tcase_add_test(tc, ackreq_periodic);
-	tcase_add_test(tc, rc_over_ipv6);
+	tcase_add_loop_test(tc, rc_over_other_gids, 0, 3);
 	tcase_add_test(tc, send_with_invalidate_e2e);
 	suite_add_tcase(s, tc);
 	return s;

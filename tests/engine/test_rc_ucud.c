@@ -106,13 +106,21 @@ START_TEST(ud_grh_ipv4)
 }
 END_TEST
 
+/*
+ * GRHs of IPv6's form.  Loop: 0 an IPv6 RoCE v2 GID, then RoCE v1 GIDs, 1 the
+ * IPv4-mapped one and 2 the fe80:: one: GRH frames on 0x8915 whose 40 bytes
+ * land in the receive buffer as they were sent (next header 0x1B).
+ */
 START_TEST(ud_grh_ipv6)
 {
+	struct h_cap cap;
 	struct ud u;
 	struct ibv_wc wc;
 	uint8_t g[16];
+	int gi = 1 + _i;
 
-	ud_init(&u, 1, NULL);
+	ud_init(&u, gi, NULL);
+	h_capture(&u.e, &cap);
 	ud_recv(&u, 7, 40 + 10);
 	ck_assert_int_eq(ud_send(&u, 1, 10, QKEY, false), 0);
 	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
@@ -120,11 +128,13 @@ START_TEST(ud_grh_ipv6)
 	ck_assert_uint_eq(wc.byte_len, 50);
 	ck_assert_int_eq(wc.wc_flags, IBV_WC_GRH);
 	ck_assert_uint_eq(u.buf[1][0] >> 4, 6);
-	ck_assert_uint_eq(u.buf[1][6], 17);
-	h_gid(0, 1, g);
+	ck_assert_uint_eq(u.buf[1][6], _i ? WIRE_GRH_NXTHDR_IBA : WIRE_IPPROTO_UDP);
+	h_gid(0, gi, g);
 	ck_assert_int_eq(memcmp(u.buf[1] + 8, g, 16), 0);
-	h_gid(1, 1, g);
+	h_gid(1, gi, g);
 	ck_assert_int_eq(memcmp(u.buf[1] + 24, g, 16), 0);
+	ck_assert_uint_eq(cap.n, 1);
+	ck_assert_int_eq(cap.f[0].roce_v1, _i > 0);
 	ud_fini(&u);
 }
 END_TEST
@@ -467,7 +477,7 @@ Suite *rc_ucud_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ud_grh_ipv4);
-	tcase_add_test(tc, ud_grh_ipv6);
+	tcase_add_loop_test(tc, ud_grh_ipv6, 0, 3);
 	tcase_add_test(tc, ud_qkey);
 	tcase_add_test(tc, ud_length_limits);
 	tcase_add_test(tc, uc_operations_without_acks);

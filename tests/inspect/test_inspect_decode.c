@@ -324,9 +324,12 @@ START_TEST(not_roce)
 	inspect_decode_frame(&fr, f, 60, 0);
 	ck_assert_uint_eq(fr.kind, WIRE_FRAME_OTHER);
 	ck_assert_has(render(LINE, &fr), "EtherType 0x88cc LLDP (not IP)");
+	/* RoCE v1 whose GRH is not version 6: malformed, for the reason the parser gives. */
 	f[12] = 0x89, f[13] = 0x15;
 	inspect_decode_frame(&fr, f, 60, 0);
-	ck_assert_has(render(LINE, &fr), "RoCE v1");
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_MALFORMED);
+	ck_assert_has(render(LINE, &fr), "DROP BAD_IP_VERSION");
+	ck_assert_has(render(VERBOSE, &fr), "RoCE v1 (InfiniBand GRH over Ethernet)");
 
 	/* UDP to another port: shown as UDP, and wire_parse() says why it is not RoCE. */
 	len = random_packet(WIRE_OPC_RC | WIRE_OP_SEND_ONLY, 6, &d);
@@ -409,6 +412,58 @@ START_TEST(every_truncation)
 }
 END_TEST
 
+/* A RoCE v1 frame: every GRH field explained, the v1 ICRC checked and its masks told. */
+START_TEST(roce_v1_frame)
+{
+	struct wire_build_desc d;
+	struct wire_frame fr;
+	struct test_rng r;
+	const char *v;
+	uint32_t len;
+
+	test_rng_seed(&r, 11);
+	test_random_desc(&r, WIRE_OPC_RC | WIRE_OP_SEND_ONLY, &d);
+	d.roce_v1 = true;
+	d.ip_version = 6;
+	d.has_vlan = false;
+	d.tclass = 0x28;
+	d.flow_label = 0x12345;
+	d.hop_limit = 1;
+	len = wire_build(frame, sizeof(frame), &d, "roce v1 hello", 13);
+	ck_assert_uint_ne(len, 0);
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_ROCE);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_NONE);
+	ck_assert_has(render(LINE, &fr), ": RoCEv1 RC_SEND_ONLY qp ");
+	ck_assert_has(render(LINE, &fr), "payload 13 icrc ok");
+	v = render(VERBOSE, &fr);
+	ck_assert_has(v, "0x8915 RoCE v1 (InfiniBand GRH over Ethernet)");
+	ck_assert_has(v, "GRH global route header, 40 bytes at 0x000e");
+	ck_assert_has(v, "TClass         0x28");
+	ck_assert_has(v, "FlowLabel      0x12345");
+	ck_assert_has(v, "PayLen         32 ");
+	ck_assert_has(v, "NxtHdr         0x1b                       0x1B: an IBA transport header");
+	ck_assert_has(v, "HopLmt         1 ");
+	ck_assert_has(v, "BTH base transport header, 12 bytes at 0x0036");
+	ck_assert_has(v, "ICRC invariant CRC, 4 bytes at 0x0052 (IBA Annex A16)");
+	ck_assert_has(v, "8 bytes of ones for the LRH");
+	ck_assert_lacks(v, "UDP, 8 bytes");
+	ck_assert_has(render(JSON, &fr), "\"roce_version\":1");
+	ck_assert_has(render(JSON, &fr), "\"icrc_ok\":true");
+
+	/* One flipped payload bit: the v1 ICRC catches it. */
+	frame[len - 6] ^= 1;
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_BAD_ICRC);
+	/* The GRH says UDP follows: not RoCE, for that reason. */
+	frame[len - 6] ^= 1;
+	frame[14 + 6] = WIRE_IPPROTO_UDP;
+	inspect_decode_frame(&fr, frame, len, 0);
+	ck_assert_uint_eq(fr.kind, WIRE_FRAME_OTHER);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_BAD_GRH_NXTHDR);
+}
+END_TEST
+
 START_TEST(text_helpers)
 {
 	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 20 };
@@ -454,6 +509,7 @@ Suite *inspect_decode_suite(void)
 	tcase_add_test(t, bad_icrc);
 	tcase_add_test(t, malformed_frames);
 	tcase_add_test(t, not_roce);
+	tcase_add_test(t, roce_v1_frame);
 	tcase_add_test(t, perftest_exchange);
 	tcase_add_loop_test(t, every_truncation, 0, 6);
 	tcase_add_test(t, text_helpers);

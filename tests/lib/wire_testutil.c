@@ -108,6 +108,7 @@ void test_desc_from_pkt(const struct wire_pkt *p, struct wire_build_desc *d)
 	d->has_vlan = p->has_vlan;
 	d->vlan_tci = p->vlan_tci;
 	d->ip_version = p->ip_version;
+	d->roce_v1 = p->roce_v1;
 	memcpy(d->src_gid, p->src_gid, 16);
 	memcpy(d->dst_gid, p->dst_gid, 16);
 	d->tclass = p->tclass;
@@ -222,7 +223,8 @@ const char *test_pkt_matches_desc(const struct wire_pkt *p, const struct wire_bu
 				  char *msg, size_t cap)
 {
 	const struct wire_opcode_info *op = &wire_opcode[d->opcode];
-	uint16_t sport = d->udp_sport ? d->udp_sport : wire_udp_sport(0, d->dest_qp);
+	uint16_t sport = d->roce_v1 ? 0 : d->udp_sport ? d->udp_sport :
+			 wire_udp_sport(0, d->dest_qp);
 	uint8_t pad = op->flags & WIRE_OPF_PAYLOAD ? (uint8_t)(-payload_len & 3) : 0;
 
 	EXPECT(p->op == op, "opcode table entry");
@@ -231,6 +233,7 @@ const char *test_pkt_matches_desc(const struct wire_pkt *p, const struct wire_bu
 	EXPECT(p->has_vlan == d->has_vlan, "VLAN presence");
 	EXPECT(!d->has_vlan || p->vlan_tci == d->vlan_tci, "VLAN TCI");
 	EXPECT(p->ip_version == d->ip_version, "IP version");
+	EXPECT(p->roce_v1 == d->roce_v1, "RoCE version");
 	EXPECT(!memcmp(p->src_gid, d->src_gid, 16), "source GID");
 	EXPECT(!memcmp(p->dst_gid, d->dst_gid, 16), "destination GID");
 	EXPECT(p->tclass == d->tclass, "traffic class %u, expected %u", p->tclass, d->tclass);

@@ -430,6 +430,43 @@ START_TEST(other_ethertype)
 }
 END_TEST
 
+/* RoCE v1: EtherType 0x8915, a GRH whose next header is 0x1B, the BTH right after it. */
+START_TEST(roce_v1_grh)
+{
+	struct wire_frame_offsets o;
+	struct asm_frame f;
+	uint32_t l3;
+
+	for (int tci = -1; tci <= 5; tci += 6) {
+		uint16_t at = tci < 0 ? 14 : 18;
+
+		eth(&f, WIRE_ETHERTYPE_ROCEV1, tci);
+		l3 = ipv6(&f, WIRE_GRH_NXTHDR_IBA);
+		bth_and_payload(&f);
+		ipv6_end(&f, l3);
+		check(&f, &(struct expect){ WIRE_FRAME_ROCE, WIRE_DROP_NONE, at, 0, at + 40, 6, 0 });
+		wire_classify(f.b, f.len, &o);
+		ck_assert(o.roce_v1);
+		ck_assert_uint_eq(o.ip_end, f.len);
+	}
+	/* Next header UDP: a GRH that carries no BTH. */
+	eth(&f, WIRE_ETHERTYPE_ROCEV1, -1);
+	l3 = ipv6(&f, WIRE_IPPROTO_UDP);
+	bth_and_payload(&f);
+	ipv6_end(&f, l3);
+	check(&f, &(struct expect){ WIRE_FRAME_OTHER, WIRE_DROP_BAD_GRH_NXTHDR, 14, 0, 0, 6, 0 });
+	/* IPVer 4, and a GRH cut short. */
+	f.b[14] = 0x40;
+	check(&f, &(struct expect){ WIRE_FRAME_MALFORMED, WIRE_DROP_BAD_IP_VERSION, 14, 0, 0, 6, 0 });
+	f.len = 14 + 39;
+	check(&f, &(struct expect){ WIRE_FRAME_MALFORMED, WIRE_DROP_TRUNCATED_IP, 14, 0, 0, 6, 0 });
+	/* An IPv4 frame is never taken for v1. */
+	roce_v4(&f, -1, 0);
+	wire_classify(f.b, f.len, &o);
+	ck_assert(!o.roce_v1);
+}
+END_TEST
+
 START_TEST(broken_ip_headers)
 {
 	struct asm_frame f;
@@ -571,6 +608,7 @@ Suite *wire_classify_suite(void)
 	tcase_add_test(t, nd);
 	tcase_add_test(t, icmp_port_unreachable);
 	tcase_add_test(t, other_ethertype);
+	tcase_add_test(t, roce_v1_grh);
 	tcase_add_test(t, broken_ip_headers);
 	tcase_add_test(t, ihl_past_frame);
 	tcase_add_loop_test(t, truncated_at_every_byte, 0, 8);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ICRC (IBA Annex A17.3.3): scapy's known answers, and exactly which bits it covers. */
+/* ICRC (IBA Annexes A17.3.3, A16): known answers, and exactly which bits it covers. */
 #include <check.h>
 #include <string.h>
 
@@ -82,14 +82,66 @@ START_TEST(scapy_cx4lx_cnp_icrc)
 }
 END_TEST
 
-/* Masked bytes relative to the IP header, per IP version (Annex A17.3.3). */
+/*
+ * Known answer 3, RoCE v1 (Annex A16): an RC SEND_ONLY (SE, AckReq, DestQP
+ * 0x123, PSN 0xabcd, "roce v1 hello" and 3 bytes of pad) in a GRH of TClass
+ * 0x28, flow label 0x12345, hop limit 1 between fe80::1:2ff:fe00:1 and
+ * fe80::1:2ff:fe00:2, laid out by scapy's Ether / GRH / BTH layers
+ * (scapy.contrib.roce), its ICRC by Python's zlib.crc32 over 8 bytes of
+ * ones, the GRH with TClass, flow label and hop limit as ones, the BTH
+ * with resv8a as ones, and the rest: 0x744dbf8f, sent 8f bf 4d 74.  tshark
+ * dissects it as InfiniBand GRH + BTH with those fields.
+ */
+static const uint8_t scapy_v1_send_only[86] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x89, 0x15,
+	0x62, 0x81, 0x23, 0x45, 0x00, 0x20, 0x1b, 0x01, 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x00, 0x01, 0xfe, 0x80, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x00, 0x02, 0x04, 0xb0,
+	0xff, 0xff, 0x00, 0x00, 0x01, 0x23, 0x80, 0x00, 0xab, 0xcd, 0x72, 0x6f, 0x63, 0x65,
+	0x20, 0x76, 0x31, 0x20, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x00, 0x00, 0x00, 0x8f, 0xbf,
+	0x4d, 0x74,
+};
+
+/* The known answer, and wire_build() making the same bytes from a description. */
+START_TEST(scapy_v1_send_only_icrc)
+{
+	static const uint8_t want[4] = { 0x8f, 0xbf, 0x4d, 0x74 };
+	struct wire_build_desc d = {
+		.src_mac = { 2, 0, 0, 0, 0, 1 }, .dst_mac = { 2, 0, 0, 0, 0, 2 },
+		.ip_version = 6, .roce_v1 = true,
+		.src_gid = { 0xfe, 0x80, [9] = 1, 2, 0xff, 0xfe, 0, 0, 1 },
+		.dst_gid = { 0xfe, 0x80, [9] = 1, 2, 0xff, 0xfe, 0, 0, 2 },
+		.tclass = 0x28, .flow_label = 0x12345, .hop_limit = 1,
+		.opcode = WIRE_OPC_RC | WIRE_OP_SEND_ONLY, .se = true, .ackreq = true,
+		.dest_qp = 0x123, .psn = 0xabcd,
+	};
+	uint8_t f[sizeof(scapy_v1_send_only)];
+	struct wire_pkt p;
+
+	check_known_answer(scapy_v1_send_only, sizeof(scapy_v1_send_only), want);
+	ck_assert_uint_eq(wire_parse(scapy_v1_send_only, sizeof(scapy_v1_send_only), 0, &p),
+			  WIRE_DROP_NONE);
+	ck_assert(p.roce_v1);
+	ck_assert_uint_eq(p.bth_off, 54);
+	ck_assert_uint_eq(p.tclass, 0x28);
+	ck_assert_uint_eq(p.flow_label, 0x12345);
+	ck_assert_uint_eq(p.hop_limit, 1);
+	ck_assert_uint_eq(p.payload_len, 13);
+	ck_assert_uint_eq(wire_build(f, sizeof(f), &d, "roce v1 hello", 13), sizeof(f));
+	ck_assert_mem_eq(f, scapy_v1_send_only, sizeof(f));
+}
+END_TEST
+
+/* Masked bytes relative to the IP header, per IP version (Annex A17.3.3, A16 for v1). */
 static bool masked(const struct wire_pkt *p, uint32_t off, uint8_t bit)
 {
 	uint32_t ip = off - p->l3_off, udp = off - p->l4_off;
 
-	if (off >= p->l4_off + 8u && off < p->bth_off)
+	if (p->roce_v1)
+		;	/* no UDP */
+	else if (off >= p->l4_off + 8u && off < p->bth_off)
 		return false;
-	if (off >= p->l4_off && off < p->l4_off + 8u)
+	else if (off >= p->l4_off && off < p->l4_off + 8u)
 		return udp == 6 || udp == 7;			/* UDP checksum */
 	if (off == p->bth_off + 4u)
 		return true;					/* BTH resv8a */
@@ -105,7 +157,7 @@ static bool masked(const struct wire_pkt *p, uint32_t off, uint8_t bit)
 /*
  * Flip every bit of IP, UDP and transport headers and payload, one at a
  * time: the ICRC must change exactly when the bit is not masked.  Loop: 0
- * IPv4, 1 IPv6, 2 IPv4 with a VLAN tag.
+ * IPv4, 1 IPv6, 2 IPv4 with a VLAN tag, 3 RoCE v1.
  */
 START_TEST(covers_exactly_the_invariant_bits)
 {
@@ -118,8 +170,9 @@ START_TEST(covers_exactly_the_invariant_bits)
 
 	test_rng_seed(&r, 5 + (uint64_t)_i);
 	test_random_desc(&r, WIRE_OPC_RC | WIRE_OP_WRITE_ONLY_IMM, &d);
-	d.ip_version = _i == 1 ? 6 : 4;
+	d.ip_version = _i == 1 || _i == 3 ? 6 : 4;
 	d.has_vlan = _i == 2;
+	d.roce_v1 = _i == 3;
 	len = wire_build(f, sizeof(f), &d, data, sizeof(data));
 	ck_assert_uint_ne(len, 0);
 	ck_assert_uint_eq(wire_parse(f, len, 0, &p), WIRE_DROP_NONE);
@@ -132,6 +185,9 @@ START_TEST(covers_exactly_the_invariant_bits)
 
 			/* Version and IHL steer the computation itself (wire_parse() checks them). */
 			if (off == p.l3_off && (bit >= 4 || p.ip_version == 4))
+				continue;
+			/* So does the GRH's next header, which says whether UDP follows. */
+			if (p.roce_v1 && off == p.l3_off + 6u)
 				continue;
 			f[off] ^= (uint8_t)(1u << bit);
 			changes = wire_icrc(f, p.l3_off, len - 4) != icrc;
@@ -282,7 +338,8 @@ Suite *wire_icrc_suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, scapy_uc_send_only_icrc);
 	tcase_add_test(t, scapy_cx4lx_cnp_icrc);
-	tcase_add_loop_test(t, covers_exactly_the_invariant_bits, 0, 3);
+	tcase_add_test(t, scapy_v1_send_only_icrc);
+	tcase_add_loop_test(t, covers_exactly_the_invariant_bits, 0, 4);
 	tcase_add_test(t, icrc_matches_masked_reference);
 	tcase_add_test(t, icrc_byte_order);
 	tcase_add_loop_test(t, icrc_of_payload_elsewhere, 0, 3);

@@ -12,15 +12,18 @@
 static uint8_t frame[TEST_MAX_FRAME];
 static uint8_t payload[4200];
 
-/* Loop over all 256 opcodes, 64 random packets each, seeded by the opcode. */
-START_TEST(round_trip)
+/*
+ * Random packets of one opcode (@v1: RoCE v1, its GIDs IPv4-mapped or not),
+ * built, parsed and compared with what was asked for.
+ */
+static void round_trips(unsigned opcode, bool v1)
 {
 	struct test_rng r;
 	char msg[160];
 
-	if (!wire_opcode_valid((uint8_t)_i))
+	if (!wire_opcode_valid((uint8_t)opcode))
 		return;
-	test_rng_seed(&r, 0x5eed0000u + (unsigned)_i);
+	test_rng_seed(&r, (v1 ? 0x5eed1000u : 0x5eed0000u) + opcode);
 	for (int k = 0; k < ROUND_TRIPS; k++) {
 		static const uint32_t pmtus[] = { 256, 512, 1024, 2048, 4096 };
 		struct wire_build_desc d;
@@ -28,19 +31,37 @@ START_TEST(round_trip)
 		uint32_t n, len;
 		const char *bad;
 
-		test_random_desc(&r, (uint8_t)_i, &d);
-		n = test_payload_len(&r, (uint8_t)_i, pmtus[test_rng_below(&r, 5)]);
+		test_random_desc(&r, (uint8_t)opcode, &d);
+		if (v1) {
+			d.roce_v1 = true;
+			d.ip_version = 6;
+		}
+		n = test_payload_len(&r, (uint8_t)opcode, pmtus[test_rng_below(&r, 5)]);
 		test_rng_fill(&r, payload, n);
 		len = wire_build(frame, sizeof(frame), &d, payload, n);
 		ck_assert_uint_eq(len, wire_frame_len(&d, n));
-		ck_assert_msg(wire_parse(frame, len, 0, &p) == WIRE_DROP_NONE, "0x%02x #%d: %s", _i, k,
-			      wire_drop_name(wire_parse(frame, len, 0, &p)));
+		ck_assert_msg(wire_parse(frame, len, 0, &p) == WIRE_DROP_NONE, "0x%02x #%d: %s",
+			      opcode, k, wire_drop_name(wire_parse(frame, len, 0, &p)));
 		bad = test_pkt_matches_desc(&p, &d, payload, n, msg, sizeof(msg));
-		ck_assert_msg(bad == NULL, "opcode 0x%02x packet %d: %s", _i, k, bad);
+		ck_assert_msg(bad == NULL, "opcode 0x%02x packet %d: %s", opcode, k, bad);
 		ck_assert_uint_eq(p.frame_len, len);
 		ck_assert_uint_eq(p.payload_off + n + p.pad + 4, len);
 		ck_assert_uint_eq(wire_icrc(frame, p.l3_off, len - 4), p.icrc);
+		ck_assert_uint_eq(p.bth_off, p.l3_off + (v1 ? 40 : d.ip_version == 4 ? 28 : 48));
 	}
+}
+
+/* Loop over all 256 opcodes, 64 random packets each, seeded by the opcode. */
+START_TEST(round_trip)
+{
+	round_trips((unsigned)_i, false);
+}
+END_TEST
+
+/* The same as RoCE v1 frames (Annex A16). */
+START_TEST(round_trip_v1)
+{
+	round_trips((unsigned)_i, true);
 }
 END_TEST
 
@@ -223,6 +244,16 @@ static uint32_t make_bad_icrc(void)
 	return len;
 }
 
+/* A RoCE v1 frame whose GRH says UDP follows, not the BTH. */
+static uint32_t make_bad_grh_nxthdr(void)
+{
+	uint32_t len = good(SEND_ONLY, 10, 6);
+
+	set16(frame + 12, WIRE_ETHERTYPE_ROCEV1);
+	frame[L3 + 6] = WIRE_IPPROTO_UDP;
+	return len;
+}
+
 static uint32_t (*const make_drop[WIRE_DROP_COUNT])(void) = {
 	[WIRE_DROP_TRUNCATED_ETH] = make_truncated_eth,
 	[WIRE_DROP_NOT_IP] = make_not_ip,
@@ -243,6 +274,7 @@ static uint32_t (*const make_drop[WIRE_DROP_COUNT])(void) = {
 	[WIRE_DROP_BAD_PAD] = make_bad_pad,
 	[WIRE_DROP_BAD_PAYLOAD_LEN] = make_bad_payload_len,
 	[WIRE_DROP_BAD_ICRC] = make_bad_icrc,
+	[WIRE_DROP_BAD_GRH_NXTHDR] = make_bad_grh_nxthdr,
 };
 
 /* Loop over every drop reason: a frame built to break one rule gets exactly that reason. */
@@ -404,7 +436,7 @@ END_TEST
 /*
  * Every prefix of a good frame is rejected, and read only within itself
  * (each prefix is copied into a buffer of exactly its size for ASan).
- * Loop: 0 IPv4, 1 IPv6, 2 VLAN-tagged IPv4.
+ * Loop: 0 IPv4, 1 IPv6, 2 VLAN-tagged IPv4, 3 RoCE v1.
  */
 START_TEST(every_truncation)
 {
@@ -414,8 +446,9 @@ START_TEST(every_truncation)
 
 	test_rng_seed(&r, 9);
 	test_random_desc(&r, WIRE_OPC_RC | WIRE_OP_WRITE_ONLY_IMM, &d);
-	d.ip_version = _i == 1 ? 6 : 4;
+	d.ip_version = _i == 1 || _i == 3 ? 6 : 4;
 	d.has_vlan = _i == 2;
+	d.roce_v1 = _i == 3;
 	len = wire_build(frame, sizeof(frame), &d, "truncate me", 11);
 	for (uint32_t n = 0; n < len; n++) {
 		uint8_t *cut = malloc(n ? n : 1);
@@ -441,6 +474,7 @@ Suite *wire_parse_suite(void)
 
 	tcase_set_timeout(t, 60);
 	tcase_add_loop_test(t, round_trip, 0, 256);
+	tcase_add_loop_test(t, round_trip_v1, 0, 256);
 	suite_add_tcase(s, t);
 
 	tcase_add_loop_test(neg, drop_reason, 1, WIRE_DROP_COUNT);
@@ -449,7 +483,7 @@ Suite *wire_parse_suite(void)
 	tcase_add_test(neg, parse_flags);
 	tcase_add_test(neg, check_pmtu);
 	tcase_add_test(neg, ethernet_padding);
-	tcase_add_loop_test(neg, every_truncation, 0, 3);
+	tcase_add_loop_test(neg, every_truncation, 0, 4);
 	suite_add_tcase(s, neg);
 	return s;
 }

@@ -20,7 +20,6 @@
 #define IPPROTO_TCP4	6
 #define PERFTEST_PORT	18515
 #define PERFTEST_MSG_LEN 108	/* 107 characters and their NUL */
-#define ETHERTYPE_ROCEV1 0x8915
 #define ETHERTYPE_LLDP	0x88cc
 
 /* ---- Text ---- */
@@ -170,17 +169,28 @@ static void decode_perftest(struct wire_frame *fr)
 	pt->valid = true;
 }
 
+/*
+ * End of a RoCE packet wire_parse() followed up to the BTH: by the UDP
+ * length (v2), which it checked against the IP length and the frame, or by
+ * the GRH's PayLen (v1), which it checked against the frame.
+ */
+static uint32_t roce_end(const struct wire_frame *fr)
+{
+	const struct wire_pkt *p = &fr->pkt;
+
+	if (p->roce_v1)
+		return p->bth_off + wire_load16(fr->data + p->l3_off + 4);
+	return p->l4_off + wire_load16(fr->data + p->l4_off + 4);
+}
+
 /* The ICRC of a frame wire_parse() followed up to the BTH with room for an ICRC. */
 static void check_icrc(struct wire_frame *fr)
 {
 	const struct wire_pkt *p = &fr->pkt;
-	uint32_t udp_end;
 
 	if (!p->bth_off || fr->drop == WIRE_DROP_TRUNCATED_BTH)
 		return;
-	/* wire_parse() checked the UDP length against the IP length and the frame. */
-	udp_end = p->l4_off + wire_load16(fr->data + p->l4_off + 4);
-	fr->icrc_calc = wire_icrc(fr->data, p->l3_off, udp_end - WIRE_ICRC_LEN);
+	fr->icrc_calc = wire_icrc(fr->data, p->l3_off, roce_end(fr) - WIRE_ICRC_LEN);
 	fr->icrc_checked = true;
 	if (fr->drop == WIRE_DROP_NONE && fr->icrc_calc != p->icrc)
 		fr->drop = WIRE_DROP_BAD_ICRC;
@@ -232,7 +242,7 @@ static const char *ethertype_name(uint16_t type)
 	case WIRE_ETHERTYPE_IPV6:	return "IPv6";
 	case WIRE_ETHERTYPE_ARP:	return "ARP";
 	case WIRE_ETHERTYPE_VLAN:	return "802.1Q VLAN tag";
-	case ETHERTYPE_ROCEV1:		return "RoCE v1 (InfiniBand GRH over Ethernet)";
+	case WIRE_ETHERTYPE_ROCEV1:		return "RoCE v1 (InfiniBand GRH over Ethernet)";
 	case ETHERTYPE_LLDP:		return "LLDP";
 	default:			return type < 0x0600 ? "802.3 length" : "unknown";
 	}
@@ -293,6 +303,8 @@ static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 	const struct wire_pkt *p = &fr->pkt;
 	const uint8_t *h;
 
+	if (p->roce_v1)
+		inspect_text_printf(b, "RoCEv1 ");
 	if (!p->op) {
 		if (p->bth_off && fr->drop != WIRE_DROP_TRUNCATED_BTH)
 			inspect_text_printf(b, "opcode 0x%02x qp 0x%06" PRIx32 " psn %" PRIu32 " ",
@@ -961,8 +973,7 @@ static void v_roce_tail(struct vx *v)
 {
 	const struct wire_frame *fr = v->fr;
 	const struct wire_pkt *p = &fr->pkt;
-	uint32_t udp_end = p->l4_off + wire_load16(v->f + p->l4_off + 4);
-	uint32_t icrc_off = udp_end - WIRE_ICRC_LEN;
+	uint32_t end = roce_end(fr), icrc_off = end - WIRE_ICRC_LEN;
 	uint32_t data_off = p->bth_off + p->op->hdr_len;
 	uint32_t pad = p->pad, n;
 	char hex[64];
@@ -978,21 +989,61 @@ static void v_roce_tail(struct vx *v)
 			vfield(v, icrc_off - pad, pad, "pad", "zero bytes filling the last 4-byte word",
 			       "%" PRIu32 " byte%s", pad, pad == 1 ? "" : "s");
 	}
-	vlayer(v, "ICRC invariant CRC", icrc_off, WIRE_ICRC_LEN, "IBA Annex A17.3.3");
+	vlayer(v, "ICRC invariant CRC", icrc_off, WIRE_ICRC_LEN, p->roce_v1 ? "IBA Annex A16" :
+	       "IBA Annex A17.3.3");
+	if (p->roce_v1)
+		fprintf(v->out, "  covers 8 bytes of ones for the LRH RoCE has not, the GRH with "
+			"TClass, flow label and hop limit as ones, the BTH with resv8a as ones, "
+			"and every byte after it\n");
 	vfield(v, icrc_off, WIRE_ICRC_LEN, "ICRC", fr->icrc_calc == p->icrc ?
 	       "CRC-32 over every field no router changes, sent least significant byte first: ok" :
 	       "CRC-32 over every field no router changes: BAD", "0x%08" PRIx32 " (computed 0x%08"
 	       PRIx32 ")", p->icrc, fr->icrc_calc);
-	v_hexdump(v, udp_end, v->len, "Ethernet padding (not part of the IP packet)");
+	v_hexdump(v, end, v->len, p->roce_v1 ? "Ethernet padding (not part of the packet)" :
+		  "Ethernet padding (not part of the IP packet)");
+}
+
+/* The InfiniBand GRH of RoCE v1: IPv6's layout, IBA's names and meanings. */
+static void v_grh(struct vx *v)
+{
+	uint32_t o = v->fr->l3_off, vtc;
+	const uint8_t *g = v->f + o;
+	char a[2][INET6_ADDRSTRLEN];
+
+	if (!vhave(v, o, IPV6_HLEN, "GRH"))
+		return;
+	vtc = wire_load32(g);
+	for (int i = 0; i < 2; i++)
+		inet_ntop(AF_INET6, g + 8 + 16 * i, a[i], sizeof(a[i]));
+	vlayer(v, "GRH global route header", o, IPV6_HLEN, "IBA 8.3.1; RoCE v1 puts it right "
+	       "after Ethernet, IBA Annex A16: no IP, no UDP, one broadcast domain");
+	vfield(v, o, 1, "IPVer", "6: the GRH has IPv6's layout", "%" PRIu32, vtc >> 28);
+	vfield(v, o, 2, "TClass", "traffic class (a service level's priority); masked in the ICRC",
+	       "0x%02" PRIx32, (vtc >> 20) & 0xff);
+	vfield(v, o + 1, 3, "FlowLabel", "packets of one flow keep their order across paths; "
+	       "masked in the ICRC", "0x%05" PRIx32, vtc & 0xfffff);
+	vfield(v, o + 4, 2, "PayLen", "bytes after the GRH: BTH .. ICRC", "%u", wire_load16(g + 4));
+	vfield(v, o + 6, 1, "NxtHdr", g[6] == WIRE_GRH_NXTHDR_IBA ? "0x1B: an IBA transport "
+	       "header (the BTH) follows" : "not 0x1B: no BTH follows", "0x%02x", g[6]);
+	vfield(v, o + 7, 1, "HopLmt", "hops left; a router would lower it, so the ICRC counts it "
+	       "as 0xff", "%u", g[7]);
+	vfield(v, o + 8, 16, "SGID", "sender: a RoCE v1 GID of its table (link-local or "
+	       "IPv4-mapped)", "%s", a[0]);
+	vfield(v, o + 24, 16, "DGID", "receiver; its MAC comes from the GID (EUI-64) or ARP, "
+	       "not from routing", "%s", a[1]);
 }
 
 static void v_roce(struct vx *v)
 {
 	const struct wire_frame *fr = v->fr;
-	uint32_t bth = fr->l4.off + UDP_HLEN;
+	uint32_t bth = fr->pkt.roce_v1 ? fr->l3_off + IPV6_HLEN : fr->l4.off + UDP_HLEN;
 
-	v_ip(v, true);
-	v_udp(v, true);
+	if (fr->pkt.roce_v1) {
+		v_grh(v);
+	} else {
+		v_ip(v, true);
+		v_udp(v, true);
+	}
 	if (!vhave(v, bth, BTH_LEN, "BTH"))
 		return;
 	v_bth(v, bth);
@@ -1237,6 +1288,8 @@ void inspect_decode_json(FILE *out, uint64_t number, const struct inspect_decode
 		inspect_text_printf(&b, ",\"time\":%" PRId64 ".%09" PRIu32, ts->sec, ts->nsec);
 	inspect_text_printf(&b, ",\"len\":%" PRIu32 ",\"caplen\":%" PRIu32, fr->orig_len, fr->len);
 	sb_json_str(&b, "kind", kind_name(fr->kind));
+	if (p->roce_v1)
+		inspect_text_printf(&b, ",\"roce_version\":1");
 	sb_json_str(&b, "drop", wire_drop_name(fr->drop));
 	if (fr->len >= ETH_HLEN) {
 		inspect_text_printf(&b, ",\"eth\":{\"dst\":\"");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by the BPF programs: is this Ethernet frame UDP to port 4791 (RoCE v2)? */
+/* Shared by the BPF programs: is this frame RoCE (UDP to port 4791, or EtherType 0x8915)? */
 #ifndef UROCE_BPF_ROCE_MATCH_H
 #define UROCE_BPF_ROCE_MATCH_H
 
@@ -13,13 +13,16 @@
 
 #define ROCE_V2_PORT	4791	/* IBA Annex A17.2.1 */
 #define ETH_P_8021Q_	0x8100
+#define ETH_P_ROCEV1	0x8915	/* IBA Annex A16: a GRH, then the BTH */
+#define GRH_NXTHDR_IBA	0x1b
 
 /*
- * One optional 802.1Q tag, IPv4 (any header length, first fragment) or
- * IPv6 (UDP as the first next header).  Every access is bounds-checked
- * against @end, as the verifier demands.
+ * One optional 802.1Q tag, then IPv4 (any header length, first fragment)
+ * or IPv6 (UDP as the first next header) to UDP 4791, or a RoCE v1 GRH
+ * (IPv6's layout) whose next header is the BTH.  Every access is
+ * bounds-checked against @end, as the verifier demands.
  */
-static __always_inline int is_roce_v2(void *data, void *end)
+static __always_inline int is_roce(void *data, void *end)
 {
 	struct ethhdr *eth = data;
 	struct udphdr *udp;
@@ -49,6 +52,10 @@ static __always_inline int is_roce_v2(void *data, void *end)
 		if ((void *)(ip6 + 1) > end || ip6->nexthdr != IPPROTO_UDP)
 			return 0;
 		udp = (void *)(ip6 + 1);
+	} else if (proto == bpf_htons(ETH_P_ROCEV1)) {
+		struct ipv6hdr *grh = l3;
+
+		return (void *)(grh + 1) <= end && grh->nexthdr == GRH_NXTHDR_IBA;
 	} else {
 		return 0;
 	}

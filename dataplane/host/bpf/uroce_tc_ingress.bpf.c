@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tc clsact ingress, direct action: RoCE v2 frames go no further than tc,
+ * tc clsact ingress, direct action: RoCE frames (v2, and v1's 0x8915) go no further than tc,
  * so the kernel stack never answers them with ICMP port unreachable.
  * Packet sockets (DPDK af_packet) see frames before tc ingress.
  */
@@ -27,7 +27,7 @@ int uroce_tc_ingress(struct __sk_buff *skb)
 		bpf_skb_pull_data(skb, skb->len < ROCE_HDRS_LEN ? skb->len : ROCE_HDRS_LEN);
 	data = (void *)(long)skb->data;
 	end = (void *)(long)skb->data_end;
-	return is_roce_v2(data, end) ? TC_ACT_SHOT : TC_ACT_OK;
+	return is_roce(data, end) ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 char _license[] SEC("license") = "Dual MIT/GPL";

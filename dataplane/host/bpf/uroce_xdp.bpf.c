@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * XDP on a netdev uroce uses: RoCE v2 frames go to the AF_XDP socket of
+ * XDP on a netdev uroce uses: RoCE frames (v2 and v1) go to the AF_XDP socket of
  * their queue when there is one (af_xdp port), everything else (ARP, ND,
  * ICMP, TCP, ...) on to the kernel, which keeps owning the netdev; and a
- * settable fraction of RoCE v2 frames is dropped first (loss injection for
+ * settable fraction of RoCE frames is dropped first (loss injection for
  * tests: neither the kernel nor a packet socket sees a dropped frame).
  */
 #include <linux/bpf.h>
@@ -14,7 +14,7 @@
 struct uroce_loss_cfg {
 	__u32 ppm;		/* drop probability, parts per million */
 	__u32 owner;		/* set by userspace: PID of the af_xdp port, 0 for `uroce loss` */
-	__u64 seen;		/* RoCE v2 frames looked at */
+	__u64 seen;		/* RoCE frames looked at */
 	__u64 dropped;
 };
 
@@ -40,7 +40,7 @@ int uroce_xdp(struct xdp_md *ctx)
 	struct uroce_loss_cfg *cfg;
 	__u32 zero = 0;
 
-	if (!is_roce_v2(data, end))
+	if (!is_roce(data, end))
 		return XDP_PASS;
 	cfg = bpf_map_lookup_elem(&uroce_loss_cfg, &zero);
 	if (cfg) {

@@ -46,9 +46,16 @@ static void on_cq(void *arg, struct rc_cq *cq, void *user)
 void h_gid(int side, int index, uint8_t gid[16])
 {
 	memset(gid, 0, 16);
-	if (index == 0) {
+	if (index == 0 || index == 2) {
 		gid[10] = gid[11] = 0xff;
 		gid[12] = 10;
+		gid[15] = (uint8_t)(side + 1);
+	} else if (index == 3) {
+		/* fe80:: with the modified EUI-64 of port_sim's MAC 02:00:00:00:00:0N. */
+		gid[0] = 0xfe;
+		gid[1] = 0x80;
+		gid[11] = 0xff;
+		gid[12] = 0xfe;
 		gid[15] = (uint8_t)(side + 1);
 	} else {
 		gid[0] = 0xfd;
@@ -147,8 +154,10 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 		}
 		e->eng[s] = rc_engine_create(&cfg);
 		ck_assert_ptr_nonnull(e->eng[s]);
-		for (int i = 0; i < 2; i++) {
-			struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
+		for (int i = 0; i < 4; i++) {
+			struct wire_gid_entry g = {
+				.valid = true, .type = i < 2 ? WIRE_GID_ROCE_V2 : WIRE_GID_ROCE_V1,
+			};
 
 			h_gid(o->shared_gids ? 0 : s, i, g.gid);
 			ck_assert_int_eq(rc_engine_set_gid(e->eng[s], (unsigned)i, &g), 0);
@@ -416,6 +425,7 @@ static bool cap_filter(void *arg, int from, const uint8_t *frame, uint32_t len)
 	f->se = pkt.se;
 	f->payload_len = pkt.payload_len;
 	f->tclass = pkt.tclass;
+	f->roce_v1 = pkt.roce_v1;
 	f->dropped = drop;
 	if (pkt.op->hdrs & WIRE_HDR_AETH) {
 		const struct wire_aeth *a = wire_pkt_ext(&pkt, WIRE_EXT_AETH);

@@ -48,7 +48,11 @@ struct h_opts {
 	bool		no_adaptive_rto, no_tail_probe;
 };
 
-/* GIDs: side 0 has ::ffff:10.0.0.1 (index 0) and fd00::1 (index 1); side 1 .2 and ::2. */
+/*
+ * GIDs: side 0 has ::ffff:10.0.0.1 (index 0) and fd00::1 (index 1); side 1 .2
+ * and ::2; RoCE v1 entries at 2 (::ffff:10.0.0.N again) and 3 (fe80:: with the
+ * EUI-64 of the side's MAC).
+ */
 void h_env_init(struct h_env *e, const struct h_opts *o);
 /*
  * Destroys the side's PD and CQ made by h_env_init(), then fails the test
@@ -77,7 +81,7 @@ struct h_conn {
 	uint8_t		max_rd_atomic;	/* 0: 16 */
 	uint8_t		max_dest_rd_atomic;	/* 0: 16 */
 	int		access;		/* 0: remote write|read|atomic */
-	int		gid_index;	/* 0: IPv4, 1: IPv6 */
+	int		gid_index;	/* 0: IPv4, 1: IPv6, 2: RoCE v1 IPv4-mapped, 3: v1 fe80:: */
 	uint32_t	qkey;
 };
 
@@ -127,6 +131,7 @@ struct h_frame {
 	uint64_t	orig;		/* AtomicAckETH */
 	uint32_t	payload_len;
 	uint8_t		tclass;
+	bool		roce_v1;	/* EtherType 0x8915 */
 	bool		dropped;
 };
 

@@ -3,7 +3,8 @@
 """Oracle: tshark decodes packets uroce built, field by field, against uroce's parser.
 
 Usage: check_tshark.py WIRE_ORACLE_GEN UROCE OUT.pcap
-wire-oracle-gen builds random packets of every opcode (IPv4, IPv6, VLAN);
+wire-oracle-gen builds random packets of every opcode (IPv4, IPv6, VLAN, and
+RoCE v1 on EtherType 0x8915, which tshark dissects as InfiniBand GRH + BTH);
 `uroce decode -j` gives the view of uroce's parser; `tshark -T json
 -d udp.port==4791,infiniband` decodes the same file independently, with IPv4 and
 UDP checksum validation on.  Every field both know must agree; tshark must
@@ -73,6 +74,27 @@ def compare_ip(c, layers, ours):
         c.eq("udp.checksum.status (1 = good)", layers["udp"]["udp.checksum.status"], "1")
 
 
+def gid(text):
+    """A GID as tshark (always IPv6) or uroce (IPv4-mapped ones as IPv4) writes it."""
+    a = ipaddress.ip_address(text)
+    return a.ipv4_mapped if a.version == 6 and a.ipv4_mapped else a
+
+
+def compare_grh(c, ib, ours, frame_len):
+    """RoCE v1: tshark's GRH fields against uroce's view of the same header."""
+    g = ib["infiniband.grh_tree"]
+    ip = ours["ip"]
+    c.eq("grh.ipver", num(g["infiniband.grh.ipver"]), 6)
+    c.eq("grh.tclass", num(g["infiniband.grh.tclass"]), ip["tclass"])
+    c.eq("grh.flowlabel", num(g["infiniband.grh.flowlabel"]), ip["flow_label"])
+    c.eq("grh.hoplmt", num(g["infiniband.grh.hoplmt"]), ip["hop_limit"])
+    c.eq("grh.nxthdr", num(g["infiniband.grh.nxthdr"]), 0x1B)
+    hdr = 14 + (4 if "vlan" in ours["eth"] else 0) + 40
+    c.eq("grh.paylen", num(g["infiniband.grh.paylen"]), frame_len - hdr)
+    c.eq("grh.sgid", gid(g["infiniband.grh.sgid"]), gid(ip["src"]))
+    c.eq("grh.dgid", gid(g["infiniband.grh.dgid"]), gid(ip["dst"]))
+
+
 def compare_ib(c, ib, ours):
     bth = ib["infiniband.bth_tree"]
     ob = ours["bth"]
@@ -91,7 +113,7 @@ def compare_ib(c, ib, ours):
     present = {k[len("infiniband."):-len("_tree")] for k in ib if k.endswith("_tree")}
     ours_ext = {k for k in ("reth", "aeth", "atomiceth", "atomicacketh", "immdt", "ieth", "deth")
                 if k in ours}
-    c.eq("extension headers", sorted(present - {"bth"}), sorted(ours_ext))
+    c.eq("extension headers", sorted(present - {"bth", "grh"}), sorted(ours_ext))
     if "reth" in ours:
         t = ib["infiniband.reth_tree"]
         c.eq("reth.va", num(t["infiniband.reth.va"]), num(ours["reth"]["va"]))
@@ -149,6 +171,7 @@ def main():
 
     fields = 0
     opcodes = {}
+    versions = {1: 0, 2: 0}
     for n, (o, t) in enumerate(zip(ours, theirs), 1):
         layers = t["_source"]["layers"]
         if o["drop"] != "NONE" or not o.get("icrc_ok"):
@@ -166,19 +189,28 @@ def main():
             c.eq("vlan.dei", num(v["vlan.dei"]), o["eth"]["vlan"]["dei"])
         else:
             c.eq("vlan layer", "vlan" in layers, False)
-        compare_ip(c, layers, o)
-        c.eq("udp.srcport", num(layers["udp"]["udp.srcport"]), o["udp"]["sport"])
-        c.eq("udp.dstport", num(layers["udp"]["udp.dstport"]), 4791)
+        if o.get("roce_version") == 1:
+            etype = layers["vlan"]["vlan.etype"] if "vlan" in layers else eth["eth.type"]
+            c.eq("EtherType", num(etype), 0x8915)
+            c.eq("ip / udp layers", "ipv6" in layers or "udp" in layers, False)
+            compare_grh(c, layers["infiniband"], o, o["len"])
+            versions[1] += 1
+        else:
+            compare_ip(c, layers, o)
+            c.eq("udp.srcport", num(layers["udp"]["udp.srcport"]), o["udp"]["sport"])
+            c.eq("udp.dstport", num(layers["udp"]["udp.dstport"]), 4791)
+            versions[2] += 1
         compare_ib(c, layers["infiniband"], o)
         if o["bth"]["opcode"] != CNP:
             data = num(layers["data"]["data.len"]) if "data" in layers else 0
             c.eq("payload length (data.len)", data, o["payload_len"] + o["bth"]["pad"])
         fields += c.fields
         opcodes[o["bth"]["opcode"]] = opcodes.get(o["bth"]["opcode"], 0) + 1
-    if len(opcodes) != 38:
-        fail(f"only {len(opcodes)} opcodes compared")
-    print(f"ok: {len(ours)} packets, {len(opcodes)} opcodes, {fields} fields agree between "
-          f"tshark and uroce's parser (CNP: BTH only; seed {SEED})")
+    if len(opcodes) != 38 or not versions[1] or not versions[2]:
+        fail(f"only {len(opcodes)} opcodes compared, RoCE v2/v1 packets {versions}")
+    print(f"ok: {len(ours)} packets ({versions[2]} RoCE v2, {versions[1]} RoCE v1), "
+          f"{len(opcodes)} opcodes, {fields} fields agree between tshark and uroce's parser "
+          f"(CNP: BTH only; seed {SEED})")
 
 
 main()

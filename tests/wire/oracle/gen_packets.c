@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Oracle input: packets for every opcode with random fields (IPv4, IPv6,
- * VLAN, every pad count), built by wire_build() into a pcap for scapy and
- * tshark to judge.  Usage: wire-oracle-gen OUT.pcap [SEED [PER_OPCODE]]
+ * VLAN, every pad count), then as many RoCE v1 ones (EtherType 0x8915,
+ * random or IPv4-mapped GIDs), built by wire_build() into a pcap for scapy
+ * and tshark to judge.  Usage: wire-oracle-gen OUT.pcap [SEED [PER_OPCODE]]
  */
 #include <pcap/pcap.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,7 +37,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_rng_seed(&r, seed);
-	for (unsigned op = 0; op < 256; op++) {
+	for (unsigned n_op = 0; n_op < 512; n_op++) {
+		unsigned op = n_op % 256;
+		bool v1 = n_op >= 256;
+
 		if (!wire_opcode_valid((uint8_t)op))
 			continue;
 		for (unsigned long k = 0; k < per_op; k++) {
@@ -43,6 +48,10 @@ int main(int argc, char **argv)
 			uint32_t len, plen;
 
 			test_random_desc(&r, (uint8_t)op, &d);
+			if (v1) {
+				d.roce_v1 = true;
+				d.ip_version = 6;
+			}
 			plen = test_payload_len(&r, (uint8_t)op, pmtus[test_rng_below(&r, 5)]);
 			test_rng_fill(&r, payload, plen);
 			len = wire_build(frame, sizeof(frame), &d, payload, plen);
