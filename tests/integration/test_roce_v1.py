@@ -68,6 +68,7 @@ def body(tap, pair):
     pingpong(tap, pair, 'ibv_rc_pingpong', ll, ['-c'], 'fe80:: RoCE v1 GID')
     pingpong(tap, pair, 'ibv_rc_pingpong', v4, ['-c'], 'IPv4-mapped RoCE v1 GID')
     pingpong(tap, pair, 'ibv_uc_pingpong', ll, ['-c'], 'fe80:: RoCE v1 GID')
+    pingpong(tap, pair, 'ibv_uc_pingpong', v4, ['-c'], 'IPv4-mapped RoCE v1 GID')
     pingpong(tap, pair, 'ibv_ud_pingpong', ll, ['-s', '1024', '-c'], 'fe80:: RoCE v1 GID')
     pingpong(tap, pair, 'ibv_ud_pingpong', v4, ['-s', '1024', '-c'], 'IPv4-mapped RoCE v1 GID')
     at_once(tap, pair, ll, v2)
@@ -80,6 +81,9 @@ def body(tap, pair):
     r.run(tap, 'ib_atomic_bw', ['-A', 'FETCH_AND_ADD', '-n', '2000'], label=' -x 0 (RoCE v1)')
     r.gids = v4
     r.run(tap, 'ib_write_bw', ['--report_gbits', '-n', '2000'], label=' -x 2 (RoCE v1)')
+    r.run(tap, 'ib_read_lat', ['-n', '1000'], label=' -x 2 (RoCE v1)')
+    r.run(tap, 'ib_send_lat', ['-n', '1000'], label=' -x 2 (RoCE v1)')
+    r.run(tap, 'ib_atomic_bw', ['-A', 'FETCH_AND_ADD', '-n', '2000'], label=' -x 2 (RoCE v1)')
 
     os.killpg(dump.p.pid, signal.SIGINT)
     dump.wait(10)
