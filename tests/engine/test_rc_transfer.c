@@ -495,6 +495,56 @@ START_TEST(rc_over_other_gids)
 }
 END_TEST
 
+/*
+ * One engine serves RoCE v1 and v2 at once: a second QP pair on the fe80::
+ * v1 GID beside the pair on the IPv4 v2 GID, their writes in flight together;
+ * each pair's frames carry its own version and land in its own memory.
+ */
+START_TEST(rc_v1_and_v2_at_once)
+{
+	struct h_conn v1 = { .gid_index = 3 };
+	struct rc_qp *q[2];
+	struct ibv_sge s0, s1;
+	struct ibv_wc wc[2];
+	struct h_pair p;
+	struct h_cap cap;
+	unsigned v1_frames = 0, v2_frames = 0;
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	for (int side = 0; side < 2; side++)
+		q[side] = h_qp(&p.e, side, &(struct h_qp_opts){ 0 });
+	h_connect(&p.e, q[0], 0, q[1], 1, &v1);
+	h_capture(&p.e, &cap);
+	h_fill(p.buf[0], 20000, 21);
+	s0 = h_sge(&p, 0, 0, 8000);
+	s1 = h_sge(&p, 0, 8000, 8000);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s0, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_post_send(q[0], IBV_WR_RDMA_WRITE, 2, &s1, 1,
+				     (uintptr_t)p.buf[1] + 8000, rc_mr_rkey(p.mr[1]),
+				     IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], wc, 2, RUN_NS), 2);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc[1].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 16000), 0);
+	for (unsigned i = 0; i < cap.n; i++) {
+		uint32_t qpn = cap.f[i].dest_qp;
+		bool to_v1 = qpn == rc_qp_num(q[0]) || qpn == rc_qp_num(q[1]);
+
+		ck_assert_msg(cap.f[i].roce_v1 == to_v1, "frame %u to QP 0x%x", i, qpn);
+		if (to_v1)
+			v1_frames++;
+		else
+			v2_frames++;
+	}
+	ck_assert_uint_gt(v1_frames, 8);
+	ck_assert_uint_gt(v2_frames, 8);
+	for (int side = 0; side < 2; side++)
+		ck_assert_int_eq(rc_qp_destroy(q[side]), 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
 /* Send with invalidate from a real requester: the responder's MR keys die. */
 START_TEST(send_with_invalidate_e2e)
 {
@@ -555,6 +605,7 @@ Suite *rc_transfer_suite(void)
 	tcase_add_test(tc, max_rd_atomic_limits_reads);
 	tcase_add_test(tc, ackreq_periodic);
 	tcase_add_loop_test(tc, rc_over_other_gids, 0, 3);
+	tcase_add_test(tc, rc_v1_and_v2_at_once);
 	tcase_add_test(tc, send_with_invalidate_e2e);
 	suite_add_tcase(s, tc);
 	return s;
