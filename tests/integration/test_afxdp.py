@@ -205,6 +205,11 @@ def verbs(tap, pair):
     r.run(tap, 'ib_read_lat', ['-n', '1000'], label=' (af_xdp)')
     r.run(tap, 'ib_write_bw', ['--report_gbits', '-n', '1000', '-m', '2048'],
           label=' at path MTU 2048 (af_xdp)')
+    # RoCE v1 (EtherType 0x8915) through the same XDP program: GID 2 is the IPv4-mapped v1 GID.
+    r.gids = ['2', '2']
+    r.run(tap, 'ib_write_bw', ['--report_gbits', '-n', '2000'], label=' -x 2, RoCE v1 (af_xdp)')
+    r.run(tap, 'ib_read_lat', ['-n', '1000'], label=' -x 2, RoCE v1 (af_xdp)')
+    r.gids = [str(pair.gid_index(0, 4)), str(pair.gid_index(1, 4))]
 
     # Both af_xdp ports up (a timed run), and the kernel's own traffic alongside.
     srv, cli = r.start('ib_write_bw', ['--report_gbits', '-D', '6'])
