@@ -167,6 +167,13 @@ int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr
 	return 0;
 }
 
+/* The prefetch advices over ODP regions; the errors are ibv_advise_mr(3)'s, as errno values. */
+int prov_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		   struct ibv_sge *sg_list, uint32_t num_sges)
+{
+	return -rc_mr_advise(to_ppd(pd)->rc, advice, flags, sg_list, num_sges);
+}
+
 int prov_dereg_mr(struct verbs_mr *vmr)
 {
 	struct prov_mr *mr = to_pmr(vmr);
