@@ -110,141 +110,107 @@ START_TEST(odp_write_read_send)
 }
 END_TEST
 
-/*
- * A write into an implicit region where nothing is mapped: the responder
- * answers with a remote access error NAK (and its QP goes to ERR) instead
- * of taking SIGSEGV.  _i 0: a one-packet write to an unmapped page; 1: a
- * write of three packets whose last lands there.
- */
-START_TEST(odp_write_to_unmapped)
+/* A pair with the implicit region on @side, and an address with nothing mapped at it. */
+static struct rc_mr *pair_with_hole(struct h_pair *p, int side, uint8_t **hole)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	h_pair_init(p, NULL, NULL, NULL);
+	*hole = unmapped_page();
+	return odp_mr(p, side, true);
+}
+
+static const struct {
+	enum ibv_wr_opcode	op;
+	uint32_t		len;
+} remote_ops[] = {
+	{ IBV_WR_RDMA_WRITE, 512 },
+	{ IBV_WR_RDMA_READ, 2000 },
+	/* Not announced in odp_caps, but no crash either. */
+	{ IBV_WR_ATOMIC_FETCH_AND_ADD, 8 },
+};
+
+/*
+ * A write, read or atomic aimed at an unmapped page of an implicit region:
+ * the responder answers with a remote access error NAK (and its QP goes to
+ * ERR) instead of taking SIGSEGV.
+ */
+START_TEST(odp_remote_unmapped)
+{
 	struct ibv_sge s;
 	struct ibv_wc wc;
 	struct h_pair p;
-	struct rc_mr *mr;
-	uint8_t *hole = unmapped_page(), *target = hole;
-	uint32_t len = 512;
+	uint8_t *hole;
+	struct rc_mr *mr = pair_with_hole(&p, 1, &hole);
 
-	h_pair_init(&p, NULL, NULL, NULL);
-	mr = odp_mr(&p, 1, true);
-	if (_i) {
-		/* The page before the hole, mapped: the first packets are placed there. */
-		target = mmap(hole - page, (size_t)page, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		ck_assert_ptr_eq(target, hole - page);
-		target += page - 2048;
-		len = 3000;
-	}
-	h_fill(p.buf[0], len, 5);
-	s = h_sge(&p, 0, 0, len);
-	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)target,
+	h_fill(p.buf[0], remote_ops[_i].len, 5);
+	s = h_sge(&p, 0, 0, remote_ops[_i].len);
+	ck_assert_int_eq(h_post_send(p.qp[0], remote_ops[_i].op, 1, &s, 1, (uintptr_t)hole,
 				     rc_mr_rkey(mr), IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
 	ck_assert_uint_eq(h_qp_counters(p.qp[1]).rem_access_naks_tx, 1);
 	ck_assert_int_eq(h_qp_state(p.qp[1]), IBV_QPS_ERR);
-	if (_i) {
-		ck_assert_int_eq(memcmp(target, p.buf[0], 2048), 0);
-		ck_assert_int_eq(munmap(hole - page, (size_t)page), 0);
-	}
 	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_pair_fini(&p);
 }
 END_TEST
 
-/* A read from an unmapped page of an implicit region: a remote access error. */
-START_TEST(odp_read_from_unmapped)
+/* A write of three packets whose first two land on a mapped page and the last one past it. */
+START_TEST(odp_write_runs_into_hole)
 {
+	long page = sysconf(_SC_PAGESIZE);
 	struct ibv_sge s;
 	struct ibv_wc wc;
 	struct h_pair p;
-	struct rc_mr *mr;
-	uint8_t *hole = unmapped_page();
+	uint8_t *hole, *target;
+	struct rc_mr *mr = pair_with_hole(&p, 1, &hole);
 
-	h_pair_init(&p, NULL, NULL, NULL);
-	mr = odp_mr(&p, 1, true);
-	s = h_sge(&p, 0, 0, 2000);
-	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 1, &s, 1, (uintptr_t)hole,
+	target = mmap(hole - page, (size_t)page, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ck_assert_ptr_eq(target, hole - page);
+	target += page - 2048;
+	h_fill(p.buf[0], 3000, 6);
+	s = h_sge(&p, 0, 0, 3000);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)target,
 				     rc_mr_rkey(mr), IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
-	ck_assert_uint_eq(h_qp_counters(p.qp[1]).rem_access_naks_tx, 1);
-	ck_assert_int_eq(rc_mr_dereg(mr), 0);
-	h_pair_fini(&p);
-}
-END_TEST
-
-/* An atomic on an unmapped page of an implicit region: a remote access error, no crash. */
-START_TEST(odp_atomic_on_unmapped)
-{
-	struct ibv_sge s;
-	struct ibv_wc wc;
-	struct h_pair p;
-	struct rc_mr *mr;
-	uint8_t *hole = unmapped_page();
-
-	h_pair_init(&p, NULL, NULL, NULL);
-	mr = odp_mr(&p, 1, true);
-	s = h_sge(&p, 0, 0, 8);
-	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 1, &s, 1,
-				     (uintptr_t)hole, rc_mr_rkey(mr), IBV_SEND_SIGNALED), 0);
-	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
-	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_int_eq(memcmp(target, p.buf[0], 2048), 0);
+	ck_assert_int_eq(munmap(hole - page, (size_t)page), 0);
 	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_pair_fini(&p);
 }
 END_TEST
 
 /*
- * The requester's own ODP memory unmapped: a send from it ends in a local
- * protection error; so does a read whose response would land there.
+ * Unmapped ODP memory on either side of a send or read: _i 0, a send from
+ * it, and 1, a read whose response would land there, end in a local
+ * protection error at the requester; 2, a receive into it, in one at the
+ * responder (and an error for the send).
  */
 START_TEST(odp_local_unmapped)
 {
+	int side = _i == 2;
 	struct ibv_sge s, r;
 	struct ibv_wc wc;
 	struct h_pair p;
-	struct rc_mr *mr;
-	uint8_t *hole = unmapped_page();
+	uint8_t *hole;
+	struct rc_mr *mr = pair_with_hole(&p, side, &hole);
+	struct ibv_sge at_hole = { (uintptr_t)hole, 1000, rc_mr_lkey(mr) };
 
-	h_pair_init(&p, NULL, NULL, NULL);
-	mr = odp_mr(&p, 0, true);
-	r = h_sge(&p, 1, 0, 4096);
+	r = side ? at_hole : h_sge(&p, 1, 0, 4096);
+	s = side ? h_sge(&p, 0, 0, 100) : at_hole;
 	ck_assert_int_eq(h_post_recv(p.qp[1], 9, &r, 1), 0);
-	s = (struct ibv_sge){ (uintptr_t)hole, 1000, rc_mr_lkey(mr) };
-	ck_assert_int_eq(h_post_send(p.qp[0], _i ? IBV_WR_RDMA_READ : IBV_WR_SEND, 1, &s, 1,
+	ck_assert_int_eq(h_post_send(p.qp[0], _i == 1 ? IBV_WR_RDMA_READ : IBV_WR_SEND, 1, &s, 1,
 				     (uintptr_t)p.buf[1], rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED),
 			 0);
-	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[side], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
-	ck_assert_uint_eq(wc.wr_id, 1);
-	ck_assert_int_eq(h_qp_state(p.qp[0]), IBV_QPS_ERR);
-	ck_assert_int_eq(rc_mr_dereg(mr), 0);
-	h_pair_fini(&p);
-}
-END_TEST
-
-/* A send received into an unmapped page of an ODP region: a local protection error at the responder. */
-START_TEST(odp_recv_into_unmapped)
-{
-	struct ibv_sge s, r;
-	struct ibv_wc wc;
-	struct h_pair p;
-	struct rc_mr *mr;
-	uint8_t *hole = unmapped_page();
-
-	h_pair_init(&p, NULL, NULL, NULL);
-	mr = odp_mr(&p, 1, true);
-	r = (struct ibv_sge){ (uintptr_t)hole, 4096, rc_mr_lkey(mr) };
-	ck_assert_int_eq(h_post_recv(p.qp[1], 9, &r, 1), 0);
-	s = h_sge(&p, 0, 0, 100);
-	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
-	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
-	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
-	ck_assert_uint_eq(wc.wr_id, 9);
-	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
-	ck_assert_int_ne(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, side ? 9 : 1);
+	ck_assert_int_eq(h_qp_state(p.qp[side]), IBV_QPS_ERR);
+	if (side) {
+		ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+		ck_assert_int_ne(wc.status, IBV_WC_SUCCESS);
+	}
 	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_pair_fini(&p);
 }
@@ -328,11 +294,9 @@ Suite *rc_odp_suite(void)
 	TCase *tc = tcase_create("odp");
 
 	tcase_add_loop_test(tc, odp_write_read_send, 0, 2);
-	tcase_add_loop_test(tc, odp_write_to_unmapped, 0, 2);
-	tcase_add_test(tc, odp_read_from_unmapped);
-	tcase_add_test(tc, odp_atomic_on_unmapped);
-	tcase_add_loop_test(tc, odp_local_unmapped, 0, 2);
-	tcase_add_test(tc, odp_recv_into_unmapped);
+	tcase_add_loop_test(tc, odp_remote_unmapped, 0, sizeof(remote_ops) / sizeof(remote_ops[0]));
+	tcase_add_test(tc, odp_write_runs_into_hole);
+	tcase_add_loop_test(tc, odp_local_unmapped, 0, 3);
 	tcase_add_test(tc, odp_registration);
 	tcase_add_test(tc, odp_advise);
 	suite_add_tcase(s, tc);
