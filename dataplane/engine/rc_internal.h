@@ -472,6 +472,8 @@ uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uin
 /* Copies from and to ODP memory.  Return: 0, or -EFAULT where it is not mapped (or writable). */
 int rc_odp_read(uint8_t *dst, const uint8_t *src, uint32_t len);
 int rc_odp_write(uint8_t *dst, const uint8_t *src, uint32_t len);
+/* The pages of ODP memory [p, p + len) present and writable; -EFAULT where they cannot be. */
+int rc_odp_populate_write(uint8_t *p, uint32_t len);
 /*
  * SEND_WITH_INV and LOCAL_INV on QP @qpn: 0, or -EINVAL when @rkey names
  * neither a live MR of @pd nor a bound type 2 window of @pd bound to @qpn.

@@ -430,12 +430,18 @@ int rc_odp_write(uint8_t *dst, const uint8_t *src, uint32_t len)
 }
 
 /* madvise(2) over the pages of [p, p + len). */
-static int advise_pages(uintptr_t p, uint64_t len, int advice)
+static int advise_pages(uintptr_t p, uint32_t len, int advice)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start = p & ~(page - 1);
 
 	return madvise((void *)start, (size_t)(p + len - start), advice) ? -errno : 0;
+}
+
+int rc_odp_populate_write(uint8_t *p, uint32_t len)
+{
+	/* ENOMEM: a hole in the range; EFAULT or EINVAL: pages that may not be written. */
+	return advise_pages((uintptr_t)p, len, MADV_POPULATE_WRITE) ? -EFAULT : 0;
 }
 
 /*
@@ -444,18 +450,16 @@ static int advise_pages(uintptr_t p, uint64_t len, int advice)
  * find them present; NO_FAULT only hints.  -EFAULT when part of the range
  * is not mapped (or not writable for a write prefetch).
  */
-static int prefetch(uintptr_t p, uint64_t len, enum ibv_advise_mr_advice advice)
+static int prefetch(uint8_t *p, uint32_t len, enum ibv_advise_mr_advice advice)
 {
-	int ret;
-
 	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT) {
-		(void)advise_pages(p, len, MADV_WILLNEED);
+		(void)advise_pages((uintptr_t)p, len, MADV_WILLNEED);
 		return 0;
 	}
-	ret = advise_pages(p, len, advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE ?
-				   MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-	/* ENOMEM: a hole in the range; EFAULT or EINVAL: pages that may not be populated. */
-	return ret ? -EFAULT : 0;
+	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE)
+		return rc_odp_populate_write(p, len);
+	/* As for writes: ENOMEM, EFAULT and EINVAL all mean pages that may not be read. */
+	return advise_pages((uintptr_t)p, len, MADV_POPULATE_READ) ? -EFAULT : 0;
 }
 
 int rc_mr_advise(struct rc_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
@@ -480,7 +484,7 @@ int rc_mr_advise(struct rc_pd *pd, enum ibv_advise_mr_advice advice, uint32_t fl
 		if (mr && mr_odp(mr))
 			p = mr_map(mr, sge[i].addr, sge[i].length);
 		pthread_mutex_unlock(&eng->lock);
-		ret = !p ? -EFAULT : sge[i].length ? prefetch((uintptr_t)p, sge[i].length, advice) : 0;
+		ret = !p ? -EFAULT : sge[i].length ? prefetch(p, sge[i].length, advice) : 0;
 	}
 	return ret;
 }

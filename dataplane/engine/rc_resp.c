@@ -452,16 +452,13 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			return RESP_ERR_ACCESS;
 		/*
 		 * The CPU's atomic instructions have no failing form: an ODP
-		 * target is first read through the kernel, so an unmapped one is
-		 * an access error.  A page unmapped or made read-only between
-		 * the two is not covered (odp_caps claims no atomics).
+		 * target's page is first made present and writable by the
+		 * kernel, so an unmapped or read-only one is an access error.  A
+		 * page unmapped between the two is not covered (odp_caps claims
+		 * no atomics).
 		 */
-		if (unlikely(c->target_odp)) {
-			uint64_t probe;
-
-			if (rc_odp_read((uint8_t *)&probe, c->target, sizeof(probe)))
-				return RESP_ERR_ACCESS;
-		}
+		if (unlikely(c->target_odp) && rc_odp_populate_write(c->target, 8))
+			return RESP_ERR_ACCESS;
 		if ((uintptr_t)c->target & 7) {
 			c->status = IBV_WC_REM_INV_REQ_ERR;
 			return RESP_ERR_INVALID;

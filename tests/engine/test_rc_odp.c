@@ -121,17 +121,21 @@ static struct rc_mr *pair_with_hole(struct h_pair *p, int side, uint8_t **hole)
 static const struct {
 	enum ibv_wr_opcode	op;
 	uint32_t		len;
+	bool			read_only;	/* at a page mapped read-only, not a hole */
 } remote_ops[] = {
-	{ IBV_WR_RDMA_WRITE, 512 },
-	{ IBV_WR_RDMA_READ, 2000 },
+	{ IBV_WR_RDMA_WRITE, 512, false },
+	{ IBV_WR_RDMA_READ, 2000, false },
+	{ IBV_WR_RDMA_WRITE, 512, true },
 	/* Not announced in odp_caps, but no crash either. */
-	{ IBV_WR_ATOMIC_FETCH_AND_ADD, 8 },
+	{ IBV_WR_ATOMIC_FETCH_AND_ADD, 8, false },
+	{ IBV_WR_ATOMIC_CMP_AND_SWP, 8, true },
 };
 
 /*
- * A write, read or atomic aimed at an unmapped page of an implicit region:
- * the responder answers with a remote access error NAK (and its QP goes to
- * ERR) instead of taking SIGSEGV.
+ * A write, read or atomic aimed at an unmapped page of an implicit region,
+ * or a write or atomic at a read-only one: the responder answers with a
+ * remote access error NAK (and its QP goes to ERR) instead of taking
+ * SIGSEGV.
  */
 START_TEST(odp_remote_unmapped)
 {
@@ -140,7 +144,11 @@ START_TEST(odp_remote_unmapped)
 	struct h_pair p;
 	uint8_t *hole;
 	struct rc_mr *mr = pair_with_hole(&p, 1, &hole);
+	long page = sysconf(_SC_PAGESIZE);
 
+	if (remote_ops[_i].read_only)
+		ck_assert_ptr_eq(mmap(hole, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+				      MAP_FIXED_NOREPLACE, -1, 0), hole);
 	h_fill(p.buf[0], remote_ops[_i].len, 5);
 	s = h_sge(&p, 0, 0, remote_ops[_i].len);
 	ck_assert_int_eq(h_post_send(p.qp[0], remote_ops[_i].op, 1, &s, 1, (uintptr_t)hole,
@@ -149,6 +157,10 @@ START_TEST(odp_remote_unmapped)
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
 	ck_assert_uint_eq(h_qp_counters(p.qp[1]).rem_access_naks_tx, 1);
 	ck_assert_int_eq(h_qp_state(p.qp[1]), IBV_QPS_ERR);
+	if (remote_ops[_i].read_only) {
+		ck_assert_uint_eq(hole[0], 0);
+		ck_assert_int_eq(munmap(hole, (size_t)page), 0);
+	}
 	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	h_pair_fini(&p);
 }
