@@ -438,7 +438,16 @@ struct ibv_qp *prov_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 
 int prov_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
-	return -rc_qp_modify(to_pqp(qp)->rc, attr, mask);
+	struct ibv_qp_attr a = *attr;
+
+	/*
+	 * IBV_ACCESS_ON_DEMAND is a region's flag, meaningless on a QP; the
+	 * kernel and mlx5 take it there without a word (rdma-core's ODP tests
+	 * give their QPs the access flags of their regions), so uroce does too.
+	 */
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		a.qp_access_flags &= ~(unsigned int)IBV_ACCESS_ON_DEMAND;
+	return -rc_qp_modify(to_pqp(qp)->rc, &a, mask);
 }
 
 int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
