@@ -226,6 +226,8 @@ struct ibv_mr *prov_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 		  size_t length, int access);
+int prov_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		   struct ibv_sge *sg_list, uint32_t num_sges);
 int prov_dereg_mr(struct verbs_mr *vmr);
 struct ibv_mw *prov_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int prov_dealloc_mw(struct ibv_mw *mw);

@@ -282,6 +282,19 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->local_ca_ack_delay = 15;
 	o->phys_port_cnt = 1;
 	a.device_cap_flags_ex = o->device_cap_flags;
+	/*
+	 * On-demand paging where the engine's copies to and from ODP memory go
+	 * through the kernel and fail instead of faulting: the payloads of
+	 * sends, receives (SRQ ones too), writes and reads.  Not atomics: the
+	 * CPU's atomic instructions have no failing form.
+	 */
+	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a.odp_caps.per_transport_caps.rc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+						    IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+						    IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.uc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+						    IBV_ODP_SUPPORT_WRITE;
+	a.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV;
 	a.max_dm_size = PROV_MAX_DM_SIZE;
 	/* Completion stamps count the engine clock's nanoseconds, in 64 bits. */
 	a.completion_timestamp_mask = UINT64_MAX;
@@ -407,6 +420,7 @@ static void prov_free_context(struct ibv_context *ibctx);
 
 /* In the newest layout; prov_register() lays it out for the running libibverbs. */
 static const struct verbs_context_ops prov_ops = {
+	.advise_mr = prov_advise_mr,
 	.alloc_dm = prov_alloc_dm,
 	.alloc_mw = prov_alloc_mw,
 	.alloc_parent_domain = prov_alloc_parent_domain,

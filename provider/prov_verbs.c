@@ -167,6 +167,13 @@ int prov_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr
 	return 0;
 }
 
+/* The prefetch advices over ODP regions; the errors are ibv_advise_mr(3)'s, as errno values. */
+int prov_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		   struct ibv_sge *sg_list, uint32_t num_sges)
+{
+	return -rc_mr_advise(to_ppd(pd)->rc, advice, flags, sg_list, num_sges);
+}
+
 int prov_dereg_mr(struct verbs_mr *vmr)
 {
 	struct prov_mr *mr = to_pmr(vmr);
@@ -431,7 +438,16 @@ struct ibv_qp *prov_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 
 int prov_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
-	return -rc_qp_modify(to_pqp(qp)->rc, attr, mask);
+	struct ibv_qp_attr a = *attr;
+
+	/*
+	 * IBV_ACCESS_ON_DEMAND is a region's flag, meaningless on a QP; the
+	 * kernel and mlx5 take it there without a word (rdma-core's ODP tests
+	 * give their QPs the access flags of their regions), so uroce does too.
+	 */
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		a.qp_access_flags &= ~(unsigned int)IBV_ACCESS_ON_DEMAND;
+	return -rc_qp_modify(to_pqp(qp)->rc, &a, mask);
 }
 
 int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,

@@ -463,9 +463,18 @@ struct rc_engine {
 /* Both return the host address for [addr, addr+len) or NULL when the key, PD, access or bounds fail. */
 uint8_t *rc_mr_local(struct rc_engine *eng, struct rc_pd *pd, uint32_t lkey, uint64_t addr,
 		     uint64_t len, int access);
-/* @qpn: the QP the request came on (a type 2 window serves only the QP it is bound to). */
+/*
+ * @qpn: the QP the request came on (a type 2 window serves only the QP it is
+ * bound to).  @odp: when not NULL, set on success: the memory is an ODP
+ * region's, to be reached only through rc_odp_read() and rc_odp_write().
+ */
 uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey,
-		      uint64_t va, uint64_t len, int access);
+		      uint64_t va, uint64_t len, int access, bool *odp);
+/* Copies from and to ODP memory.  Return: 0, or -EFAULT where it is not mapped (or writable). */
+int rc_odp_read(uint8_t *dst, const uint8_t *src, uint32_t len);
+int rc_odp_write(uint8_t *dst, const uint8_t *src, uint32_t len);
+/* The pages of ODP memory [p, p + len) present and writable; -EFAULT where they cannot be. */
+int rc_odp_populate_write(uint8_t *p, uint32_t len);
 /*
  * SEND_WITH_INV and LOCAL_INV on QP @qpn: 0, or -EINVAL when @rkey names
  * neither a live MR of @pd nor a bound type 2 window of @pd bound to @qpn.

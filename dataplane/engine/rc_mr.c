@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "rc_internal.h"
 
@@ -130,7 +133,8 @@ void rc_pd_free_all(struct rc_engine *eng)
 
 #define MR_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |		\
-			 IBV_ACCESS_MW_BIND | IBV_ACCESS_HUGETLB | IBV_ACCESS_OPTIONAL_RANGE)
+			 IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |	\
+			 IBV_ACCESS_OPTIONAL_RANGE)
 
 static int check_access(int access)
 {
@@ -141,6 +145,15 @@ static int check_access(int access)
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * An implicit ODP region (ibv_reg_mr(3)): the whole address space, at iova
+ * 0, reaching whatever the process has mapped when the access happens.
+ */
+static bool is_implicit(const void *addr, size_t len, int access)
+{
+	return (access & IBV_ACCESS_ON_DEMAND) && !addr && len == SIZE_MAX;
 }
 
 static int check_range(uint64_t iova, size_t len)
@@ -184,8 +197,10 @@ struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
 	int ret;
 
 	ret = check_access(access);
-	if (!ret)
+	if (!ret && !is_implicit(addr, len, access))
 		ret = check_range(iova, len);
+	else if (!ret && iova)
+		ret = -EINVAL;
 	if (ret) {
 		errno = -ret;
 		return NULL;
@@ -199,7 +214,7 @@ struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
 	mr->eng = eng;
 	mr->pd = pd;
 	mr->addr = addr;
-	mr->len = len;
+	mr->len = is_implicit(addr, len, access) ? UINT64_MAX : len;
 	mr->iova = iova;
 	mr->access = access;
 
@@ -236,6 +251,9 @@ int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_
 		ret = check_access(access);
 		if (ret)
 			return ret;
+		/* Pinned and ODP regions are copied differently: the kind stays. */
+		if ((access ^ mr->access) & IBV_ACCESS_ON_DEMAND)
+			return -EINVAL;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		ret = check_range((uintptr_t)addr, len);
@@ -317,7 +335,12 @@ static inline uint8_t *mr_map(const struct rc_mr *mr, uint64_t addr, uint64_t le
 {
 	if (addr < mr->iova || len > mr->len || addr - mr->iova > mr->len - len)
 		return NULL;
-	return mr->addr + (addr - mr->iova);
+	return (uint8_t *)((uintptr_t)mr->addr + (addr - mr->iova));
+}
+
+static inline bool mr_odp(const struct rc_mr *mr)
+{
+	return mr->access & IBV_ACCESS_ON_DEMAND;
 }
 
 /* The live MR @key names (as its lkey or its rkey per @rkey), or NULL. */
@@ -330,30 +353,41 @@ static inline struct rc_mr *mr_of_key(struct rc_engine *eng, uint32_t key, bool 
 	return mr;
 }
 
-uint8_t *rc_mr_local(struct rc_engine *eng, struct rc_pd *pd, uint32_t lkey, uint64_t addr,
-		     uint64_t len, int access)
+/* The live MR of @pd that @lkey names with @access, or NULL. */
+static inline struct rc_mr *mr_local(struct rc_engine *eng, struct rc_pd *pd, uint32_t lkey,
+				     int access)
 {
 	struct rc_mr *mr = mr_of_key(eng, lkey, false);
 
 	if (unlikely(!mr || mr->pd != pd || (mr->access & access) != access))
 		return NULL;
-	return mr_map(mr, addr, len);
+	return mr;
+}
+
+uint8_t *rc_mr_local(struct rc_engine *eng, struct rc_pd *pd, uint32_t lkey, uint64_t addr,
+		     uint64_t len, int access)
+{
+	struct rc_mr *mr = mr_local(eng, pd, lkey, access);
+
+	return mr ? mr_map(mr, addr, len) : NULL;
 }
 
 /* Through a window (IBA 10.6.7): its own range and rights, the region's memory. */
 static uint8_t *mw_remote(const struct rc_mw *mw, struct rc_pd *pd, uint32_t qpn, uint64_t va,
-			  uint64_t len, int access)
+			  uint64_t len, int access, bool *odp)
 {
 	if (!mw->bound || mw->pd != pd || (mw->type == IBV_MW_TYPE_2 && mw->qpn != qpn) ||
 	    (mw->access & access) != access)
 		return NULL;
 	if (va < mw->addr || len > mw->len || va - mw->addr > mw->len - len)
 		return NULL;
+	if (odp)
+		*odp = mr_odp(mw->mr);
 	return mr_map(mw->mr, va, len);
 }
 
 uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uint32_t rkey,
-		      uint64_t va, uint64_t len, int access)
+		      uint64_t va, uint64_t len, int access, bool *odp)
 {
 	struct rc_mr *mr = rc_hash_get(&eng->keys, rkey);
 
@@ -362,11 +396,97 @@ uint8_t *rc_mr_remote(struct rc_engine *eng, struct rc_pd *pd, uint32_t qpn, uin
 	if (unlikely(mr->kind == RC_KEY_MW)) {
 		const struct rc_mw *mw = (const struct rc_mw *)mr;
 
-		return mw->rkey == rkey ? mw_remote(mw, pd, qpn, va, len, access) : NULL;
+		return mw->rkey == rkey ? mw_remote(mw, pd, qpn, va, len, access, odp) : NULL;
 	}
 	if (unlikely(mr->rkey != rkey || mr->pd != pd || (mr->access & access) != access))
 		return NULL;
+	if (odp)
+		*odp = mr_odp(mr);
 	return mr_map(mr, va, len);
+}
+
+/* ---- On-demand paging: accesses that fail instead of faulting ---- */
+
+/*
+ * An ODP region may name memory the process has not mapped (an implicit
+ * one names all of it), and the application may unmap a page of it at any
+ * time.  The kernel makes these copies: process_vm_readv() and
+ * process_vm_writev() on this very process return a short count or EFAULT
+ * where a memcpy() would take SIGSEGV.  A system call per copy, but only
+ * for ODP regions: pinned ones never come here.
+ */
+int rc_odp_read(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+	struct iovec l = { dst, len }, r = { (void *)(uintptr_t)src, len };
+
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int rc_odp_write(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+	struct iovec l = { (void *)(uintptr_t)src, len }, r = { dst, len };
+
+	return process_vm_writev(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* madvise(2) over the pages of [p, p + len). */
+static int advise_pages(uintptr_t p, uint32_t len, int advice)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = p & ~(page - 1);
+
+	return madvise((void *)start, (size_t)(p + len - start), advice) ? -errno : 0;
+}
+
+int rc_odp_populate_write(uint8_t *p, uint32_t len)
+{
+	/* ENOMEM: a hole in the range; EFAULT or EINVAL: pages that may not be written. */
+	return advise_pages((uintptr_t)p, len, MADV_POPULATE_WRITE) ? -EFAULT : 0;
+}
+
+/*
+ * A prefetch of one ODP range (ibv_advise_mr(3)): its pages faulted in
+ * readable, or writable for PREFETCH_WRITE, so that the copies which follow
+ * find them present; NO_FAULT only hints.  -EFAULT when part of the range
+ * is not mapped (or not writable for a write prefetch).
+ */
+static int prefetch(uint8_t *p, uint32_t len, enum ibv_advise_mr_advice advice)
+{
+	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT) {
+		(void)advise_pages((uintptr_t)p, len, MADV_WILLNEED);
+		return 0;
+	}
+	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE)
+		return rc_odp_populate_write(p, len);
+	/* As for writes: ENOMEM, EFAULT and EINVAL all mean pages that may not be read. */
+	return advise_pages((uintptr_t)p, len, MADV_POPULATE_READ) ? -EFAULT : 0;
+}
+
+int rc_mr_advise(struct rc_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		 const struct ibv_sge *sge, uint32_t num)
+{
+	struct rc_engine *eng = pd->eng;
+	int access = advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE ? IBV_ACCESS_LOCAL_WRITE : 0;
+	int ret = 0;
+
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return -EOPNOTSUPP;
+	if ((flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || !num || !sge)
+		return -EINVAL;
+	for (uint32_t i = 0; i < num && !ret; i++) {
+		struct rc_mr *mr;
+		uint8_t *p = NULL;
+
+		pthread_mutex_lock(&eng->lock);
+		mr = mr_local(eng, pd, sge[i].lkey, access);
+		if (mr && mr_odp(mr))
+			p = mr_map(mr, sge[i].addr, sge[i].length);
+		pthread_mutex_unlock(&eng->lock);
+		ret = !p ? -EFAULT : sge[i].length ? prefetch(p, sge[i].length, advice) : 0;
+	}
+	return ret;
 }
 
 static void mw_unbind(struct rc_mw *mw)
@@ -559,13 +679,16 @@ void rc_sge_seek(const struct ibv_sge *sge, uint32_t num, uint32_t offset,
 
 /*
  * The next piece of the SGE list at @cur, at most @len bytes, mapped with
- * @access through its lkey.  Return: 0 with *@p and *@n set, -ENOSPC when
- * the list is exhausted, -EFAULT for a bad lkey or range.
+ * @access through its lkey.  Return: 0 with *@p, *@n and *@odp (the piece
+ * is in an ODP region) set, -ENOSPC when the list is exhausted, -EFAULT for
+ * a bad lkey or range.
  */
 static int sge_next(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		    uint32_t num, struct rc_sge_cursor *cur, uint32_t len, int access,
-		    uint8_t **p, uint32_t *n)
+		    uint8_t **p, uint32_t *n, bool *odp)
 {
+	struct rc_mr *mr;
+
 	while (cur->idx < num && cur->off >= sge[cur->idx].length) {
 		cur->idx++;
 		cur->off = 0;
@@ -575,8 +698,12 @@ static int sge_next(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sg
 	*n = sge[cur->idx].length - cur->off;
 	if (*n > len)
 		*n = len;
-	*p = rc_mr_local(eng, pd, sge[cur->idx].lkey, sge[cur->idx].addr + cur->off, *n, access);
-	return *p ? 0 : -EFAULT;
+	mr = mr_local(eng, pd, sge[cur->idx].lkey, access);
+	*p = mr ? mr_map(mr, sge[cur->idx].addr + cur->off, *n) : NULL;
+	if (!*p)
+		return -EFAULT;
+	*odp = mr_odp(mr);
+	return 0;
 }
 
 int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
@@ -586,14 +713,21 @@ int rc_sge_gather(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge 
 	while (len) {
 		uint32_t n;
 		uint8_t *p;
-		int ret = sge_next(eng, pd, sge, num, cur, len, 0, &p, &n);
+		bool odp;
+		int ret = sge_next(eng, pd, sge, num, cur, len, 0, &p, &n, &odp);
 
 		if (ret)
 			return ret;
-		if (crc)
+		if (unlikely(odp)) {
+			if (rc_odp_read(dst, p, n))
+				return -EFAULT;
+			if (crc)
+				*crc = wire_crc32(*crc, dst, n);
+		} else if (crc) {
 			*crc = wire_crc32_copy(*crc, dst, p, n);
-		else
+		} else {
 			wire_payload_copy(dst, p, n);
+		}
 		dst += n;
 		len -= n;
 		cur->off += n;
@@ -607,8 +741,10 @@ const uint8_t *rc_sge_ref(struct rc_engine *eng, struct rc_pd *pd, const struct 
 	struct rc_sge_cursor at = *cur;
 	uint32_t n;
 	uint8_t *p;
+	bool odp;
 
-	if (sge_next(eng, pd, sge, num, &at, len, 0, &p, &n) || n < len)
+	/* Never ODP memory: the port would read it with no way to fail. */
+	if (sge_next(eng, pd, sge, num, &at, len, 0, &p, &n, &odp) || n < len || odp)
 		return NULL;
 	at.off += len;
 	*cur = at;
@@ -621,11 +757,18 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 	while (len) {
 		uint32_t n;
 		uint8_t *p;
-		int ret = sge_next(eng, pd, sge, num, cur, len, IBV_ACCESS_LOCAL_WRITE, &p, &n);
+		bool odp;
+		int ret = sge_next(eng, pd, sge, num, cur, len, IBV_ACCESS_LOCAL_WRITE, &p, &n,
+				   &odp);
 
 		if (ret)
 			return ret;
-		wire_payload_copy(p, src, n);
+		if (unlikely(odp)) {
+			if (rc_odp_write(p, src, n))
+				return -EFAULT;
+		} else {
+			wire_payload_copy(p, src, n);
+		}
 		src += n;
 		len -= n;
 		cur->off += n;

@@ -55,6 +55,7 @@ struct resp_ctx {
 	uint8_t			low;		/* opcode without the transport bits */
 	bool			uc;
 	uint8_t			*target;	/* host address of a write or atomic */
+	bool			target_odp;	/* ... in an ODP region: rc_odp_write() */
 	enum ibv_wc_status	status;		/* for the receive WQE on an error */
 	bool			icrc_unchecked;	/* rc_resp_icrc_deferred(): checked in the copy */
 	enum rc_drop		drop;		/* why, once the machine is in RESP_DROP */
@@ -243,7 +244,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		x = find_res(qp, RC_RES_READ, c->pkt->psn);
 		if (!x || psn_cmp(last, x->last_psn) > 0 ||
 		    (len && !rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey), va, len,
-					  IBV_ACCESS_REMOTE_READ)))
+					  IBV_ACCESS_REMOTE_READ, NULL)))
 			return drop(c, RC_DROP_DUP_NOT_HELD);
 		x->first_psn = x->cur_psn = c->pkt->psn;
 		x->last_psn = last;
@@ -419,13 +420,13 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			if (!r->write_len)
 				return RESP_EXECUTE;
 			if (!rc_mr_remote(qp->eng, qp->pd, qp->qpn, r->rkey, r->va, r->write_len,
-					  IBV_ACCESS_REMOTE_WRITE))
+					  IBV_ACCESS_REMOTE_WRITE, NULL))
 				return RESP_ERR_ACCESS;
 		}
 		if (len) {
 			/* Again for each packet: the region may have gone away meanwhile. */
 			c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, r->rkey, r->va, len,
-						 IBV_ACCESS_REMOTE_WRITE);
+						 IBV_ACCESS_REMOTE_WRITE, &c->target_odp);
 			if (!c->target)
 				return RESP_ERR_ACCESS;
 		}
@@ -434,7 +435,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		uint32_t len = wire_get32(reth->dma_len);
 
 		if (len && !rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey),
-					 wire_get64(reth->va), len, IBV_ACCESS_REMOTE_READ))
+					 wire_get64(reth->va), len, IBV_ACCESS_REMOTE_READ, NULL))
 			return RESP_ERR_ACCESS;
 	} else if (c->fl & WIRE_OPF_ATOMIC) {
 		const struct wire_atomic_eth *a = wire_pkt_ext(c->pkt, WIRE_EXT_ATOMIC_ETH);
@@ -446,8 +447,17 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			return RESP_ERR_INVALID;
 		}
 		c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(a->rkey), va, 8,
-					 IBV_ACCESS_REMOTE_ATOMIC);
+					 IBV_ACCESS_REMOTE_ATOMIC, &c->target_odp);
 		if (!c->target)
+			return RESP_ERR_ACCESS;
+		/*
+		 * The CPU's atomic instructions have no failing form: an ODP
+		 * target's page is first made present and writable by the
+		 * kernel, so an unmapped or read-only one is an access error.  A
+		 * page unmapped between the two is not covered (odp_caps claims
+		 * no atomics).
+		 */
+		if (unlikely(c->target_odp) && rc_odp_populate_write(c->target, 8))
 			return RESP_ERR_ACCESS;
 		if ((uintptr_t)c->target & 7) {
 			c->status = IBV_WC_REM_INV_REQ_ERR;
@@ -526,6 +536,17 @@ static void place_ordered(uint8_t *dst, const uint8_t *src, uint32_t len, bool l
 	__atomic_store_n(dst + len - 1, src[len - 1], __ATOMIC_RELEASE);
 }
 
+/* place_ordered() into ODP memory; -EFAULT where it is not mapped writable. */
+static int place_odp(uint8_t *dst, const uint8_t *src, uint32_t len, bool last)
+{
+	if (!last)
+		return rc_odp_write(dst, src, len);
+	if (rc_odp_write(dst, src, len - 1))
+		return -EFAULT;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return rc_odp_write(dst + len - 1, src + len - 1, 1);
+}
+
 /* What is left of the request opcodes after sends, writes and reads: the atomics. */
 static enum resp_state execute_atomic(struct resp_ctx *c)
 {
@@ -586,7 +607,16 @@ static enum resp_state execute(struct resp_ctx *c)
 		return RESP_COMPLETE;
 	}
 	if (c->fl & WIRE_OPF_WRITE) {
-		if (c->icrc_unchecked) {
+		if (unlikely(c->target_odp)) {
+			/* No copy that checks on the way: the ICRC first, then the kernel's copy. */
+			if (c->icrc_unchecked && !rc_icrc_ok(qp->eng, pkt))
+				return RESP_DROP;	/* counted as WIRE_DROP_BAD_ICRC */
+			c->icrc_unchecked = false;
+			if (len && place_odp(c->target, wire_pkt_payload(pkt), len, ends(c->fl))) {
+				c->status = IBV_WC_REM_ACCESS_ERR;
+				return RESP_ERR_ACCESS;
+			}
+		} else if (c->icrc_unchecked) {
 			if (!copy_checked(qp->eng, c->target, pkt))
 				return RESP_DROP;	/* counted as WIRE_DROP_BAD_ICRC */
 			c->icrc_unchecked = false;
@@ -890,14 +920,21 @@ static int send_cnp(struct rc_qp *qp)
 }
 
 struct read_arg {
-	const uint8_t *src;
+	const uint8_t	*src;
+	bool		odp;		/* in an ODP region: rc_odp_read() */
 };
 
 static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 {
-	const uint8_t *src = ((struct read_arg *)arg)->src;
+	const struct read_arg *a = arg;
+	const uint8_t *src = a->src;
 
-	if (crc)
+	if (unlikely(a->odp)) {
+		if (rc_odp_read(dst, src, len))
+			return -EFAULT;
+		if (crc)
+			*crc = wire_crc32(*crc, dst, len);
+	} else if (crc)
 		*crc = wire_crc32_copy(*crc, dst, src, len);
 	else
 		wire_payload_copy(dst, src, len);
@@ -909,7 +946,7 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 {
 	struct rc_resp *r = &qp->resp;
 	struct wire_build_desc d;
-	struct read_arg a = { NULL };
+	struct read_arg a = { NULL, false };
 	uint32_t payload = 0;
 	int ret;
 
@@ -931,7 +968,7 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 					  last ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE);
 		if (payload) {
 			a.src = rc_mr_remote(qp->eng, qp->pd, qp->qpn, x->rkey, x->va + off, payload,
-					     IBV_ACCESS_REMOTE_READ);
+					     IBV_ACCESS_REMOTE_READ, &a.odp);
 			if (!a.src)
 				return -EFAULT;
 		}

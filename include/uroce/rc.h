@@ -248,9 +248,21 @@ int rc_qp_counters(struct rc_qp *qp, struct rc_counters *out);
 struct rc_pd *rc_pd_alloc(struct rc_engine *eng);
 int rc_pd_free(struct rc_pd *pd);			/* -EBUSY while objects use it */
 
-/* @access: IBV_ACCESS_* bits.  Remote write/atomic need LOCAL_WRITE (-EINVAL). */
+/*
+ * @access: IBV_ACCESS_* bits.  Remote write/atomic need LOCAL_WRITE (-EINVAL).
+ * With IBV_ACCESS_ON_DEMAND the range need not be mapped, and NULL, SIZE_MAX
+ * (at @iova 0) is the implicit region: the whole address space.
+ */
 struct rc_mr *rc_mr_reg(struct rc_pd *pd, void *addr, size_t len, uint64_t iova,
 			int access);
+/*
+ * ibv_advise_mr(3) over ODP regions of @pd.  Return: 0, -EOPNOTSUPP (an
+ * advice other than the prefetches), -EINVAL (flags, an empty list), -EFAULT
+ * (an lkey that is not an ODP region's of @pd with the access, a range out
+ * of it, or a prefetch over memory that is not mapped).
+ */
+int rc_mr_advise(struct rc_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		 const struct ibv_sge *sge, uint32_t num);
 /* @flags: IBV_REREG_MR_CHANGE_*; the keys stay, the new attributes apply at once. */
 int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr,
 		size_t len, int access);

@@ -7,7 +7,8 @@
  * several short rounds, engine and memcpy rounds interleaved, so both see the
  * same machine load.  Both engines run on one thread; with --threads 2 each
  * engine has a thread of its own (two hosts, one CPU each: that needs two
- * otherwise idle CPUs to mean anything).
+ * otherwise idle CPUs to mean anything).  With --odp the buffers are ODP
+ * regions, whose payloads the kernel copies.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,6 +37,7 @@ struct bench {
 	double			seconds;	/* per round */
 	bool			two_threads;
 	bool			copy_frames;	/* payloads copied into the link's frames */
+	bool			odp;		/* the buffers are ODP regions (copied by the kernel) */
 	bool			writes_only;	/* only the 64 KiB write figure (profiling) */
 	uint8_t			timeout;	/* local ACK timeout exponent */
 	struct rc_engine_cfg	loss;		/* loss recovery settings of both engines */
@@ -157,7 +159,7 @@ static void setup(struct bench *b, double loss)
 		memset(b->buf[s], s + 1, 2 * BIG);
 		b->mr[s] = rc_mr_reg(b->pd[s], b->buf[s], 2 * BIG, (uintptr_t)b->buf[s],
 				     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				     IBV_ACCESS_REMOTE_READ);
+				     IBV_ACCESS_REMOTE_READ | (b->odp ? IBV_ACCESS_ON_DEMAND : 0));
 		init.pd = b->pd[s];
 		init.send_cq = init.recv_cq = b->cq[s];
 		init.cap.max_send_wr = 1024;
@@ -307,8 +309,8 @@ static double min(double a, double b)
 	return a < b ? a : b;
 }
 
-static void measure(double seconds, bool two_threads, bool copy_frames, bool writes_only,
-		    const struct rc_engine_cfg *loss)
+static void measure(double seconds, bool two_threads, bool copy_frames, bool odp,
+		    bool writes_only, const struct rc_engine_cfg *loss)
 {
 	/*
 	 * The link itself has no latency, so the local ACK timeout only has to
@@ -316,7 +318,7 @@ static void measure(double seconds, bool two_threads, bool copy_frames, bool wri
 	 * machine one of them can be off the CPU for milliseconds, so 4.2 ms.
 	 */
 	struct bench b = { .seconds = seconds / ROUNDS, .two_threads = two_threads,
-			   .copy_frames = copy_frames, .writes_only = writes_only,
+			   .copy_frames = copy_frames, .odp = odp, .writes_only = writes_only,
 			   .timeout = two_threads ? 10 : 6, .loss = *loss };
 	double mps = 0, mc_ops = 0, wr = 0, rd = 0, mc = 0, snd = 0, rcv = 0, ceiling, x, y, unused;
 	struct port_sim_stats st;
@@ -386,7 +388,7 @@ static void measure(double seconds, bool two_threads, bool copy_frames, bool wri
 int main(int argc, char **argv)
 {
 	double seconds = 2.0;
-	bool copy_frames = false, writes_only = false;
+	bool copy_frames = false, odp = false, writes_only = false;
 	struct rc_engine_cfg loss = { 0 };
 	int threads = 1;
 
@@ -395,6 +397,8 @@ int main(int argc, char **argv)
 			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--copy"))
 			copy_frames = true;
+		else if (!strcmp(argv[i], "--odp"))
+			odp = true;
 		else if (!strcmp(argv[i], "--writes"))
 			writes_only = true;
 		else if (!strcmp(argv[i], "--rto-min") && i + 1 < argc)
@@ -410,14 +414,16 @@ int main(int argc, char **argv)
 	}
 	if (seconds <= 0 || threads < 1 || threads > 2) {
 		fprintf(stderr, "usage: bench_engine [SECONDS per figure] [--threads 1|2] [--copy] "
-			"[--writes] [--rto-min US] [--restart-window PSNS] [--no-adaptive] "
+			"[--odp] [--writes] [--rto-min US] [--restart-window PSNS] [--no-adaptive] "
 			"[--no-tlp]\n");
 		return 2;
 	}
 	printf("uroce engine over the simulated link: PMTU 4096, %d ops in flight, "
-	       "best of %d rounds in %.1f s per figure, CRC %s, payloads %s\n", DEPTH, ROUNDS,
+	       "best of %d rounds in %.1f s per figure, CRC %s, payloads %s%s\n", DEPTH, ROUNDS,
 	       seconds, wire_crc32_impl(), copy_frames ? "copied into frames (--copy)" :
-	       "by reference (zero-copy transmit)");
-	measure(seconds, threads == 2, copy_frames, writes_only, &loss);
+	       "by reference (zero-copy transmit)",
+	       odp ? ", buffers in ODP regions (--odp: copied by the kernel, never by reference)" :
+		     "");
+	measure(seconds, threads == 2, copy_frames, odp, writes_only, &loss);
 	return 0;
 }

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "engine_harness.h"
 #include "suites.h"
@@ -58,7 +60,8 @@ START_TEST(mr_registration_checks)
 	ck_assert_ptr_null(rc_mr_reg(e.pd[0], buf, 64, (uintptr_t)buf, IBV_ACCESS_REMOTE_WRITE));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_ptr_null(rc_mr_reg(e.pd[0], buf, 64, (uintptr_t)buf, IBV_ACCESS_REMOTE_ATOMIC));
-	ck_assert_ptr_null(rc_mr_reg(e.pd[0], buf, 64, (uintptr_t)buf, IBV_ACCESS_ON_DEMAND));
+	/* Zero-based regions are device memory's (ibv_reg_dm_mr(3)), not ibv_reg_mr()'s. */
+	ck_assert_ptr_null(rc_mr_reg(e.pd[0], buf, 64, (uintptr_t)buf, IBV_ACCESS_ZERO_BASED));
 	ck_assert_ptr_null(rc_mr_reg(e.pd[0], buf, 64, UINT64_MAX - 10, 0));
 	mr = rc_mr_reg(e.pd[0], buf, 64, (uintptr_t)buf, IBV_ACCESS_REMOTE_READ);
 	ck_assert_ptr_nonnull(mr);
@@ -163,6 +166,46 @@ static int post_bind(struct rc_qp *qp, struct rc_mw *mw, uint32_t rkey, struct r
 	wr.bind_mw.bind_info.mw_access_flags = access;
 	return rc_post_send(qp, &wr, &bad);
 }
+
+/*
+ * A window over an ODP region reaches it the ODP way: a write through it to a
+ * page nothing is mapped at is a remote access error, not a SIGSEGV.
+ */
+START_TEST(mw_over_odp_region)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *hole = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct h_pair p;
+	struct rc_mr *mr;
+	struct rc_mw *mw;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	ck_assert_ptr_ne(hole, MAP_FAILED);
+	ck_assert_int_eq(munmap(hole, (size_t)page), 0);
+	h_pair_init(&p, NULL, NULL, NULL);
+	mr = rc_mr_reg(p.e.pd[1], NULL, SIZE_MAX, 0, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND);
+	ck_assert_ptr_nonnull(mr);
+	mw = rc_mw_alloc(p.e.pd[1], IBV_MW_TYPE_2);
+	ck_assert_ptr_nonnull(mw);
+	rkey = ibv_inc_rkey(rc_mw_ibv(mw)->rkey);
+	ck_assert_int_eq(post_bind(p.qp[1], mw, rkey, mr, hole, (uint64_t)page,
+				   IBV_ACCESS_REMOTE_WRITE, 7), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	s = h_sge(&p, 0, 0, 64);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)hole, rkey,
+				     IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_int_eq(rc_mw_dealloc(mw), 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
+	h_pair_fini(&p);
+}
+END_TEST
 
 /*
  * A type 2 window (IBA 10.6.7): bound by a work request with a new rkey of the
@@ -672,6 +715,7 @@ Suite *rc_objects_suite(void)
 	tcase_add_test(tc, rereg_keeps_keys);
 	tcase_add_test(tc, rereg_access_same_rkey);
 	tcase_add_test(tc, mw_type2_bind_access_invalidate);
+	tcase_add_test(tc, mw_over_odp_region);
 	tcase_add_test(tc, mw_range_and_rights);
 	tcase_add_test(tc, mw_bind_errors);
 	tcase_add_test(tc, qp_rings_from_allocator);

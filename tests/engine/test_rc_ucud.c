@@ -106,6 +106,35 @@ START_TEST(ud_grh_ipv4)
 }
 END_TEST
 
+/* UD sends from and receives into ODP regions: side 0's explicit, side 1's the implicit one. */
+START_TEST(ud_odp)
+{
+	struct ud u;
+	struct ibv_wc wc;
+
+	ud_init(&u, 0, NULL);
+	for (int s = 0; s < 2; s++) {
+		ck_assert_int_eq(rc_mr_dereg(u.mr[s]), 0);
+		u.mr[s] = s ? rc_mr_reg(u.e.pd[s], NULL, SIZE_MAX, 0,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND) :
+			      rc_mr_reg(u.e.pd[s], u.buf[s], sizeof(u.buf[s]), (uintptr_t)u.buf[s],
+					IBV_ACCESS_ON_DEMAND);
+		ck_assert_ptr_nonnull(u.mr[s]);
+	}
+	for (int i = 0; i < 1000; i++)
+		u.buf[0][i] = (uint8_t)(i * 3 + 1);
+	ud_recv(&u, 7, 40 + 1000);
+	ck_assert_int_eq(ud_send(&u, 1, 1000, QKEY, false), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 1040);
+	ck_assert_int_eq(memcmp(u.buf[1] + 40, u.buf[0], 1000), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ud_fini(&u);
+}
+END_TEST
+
 /*
  * GRHs of IPv6's form.  Loop: 0 an IPv6 RoCE v2 GID, then RoCE v1 GIDs, 1 the
  * IPv4-mapped one and 2 the fe80:: one: GRH frames on 0x8915 whose 40 bytes
@@ -477,6 +506,7 @@ Suite *rc_ucud_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ud_grh_ipv4);
+	tcase_add_test(tc, ud_odp);
 	tcase_add_loop_test(tc, ud_grh_ipv6, 0, 3);
 	tcase_add_test(tc, ud_qkey);
 	tcase_add_test(tc, ud_length_limits);
