@@ -99,6 +99,12 @@ struct ucma_ctx {
 	unsigned		n_cm;
 	unsigned		events_reported;
 	bool			reuseaddr, disconnected;
+	/*
+	 * Made by a listener for a connection request: it shares the listener's
+	 * port without holding it (the kernel's cma_new_conn_id binds no port), so
+	 * the port can be bound again once the listener is gone.
+	 */
+	bool			passive;
 	/* For INIT_QP_ATTR (ours and the peer's halves of the handshake). */
 	struct cm_path		path;
 	bool			path_ok;
@@ -497,6 +503,7 @@ static int conn_request(struct ucma_dev *u, struct ucma_ctx *l, struct cm_id *id
 		return -ENOMEM;
 	}
 	c->dev = u;
+	c->passive = true;
 	c->cm_ids[0] = id;
 	c->cm_devs[0] = c->dev;
 	c->n_cm = 1;
@@ -683,7 +690,7 @@ static int bind_addr(struct ucma_ctx *c, const struct sockaddr_storage *ss)
 	for (uint32_t i = 1; port && i < ucma_n_ctx; i++) {
 		struct ucma_ctx *o = ucma_ctxs[i];
 
-		if (o && o != c && o->ps == c->ps && o->state >= U_BOUND &&
+		if (o && o != c && !o->passive && o->ps == c->ps && o->state >= U_BOUND &&
 		    sa_port(&o->src) == port && !(o->reuseaddr && c->reuseaddr) &&
 		    (o->state == U_LISTEN || !o->dev || !c->dev || o->dev == c->dev))
 			return -EADDRINUSE;

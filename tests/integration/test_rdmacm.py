@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Unmodified rdmacm-utils over uroce's rdma_cm: rping with data verification (IPv4, IPv6),
-ucmatose (several connections), udaddy (UD, service ID resolution), and connects that end in an
-error, not a hang."""
+ucmatose (several connections), udaddy (UD, service ID resolution), connects that end in an
+error, not a hang, and perftest connecting through rdma_cm (-R)."""
 
 import os
 import shutil
@@ -10,6 +10,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
+import perf  # noqa: E402
 
 PORT = 7174
 RDMA_PS_TCP = 0x0106
@@ -50,6 +51,32 @@ def rping_pair(tap, pair, name, addr, port, opts, check=None):
     if check:
         return check(cli)
     return True
+
+
+def perftest_pair(tap, pair, tool, opts, port):
+    """A perftest pair whose connection is set up by rdma_cm (-R): the server listens on the
+    port's service ID, not on a TCP socket."""
+    argv = [tool, '-d', 'uroce0', '-F', '-R', '-p', str(port)] + opts
+    name = f'{tool} -R {" ".join(opts)}'
+    srv = pair.start(0, CM_ENV + argv)
+    if not wait_listening(pair, 0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        return tap.ok(False, name, f'server did not start listening:\n{srv.out}')
+    cli = pair.start(1, CM_ENV + argv + [pair.ip4[0]])
+    cli.wait(120)
+    srv.wait(15 if cli.rc == 0 else 5)
+    return perf.check(tap, name, srv, cli)
+
+
+def perftests(tap, pair, port):
+    for tool in perf.BW_TOOLS + ['ib_atomic_bw']:
+        port += 1
+        perftest_pair(tap, pair, tool, ['-n', '200'], port)
+    for tool in perf.LAT_TOOLS + ['ib_atomic_lat']:
+        port += 1
+        perftest_pair(tap, pair, tool, ['-n', '200'], port)
+    return port
 
 
 def body(tap, pair):
@@ -117,6 +144,8 @@ def body(tap, pair):
     srv.kill()
     srv.wait(5)
     PORT += 1
+
+    PORT = perftests(tap, pair, PORT)
 
 
 if __name__ == '__main__':
