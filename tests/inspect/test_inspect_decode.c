@@ -508,6 +508,37 @@ START_TEST(cm_mad_others)
 }
 END_TEST
 
+/* A real REQ (rping's client through uroce's rdma_cm): its fields agree with the traffic after it. */
+START_TEST(cm_mad_capture)
+{
+	struct test_capture c;
+	struct wire_frame fr;
+	uint32_t psn;
+
+	test_capture_load("uroce_rping_cm_rx.pcap", &c);
+	ck_assert_uint_eq(c.n, 21);
+	inspect_decode_frame(&fr, c.frames[2].data, c.frames[2].len, c.frames[2].orig_len);
+	ck_assert_uint_eq(fr.pkt.opcode, WIRE_OPC_RC | WIRE_OP_SEND_ONLY);
+	psn = fr.pkt.psn;
+	inspect_decode_frame(&fr, c.frames[0].data, c.frames[0].len, c.frames[0].orig_len);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_NONE);
+	ck_assert_has(render(LINE, &fr), "CM REQ tid ");
+	render(VERBOSE, &fr);
+	ck_assert_has(text, "(RDMA_PS_TCP port 7600)");
+	expect_has(text, "starting PSN   %" PRIu32 " ", psn);
+	ck_assert_has(text, "remote CM timeout 20: 4.3 s");
+	ck_assert_has(text, "path MTU       3: 1024 bytes");
+	ck_assert_has(text, "IP version     0100 .... = 4");
+	ck_assert_has(text, "source IP      10.70.0.2 ");
+	ck_assert_has(text, "dest IP        10.70.0.1 ");
+	inspect_decode_frame(&fr, c.frames[1].data, c.frames[1].len, c.frames[1].orig_len);
+	ck_assert_has(render(VERBOSE, &fr), "RTU ReadyToUse");
+	inspect_decode_frame(&fr, c.frames[20].data, c.frames[20].len, c.frames[20].orig_len);
+	ck_assert_has(render(VERBOSE, &fr), "DREQ DisconnectRequest");
+	test_capture_free(&c);
+}
+END_TEST
+
 /*
  * Every prefix of several frames, in every mode, from a buffer of exactly
  * that size: the decoder reads nothing past the end (ASan) and never crashes.
@@ -604,6 +635,7 @@ Suite *inspect_decode_suite(void)
 	tcase_add_test(t, perftest_exchange);
 	tcase_add_test(t, cm_mad_req);
 	tcase_add_test(t, cm_mad_others);
+	tcase_add_test(t, cm_mad_capture);
 	tcase_add_loop_test(t, every_truncation, 0, 7);
 	tcase_add_test(t, text_helpers);
 	suite_add_tcase(s, t);
