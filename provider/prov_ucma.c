@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ enum ucma_event_type {
 #define UCMA_MIN_RNR_TIMER	12		/* 0.64 ms */
 #define UCMA_CM_RETRIES		15		/* CMA_MAX_CM_RETRIES */
 #define UCMA_POLL_NS		1000000ull	/* how often the CM thread looks for MADs */
+#define UCMA_SEND_WAIT_NS	100000000ull	/* longest a command waits for its MAD to leave */
 #define UCMA_PORT_LO		32768
 #define UCMA_PORT_HI		61000
 
@@ -318,8 +320,22 @@ static struct ucma_dev *dev_by_gid(const uint8_t gid[16])
  */
 static void send_now(struct ucma_dev *u)
 {
-	if (u)
+	uint64_t end = mono_ns(NULL) + UCMA_SEND_WAIT_NS;
+
+	if (!u)
+		return;
+	/*
+	 * One pass is not enough when the progress thread holds the engine:
+	 * the kick then returns at once and the pass that sends the MAD may
+	 * still be running when the program exits.  Its send completion says
+	 * the frame went to the port; a MAD still waiting for the neighbour's
+	 * MAC after UCMA_SEND_WAIT_NS is left to the CM's retransmissions.
+	 */
+	do {
 		dp_device_kick(prov_dp(u->ctx));
+		cm_process(u->cm);
+	} while (cm_sends_in_flight(u->cm) && mono_ns(NULL) < end && !sched_yield());
+	dp_device_kick(prov_dp(u->ctx));
 }
 
 /* ---- IDs and events ---- */
