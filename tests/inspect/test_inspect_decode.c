@@ -340,6 +340,12 @@ START_TEST(not_roce)
 }
 END_TEST
 
+/* Frame @i of a loaded capture, decoded into @fr. */
+static void decode_nth(struct wire_frame *fr, const struct test_capture *c, size_t i)
+{
+	inspect_decode_frame(fr, c->frames[i].data, c->frames[i].len, c->frames[i].orig_len);
+}
+
 /* perftest's TCP exchange in a real capture, decoded into the numbers it carries. */
 START_TEST(perftest_exchange)
 {
@@ -348,7 +354,7 @@ START_TEST(perftest_exchange)
 
 	test_capture_load("rxe_rc_atomic_fetch_add.pcap", &c);
 	ck_assert_uint_ge(c.n, 14);
-	inspect_decode_frame(&fr, c.frames[13].data, c.frames[13].len, c.frames[13].orig_len);
+	decode_nth(&fr, &c, 13);
 	ck_assert_uint_eq(fr.kind, WIRE_FRAME_IP);
 	ck_assert(fr.perftest.valid);
 	ck_assert_uint_eq(fr.perftest.qpn, 0x20);
@@ -361,7 +367,7 @@ START_TEST(perftest_exchange)
 	ck_assert_has(render(VERBOSE, &fr), "GID 192.168.77.3, SRQ number 0");
 	ck_assert_has(render(JSON, &fr), "\"perftest\":{\"qpn\":32,\"psn\":15090958");
 	/* The SYN before it is perftest's connection but carries no exchange. */
-	inspect_decode_frame(&fr, c.frames[0].data, c.frames[0].len, c.frames[0].orig_len);
+	decode_nth(&fr, &c, 0);
 	ck_assert(!fr.perftest.valid);
 	ck_assert_has(render(LINE, &fr), "TCP [S] seq ");
 	test_capture_free(&c);
@@ -517,10 +523,10 @@ START_TEST(cm_mad_capture)
 
 	test_capture_load("uroce_rping_cm_rx.pcap", &c);
 	ck_assert_uint_eq(c.n, 21);
-	inspect_decode_frame(&fr, c.frames[2].data, c.frames[2].len, c.frames[2].orig_len);
+	decode_nth(&fr, &c, 2);
 	ck_assert_uint_eq(fr.pkt.opcode, WIRE_OPC_RC | WIRE_OP_SEND_ONLY);
 	psn = fr.pkt.psn;
-	inspect_decode_frame(&fr, c.frames[0].data, c.frames[0].len, c.frames[0].orig_len);
+	decode_nth(&fr, &c, 0);
 	ck_assert_uint_eq(fr.drop, WIRE_DROP_NONE);
 	ck_assert_has(render(LINE, &fr), "CM REQ tid ");
 	render(VERBOSE, &fr);
@@ -531,9 +537,9 @@ START_TEST(cm_mad_capture)
 	ck_assert_has(text, "IP version     0100 .... = 4");
 	ck_assert_has(text, "source IP      10.70.0.2 ");
 	ck_assert_has(text, "dest IP        10.70.0.1 ");
-	inspect_decode_frame(&fr, c.frames[1].data, c.frames[1].len, c.frames[1].orig_len);
+	decode_nth(&fr, &c, 1);
 	ck_assert_has(render(VERBOSE, &fr), "RTU ReadyToUse");
-	inspect_decode_frame(&fr, c.frames[20].data, c.frames[20].len, c.frames[20].orig_len);
+	decode_nth(&fr, &c, 20);
 	ck_assert_has(render(VERBOSE, &fr), "DREQ DisconnectRequest");
 	test_capture_free(&c);
 }
