@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ enum ucma_event_type {
 #define UCMA_MIN_RNR_TIMER	12		/* 0.64 ms */
 #define UCMA_CM_RETRIES		15		/* CMA_MAX_CM_RETRIES */
 #define UCMA_POLL_NS		1000000ull	/* how often the CM thread looks for MADs */
+#define UCMA_SEND_WAIT_NS	100000000ull	/* longest a command waits for its MAD to leave */
 #define UCMA_PORT_LO		32768
 #define UCMA_PORT_HI		61000
 
@@ -99,6 +101,12 @@ struct ucma_ctx {
 	unsigned		n_cm;
 	unsigned		events_reported;
 	bool			reuseaddr, disconnected;
+	/*
+	 * Made by a listener for a connection request: it shares the listener's
+	 * port without holding it (the kernel's cma_new_conn_id binds no port), so
+	 * the port can be bound again once the listener is gone.
+	 */
+	bool			passive;
 	/* For INIT_QP_ATTR (ours and the peer's halves of the handshake). */
 	struct cm_path		path;
 	bool			path_ok;
@@ -312,8 +320,22 @@ static struct ucma_dev *dev_by_gid(const uint8_t gid[16])
  */
 static void send_now(struct ucma_dev *u)
 {
-	if (u)
+	uint64_t end = mono_ns(NULL) + UCMA_SEND_WAIT_NS;
+
+	if (!u)
+		return;
+	/*
+	 * One pass is not enough when the progress thread holds the engine:
+	 * the kick then returns at once and the pass that sends the MAD may
+	 * still be running when the program exits.  Its send completion says
+	 * the frame went to the port; a MAD still waiting for the neighbour's
+	 * MAC after UCMA_SEND_WAIT_NS is left to the CM's retransmissions.
+	 */
+	do {
 		dp_device_kick(prov_dp(u->ctx));
+		cm_process(u->cm);
+	} while (cm_sends_in_flight(u->cm) && mono_ns(NULL) < end && !sched_yield());
+	dp_device_kick(prov_dp(u->ctx));
 }
 
 /* ---- IDs and events ---- */
@@ -497,6 +519,7 @@ static int conn_request(struct ucma_dev *u, struct ucma_ctx *l, struct cm_id *id
 		return -ENOMEM;
 	}
 	c->dev = u;
+	c->passive = true;
 	c->cm_ids[0] = id;
 	c->cm_devs[0] = c->dev;
 	c->n_cm = 1;
@@ -683,7 +706,7 @@ static int bind_addr(struct ucma_ctx *c, const struct sockaddr_storage *ss)
 	for (uint32_t i = 1; port && i < ucma_n_ctx; i++) {
 		struct ucma_ctx *o = ucma_ctxs[i];
 
-		if (o && o != c && o->ps == c->ps && o->state >= U_BOUND &&
+		if (o && o != c && !o->passive && o->ps == c->ps && o->state >= U_BOUND &&
 		    sa_port(&o->src) == port && !(o->reuseaddr && c->reuseaddr) &&
 		    (o->state == U_LISTEN || !o->dev || !c->dev || o->dev == c->dev))
 			return -EADDRINUSE;

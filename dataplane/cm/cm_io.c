@@ -177,6 +177,15 @@ int cm_io_send(struct cm *cm, const struct cm_path *path, const struct wire_cm_m
 	return 0;
 }
 
+unsigned cm_sends_in_flight(const struct cm *cm)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < CM_SEND_SLOTS; i++)
+		n += cm->send[i].busy;
+	return n;
+}
+
 /* The sender's and our address from the 40 bytes in front of the MAD (IBA 11.4.1.2 for RoCE v2). */
 static void grh_gids(const uint8_t *grh, uint8_t src[16], uint8_t dst[16])
 {

@@ -142,6 +142,8 @@ void cm_destroy(struct cm *cm);
  * Return: MADs received + timers fired; 0 when idle.
  */
 unsigned cm_process(struct cm *cm);
+/* MADs posted on QP1 whose send has not completed yet (seen by cm_process()). */
+unsigned cm_sends_in_flight(const struct cm *cm);
 /* When cm_process() has a timer due, ns on cfg.now_ns's clock; UINT64_MAX if none. */
 uint64_t cm_next_deadline(const struct cm *cm);
 

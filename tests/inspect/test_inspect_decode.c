@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "uroce/inspect_decode.h"
+#include "uroce/wire_mad.h"
 #include "unit_capture.h"
 #include "wire_testutil.h"
 
@@ -342,6 +343,12 @@ START_TEST(not_roce)
 }
 END_TEST
 
+/* Frame @i of a loaded capture, decoded into @fr. */
+static void decode_nth(struct wire_frame *fr, const struct test_capture *c, size_t i)
+{
+	inspect_decode_frame(fr, c->frames[i].data, c->frames[i].len, c->frames[i].orig_len);
+}
+
 /* perftest's TCP exchange in a real capture, decoded into the numbers it carries. */
 START_TEST(perftest_exchange)
 {
@@ -350,7 +357,7 @@ START_TEST(perftest_exchange)
 
 	test_capture_load("rxe_rc_atomic_fetch_add.pcap", &c);
 	ck_assert_uint_ge(c.n, 14);
-	inspect_decode_frame(&fr, c.frames[13].data, c.frames[13].len, c.frames[13].orig_len);
+	decode_nth(&fr, &c, 13);
 	ck_assert_uint_eq(fr.kind, WIRE_FRAME_IP);
 	ck_assert(fr.perftest.valid);
 	ck_assert_uint_eq(fr.perftest.qpn, 0x20);
@@ -363,9 +370,180 @@ START_TEST(perftest_exchange)
 	ck_assert_has(render(VERBOSE, &fr), "GID 192.168.77.3, SRQ number 0");
 	ck_assert_has(render(JSON, &fr), "\"perftest\":{\"qpn\":32,\"psn\":15090958");
 	/* The SYN before it is perftest's connection but carries no exchange. */
-	inspect_decode_frame(&fr, c.frames[0].data, c.frames[0].len, c.frames[0].orig_len);
+	decode_nth(&fr, &c, 0);
 	ck_assert(!fr.perftest.valid);
 	ck_assert_has(render(LINE, &fr), "TCP [S] seq ");
+	test_capture_free(&c);
+}
+END_TEST
+
+
+/* A UD SEND to QP1 carrying @mad, as the CM sends it, in `frame`; its length. */
+static uint32_t cm_frame(const struct wire_cm_mad *mad)
+{
+	struct wire_build_desc d = {
+		.src_mac = { 2, 0, 0, 0, 0, 2 }, .dst_mac = { 2, 0, 0, 0, 0, 1 },
+		.ip_version = 4,
+		.src_gid = { [10] = 0xff, [11] = 0xff, 10, 70, 0, 2 },
+		.dst_gid = { [10] = 0xff, [11] = 0xff, 10, 70, 0, 1 },
+		.opcode = WIRE_OPC_UD | WIRE_OP_SEND_ONLY, .dest_qp = WIRE_GSI_QPN, .psn = 5,
+		.deth = { WIRE_GSI_QKEY, WIRE_GSI_QPN },
+	};
+
+	return wire_build(frame, sizeof(frame), &d, mad, sizeof(*mad));
+}
+
+/* rdma_cm's REQ for 10.70.0.1 port 7174, as built by wire_mad's builders. */
+static void cm_req(struct wire_cm_mad *m)
+{
+	struct wire_cm_req *r = &m->u.req;
+	static const uint8_t src[16] = { [10] = 0xff, [11] = 0xff, 10, 70, 0, 2 };
+	static const uint8_t dst[16] = { [10] = 0xff, [11] = 0xff, 10, 70, 0, 1 };
+
+	wire_cm_mad_init(m, WIRE_CM_REQ, 0x0000123400000001ull);
+	wire_set32(&r->local_comm_id, 0x3c001234);
+	wire_set64(&r->service_id, wire_ip_service_id(WIRE_RDMA_PS_TCP, 7174));
+	wire_set64(&r->local_ca_guid, 0x0200000000000002ull);
+	wire_set_hi24_lo8(&r->qpn_rres, 0x000112, 16);
+	wire_set_hi24_lo8(&r->eecn_idepth, 0, 8);
+	wire_set_hi24_lo8(&r->reecn_misc, 0, 20 << 3);
+	wire_set_hi24_lo8(&r->psn_misc, 0xabcdef, 20 << 3 | 7);
+	wire_set16(&r->pkey, 0xffff);
+	r->mtu_misc = 3 << 4 | 7;
+	r->retries_misc = 15 << 4;
+	memcpy(r->primary.local_gid, src, 16);
+	memcpy(r->primary.remote_gid, dst, 16);
+	r->primary.hop_limit = 64;
+	r->primary.ack_timeout = 14 << 3;
+	wire_cma_hdr_build((struct wire_cma_hdr *)r->pdata, 4, src, dst, 40001);
+	memcpy(r->pdata + sizeof(struct wire_cma_hdr), "hello", 5);
+}
+
+/* Every field of a CM REQ is named and explained, with the values rdma_cm put there. */
+START_TEST(cm_mad_req)
+{
+	struct wire_cm_mad m;
+	struct wire_frame fr;
+
+	cm_req(&m);
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_NONE);
+	ck_assert_has(render(LINE, &fr), "CM REQ tid 0x123400000001");
+	render(VERBOSE, &fr);
+	ck_assert_has(text, "MAD common header, 24 bytes at 0x0000 (IBA 13.4.2)");
+	ck_assert_has(text, "base version   1 ");
+	ck_assert_has(text, "mgmt class     0x07 ");
+	ck_assert_has(text, "class version  2 ");
+	ck_assert_has(text, "method         .000 0011 = 3 ");
+	ck_assert_has(text, "TID            0x0000123400000001");
+	ck_assert_has(text, "attribute ID   0x0010 REQ");
+	ck_assert_has(text, "REQ ConnectRequest, 232 bytes at 0x0018 (IBA 12.6.5 table 106)");
+	ck_assert_has(text, "local comm ID  0x3c001234");
+	ck_assert_has(text, "service ID     0x0000000001061c06 (RDMA_PS_TCP port 7174)");
+	ck_assert_has(text, "local QPN      0x000112");
+	ck_assert_has(text, "resp resources 16 ");
+	ck_assert_has(text, "initiator depth 8 ");
+	ck_assert_has(text, "starting PSN   11259375 ");
+	ck_assert_has(text, "remote CM timeout 20: 4.3 s");
+	ck_assert_has(text, "transport      0 RC");
+	ck_assert_has(text, "path MTU       3: 1024 bytes");
+	ck_assert_has(text, "max CM retries 1111 .... = 15");
+	ck_assert_has(text, "local GID      10.70.0.2");
+	ck_assert_has(text, "local ACK timeout 14: 67.1 ms");
+	ck_assert_has(text, "rdma_cm private-data header, 36 bytes at 0x00a4 (IBA Annex A11.6)");
+	ck_assert_has(text, "IP version     0100 .... = 4");
+	ck_assert_has(text, "source port    40001 ");
+	ck_assert_has(text, "source IP      10.70.0.2 ");
+	ck_assert_has(text, "dest IP        10.70.0.1 ");
+	ck_assert_has(text, "68656c6c6f");
+	ck_assert_has(text, "ICRC");
+}
+END_TEST
+
+/* The other messages: each has its own layer and its own fields. */
+START_TEST(cm_mad_others)
+{
+	struct wire_cm_mad m;
+	struct wire_frame fr;
+
+	wire_cm_mad_init(&m, WIRE_CM_REP, 7);
+	wire_set32(&m.u.rep.local_comm_id, 0x11);
+	wire_set32(&m.u.rep.remote_comm_id, 0x3c001234);
+	wire_set_hi24_lo8(&m.u.rep.qpn_vendor, 0x000113, 0);
+	wire_set_hi24_lo8(&m.u.rep.psn_vendor, 4242, 0);
+	m.u.rep.rres = 8;
+	m.u.rep.idepth = 16;
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_has(render(VERBOSE, &fr), "REP ConnectReply");
+	ck_assert_has(text, "remote comm ID 0x3c001234");
+	ck_assert_has(text, "local QPN      0x000113");
+	ck_assert_has(text, "starting PSN   4242 ");
+
+	wire_cm_mad_init(&m, WIRE_CM_REJ, 8);
+	wire_set16(&m.u.rej.reason, WIRE_CM_REJ_INVALID_SERVICE_ID);
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_has(render(LINE, &fr), "CM REJ tid 0x8");
+	ck_assert_has(render(VERBOSE, &fr), "reason         8 invalid service ID");
+
+	wire_cm_mad_init(&m, WIRE_CM_DREQ, 9);
+	wire_set_hi24_lo8(&m.u.dreq.remote_qpn, 0x000113, 0);
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_has(render(VERBOSE, &fr), "DREQ DisconnectRequest");
+	ck_assert_has(text, "remote QPN     0x000113");
+
+	wire_cm_mad_init(&m, WIRE_CM_RTU, 10);
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_has(render(VERBOSE, &fr), "RTU ReadyToUse");
+
+	wire_cm_mad_init(&m, WIRE_CM_MRA, 11);
+	m.u.mra.service_timeout = 20 << 3;
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_has(render(VERBOSE, &fr), "service timeout 20: 4.3 s");
+
+	wire_cm_mad_init(&m, WIRE_CM_SIDR_REQ, 12);
+	wire_set64(&m.u.sidr_req.service_id, wire_ip_service_id(WIRE_RDMA_PS_UDP, 7174));
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_has(render(VERBOSE, &fr), "SIDR_REQ ServiceIDResReq");
+	ck_assert_has(text, "(RDMA_PS_UDP port 7174)");
+	/* No rdma_cm header in its private data: said so, not decoded as one. */
+	ck_assert_has(text, "private data: no rdma_cm header");
+
+	/* Another class on QP1 is a MAD but not the CM's: no CM fields. */
+	wire_cm_mad_init(&m, WIRE_CM_RTU, 13);
+	m.hdr.mgmt_class = 0x04;
+	inspect_decode_frame(&fr, frame, cm_frame(&m), 0);
+	ck_assert_lacks(render(LINE, &fr), "CM RTU");
+	ck_assert_lacks(render(VERBOSE, &fr), "RTU ReadyToUse");
+}
+END_TEST
+
+/* A real REQ (rping's client through uroce's rdma_cm): its fields agree with the traffic after it. */
+START_TEST(cm_mad_capture)
+{
+	struct test_capture c;
+	struct wire_frame fr;
+	uint32_t psn;
+
+	test_capture_load("uroce_rping_cm_rx.pcap", &c);
+	ck_assert_uint_eq(c.n, 21);
+	decode_nth(&fr, &c, 2);
+	ck_assert_uint_eq(fr.pkt.opcode, WIRE_OPC_RC | WIRE_OP_SEND_ONLY);
+	psn = fr.pkt.psn;
+	decode_nth(&fr, &c, 0);
+	ck_assert_uint_eq(fr.drop, WIRE_DROP_NONE);
+	ck_assert_has(render(LINE, &fr), "CM REQ tid ");
+	render(VERBOSE, &fr);
+	ck_assert_has(text, "(RDMA_PS_TCP port 7600)");
+	expect_has(text, "starting PSN   %" PRIu32 " ", psn);
+	ck_assert_has(text, "remote CM timeout 20: 4.3 s");
+	ck_assert_has(text, "path MTU       3: 1024 bytes");
+	ck_assert_has(text, "IP version     0100 .... = 4");
+	ck_assert_has(text, "source IP      10.70.0.2 ");
+	ck_assert_has(text, "dest IP        10.70.0.1 ");
+	decode_nth(&fr, &c, 1);
+	ck_assert_has(render(VERBOSE, &fr), "RTU ReadyToUse");
+	decode_nth(&fr, &c, 20);
+	ck_assert_has(render(VERBOSE, &fr), "DREQ DisconnectRequest");
 	test_capture_free(&c);
 }
 END_TEST
@@ -390,6 +568,12 @@ START_TEST(every_truncation)
 	} else if (_i == 4) {
 		src = c.frames[13].data;	/* perftest exchange */
 		len = c.frames[13].len;
+	} else if (_i == 5) {
+		struct wire_cm_mad m;
+
+		cm_req(&m);
+		len = cm_frame(&m);
+		src = frame;
 	} else {
 		src = arp_request;
 		len = sizeof(arp_request);
@@ -511,7 +695,10 @@ Suite *inspect_decode_suite(void)
 	tcase_add_test(t, not_roce);
 	tcase_add_test(t, roce_v1_frame);
 	tcase_add_test(t, perftest_exchange);
-	tcase_add_loop_test(t, every_truncation, 0, 6);
+	tcase_add_test(t, cm_mad_req);
+	tcase_add_test(t, cm_mad_others);
+	tcase_add_test(t, cm_mad_capture);
+	tcase_add_loop_test(t, every_truncation, 0, 7);
 	tcase_add_test(t, text_helpers);
 	suite_add_tcase(s, t);
 	return s;

@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: MIT
 """Unmodified rdmacm-utils over uroce's rdma_cm: rping with data verification (IPv4, IPv6),
-ucmatose (several connections), udaddy (UD, service ID resolution), and connects that end in an
-error, not a hang."""
+ucmatose (4 and 20 connections), udaddy (UD, service ID resolution), connects that end in an
+error, not a hang, perftest connecting through rdma_cm (-R), rdma_server/rdma_client, rstream
+(rsockets) and cmtime."""
 
 import os
+import re
 import shutil
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
+import perf  # noqa: E402
 
 PORT = 7174
 RDMA_PS_TCP = 0x0106
@@ -36,6 +39,23 @@ def wait_listening(pair, side, port, proc, timeout=30, ps=RDMA_PS_TCP):
     return False
 
 
+def cm_client_server(pair, srv_argv, cli_argv, port, ps=RDMA_PS_TCP, srv_exits=True):
+    """A server in namespace A, once it listens on the port's service ID, and its client in B:
+    (server, client), client None when the server never listened.  A server that does not end
+    by itself (SRV_EXITS false) is stopped once its client has ended."""
+    srv = pair.start(0, CM_ENV + srv_argv)
+    if not wait_listening(pair, 0, port, srv, ps=ps):
+        srv.kill()
+        srv.wait(5)
+        return srv, None
+    cli = pair.start(1, CM_ENV + cli_argv)
+    cli.wait(120)
+    if not srv_exits:
+        srv.kill()
+    srv.wait(15 if cli.rc == 0 else 5)
+    return srv, cli
+
+
 def rping_pair(tap, pair, name, addr, port, opts, check=None):
     srv = pair.start(0, CM_ENV + ['rping', '-s', '-a', addr, '-p', str(port)] + opts)
     if not wait_listening(pair, 0, port, srv):
@@ -50,6 +70,64 @@ def rping_pair(tap, pair, name, addr, port, opts, check=None):
     if check:
         return check(cli)
     return True
+
+
+def perftest_pair(tap, pair, tool, opts, port):
+    """A perftest pair whose connection is set up by rdma_cm (-R): the server listens on the
+    port's service ID, not on a TCP socket."""
+    argv = [tool, '-d', 'uroce0', '-F', '-R', '-p', str(port)] + opts
+    name = f'{tool} -R {" ".join(opts)}'
+    srv, cli = cm_client_server(pair, argv, argv + [pair.ip4[0]], port)
+    return perf.check(tap, name, srv, cli)
+
+
+def perftests(tap, pair, port):
+    for tool in perf.BW_TOOLS + ['ib_atomic_bw']:
+        port += 1
+        perftest_pair(tap, pair, tool, ['-n', '200'], port)
+    for tool in perf.LAT_TOOLS + ['ib_atomic_lat']:
+        port += 1
+        perftest_pair(tap, pair, tool, ['-n', '200'], port)
+    return port
+
+
+def more_tools(tap, pair, port):
+    """Many connections at once, librdmacm's rdma_create_ep API, rsockets, and cmtime."""
+    a = pair.ip4[0]
+    srv, cli = cm_client_server(pair, ['ucmatose', '-b', a, '-c', '20'],
+                                ['ucmatose', '-s', a, '-c', '20'], 7471)
+    it.both_ok(tap, 'ucmatose -c 20', srv, cli)
+
+    port += 1
+    srv, cli = cm_client_server(pair, ['rdma_server', '-s', a, '-p', str(port)],
+                                ['rdma_client', '-s', a, '-p', str(port)], port)
+    if it.both_ok(tap, 'rdma_server / rdma_client', srv, cli):
+        tap.ok('rdma_client: end 0' in cli.out and 'rdma_server: end 0' in srv.out,
+               'rdma_server / rdma_client: both report end 0', srv.out + cli.out)
+
+    # rsockets (librdmacm's socket API over RDMA): 100 transfers of 4 KiB each way.
+    port += 1
+    opts = ['-p', str(port), '-S', '4096', '-C', '100']
+    srv, cli = cm_client_server(pair, ['rstream', '-b', a] + opts, ['rstream', '-s', a] + opts,
+                                port)
+    if it.both_ok(tap, 'rstream -S 4096 -C 100', srv, cli):
+        tap.ok(all(re.search(r'^custom\s+4k\s+100\s', p.out, re.M) for p in (srv, cli)),
+               'rstream: both sides report 100 transfers of 4k', srv.out + cli.out)
+
+    # cmtime's server (rdma-core 44) keeps listening after its client is done: stopped then.
+    port += 1
+    srv, cli = cm_client_server(pair, ['cmtime', '-b', a, '-p', str(port), '-c', '20'],
+                                ['cmtime', '-s', a, '-p', str(port), '-c', '20'], port,
+                                srv_exits=False)
+    steps = ('connect', 'disconnect')
+    tap.ok(cli is not None and cli.rc == 0 and
+           all(re.search(rf'^{s}\s*:', cli.out, re.M) for s in steps),
+           'cmtime -c 20: the client connects and disconnects 20 and reports the times',
+           srv.out + (cli.out if cli else ''))
+    if cli is not None:
+        tap.diag('\n'.join(ln for ln in cli.out.splitlines() if ln.split(':')[0].strip() in
+                           ('resolve addr', 'connect', 'disconnect')))
+    return port
 
 
 def body(tap, pair):
@@ -75,24 +153,15 @@ def body(tap, pair):
     rping_pair(tap, pair, 'rping -C 200 -V (IPv6)', pair.ip6[0], PORT, ['-C', '200', '-V'])
 
     # Four connections at once, each moving data, then disconnected (ucmatose's port: 7471).
-    srv = pair.start(0, CM_ENV + ['ucmatose', '-b', pair.ip4[0], '-c', '4'])
-    if wait_listening(pair, 0, 7471, srv):
-        cli = pair.start(1, CM_ENV + ['ucmatose', '-s', pair.ip4[0], '-c', '4'])
-        cli.wait(120)
-        srv.wait(10)
-        it.both_ok(tap, 'ucmatose -c 4', srv, cli)
-    else:
-        tap.ok(False, 'ucmatose listens', srv.out)
+    a = pair.ip4[0]
+    srv, cli = cm_client_server(pair, ['ucmatose', '-b', a, '-c', '4'],
+                                ['ucmatose', '-s', a, '-c', '4'], 7471)
+    it.both_ok(tap, 'ucmatose -c 4', srv, cli)
 
     # UD: the client resolves the service ID (SIDR_REQ/SIDR_REP), then datagrams both ways.
-    srv = pair.start(0, CM_ENV + ['udaddy', '-b', pair.ip4[0]])
-    if wait_listening(pair, 0, 7174, srv, ps=RDMA_PS_UDP):
-        cli = pair.start(1, CM_ENV + ['udaddy', '-s', pair.ip4[0]])
-        cli.wait(120)
-        srv.wait(10)
-        it.both_ok(tap, 'udaddy', srv, cli)
-    else:
-        tap.ok(False, 'udaddy listens', srv.out)
+    srv, cli = cm_client_server(pair, ['udaddy', '-b', a], ['udaddy', '-s', a], 7174,
+                                ps=RDMA_PS_UDP)
+    it.both_ok(tap, 'udaddy', srv, cli)
 
     # Nobody on the other side runs a CM: the REQ goes unanswered, the client gives up.
     PORT += 1
@@ -117,6 +186,9 @@ def body(tap, pair):
     srv.kill()
     srv.wait(5)
     PORT += 1
+
+    PORT = perftests(tap, pair, PORT)
+    PORT = more_tools(tap, pair, PORT)
 
 
 if __name__ == '__main__':

@@ -3,10 +3,12 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "uroce/inspect_decode.h"
+#include "uroce/wire_mad.h"
 #include "inspect_text.h"
 
 #define ETH_HLEN	14
@@ -298,6 +300,20 @@ static void sb_aeth(struct inspect_text *b, uint32_t syn_msn)
 	inspect_text_printf(b, " msn %" PRIu32, syn_msn & WIRE_24BIT_MASK);
 }
 
+/* A UD SEND to QP1 with the GSI's Q_Key and the CM's class: a CM MAD (IBA 13.5.1, 13.4.4). */
+static bool cm_mad(const struct wire_frame *fr)
+{
+	const struct wire_pkt *p = &fr->pkt;
+	const uint8_t *deth = ext(fr, WIRE_EXT_DETH);
+	uint32_t data_off;
+
+	if (!deth || p->dest_qp != WIRE_GSI_QPN || wire_load32(deth) != WIRE_GSI_QKEY)
+		return false;
+	data_off = p->bth_off + p->op->hdr_len;
+	return p->payload_len >= WIRE_MAD_HDR_LEN && data_off + WIRE_MAD_HDR_LEN <= fr->len &&
+	       fr->data[data_off + 1] == WIRE_MGMT_CLASS_CM;
+}
+
 static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 {
 	const struct wire_pkt *p = &fr->pkt;
@@ -345,6 +361,13 @@ static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 	if (ext_present(fr) && fr->drop != WIRE_DROP_BAD_PAD &&
 	    (p->payload_len || (p->op->flags & WIRE_OPF_PAYLOAD)))
 		inspect_text_printf(b, " payload %" PRIu32, p->payload_len);
+	if (cm_mad(fr)) {
+		const uint8_t *m = fr->data + p->bth_off + p->op->hdr_len;
+		const char *name = wire_cm_attr_name(wire_load16(m + 16));
+
+		inspect_text_printf(b, " CM %s tid 0x%" PRIx64, name ? name : "(unknown attribute)",
+				    wire_load64(m + 8));
+	}
 	if (fr->drop == WIRE_DROP_NONE)
 		inspect_text_printf(b, " icrc ok");
 	else if (fr->drop == WIRE_DROP_BAD_ICRC)
@@ -969,6 +992,368 @@ static void v_ext(struct vx *v)
 	}
 }
 
+/* ---- Verbose: CM MADs on QP1 (IBA 13.4, 12.6; rdma_cm's header, Annex A11) ---- */
+
+/* Offset of a field of a CM message from the start of the MAD. */
+#define MADOFF(type, field) (WIRE_MAD_HDR_LEN + (uint32_t)offsetof(struct type, field))
+
+/* CM timeouts and delays are 4.096 us * 2^t (IBA 12.7.34). */
+static const char *cm_time(char *buf, size_t cap, unsigned t)
+{
+	double us = 4.096 * (double)(1ull << (t & 31));
+
+	if (us >= 1e6)
+		snprintf(buf, cap, "%u: %.1f s", t, us / 1e6);
+	else if (us >= 1e3)
+		snprintf(buf, cap, "%u: %.1f ms", t, us / 1e3);
+	else
+		snprintf(buf, cap, "%u: %.1f us", t, us);
+	return buf;
+}
+
+static const char *cm_rej_reason(unsigned r)
+{
+	switch (r) {
+	case WIRE_CM_REJ_TIMEOUT:		return "timeout";
+	case 2:					return "no QP available";
+	case 4:					return "no resources";
+	case WIRE_CM_REJ_INVALID_COMM_ID:	return "invalid comm ID";
+	case WIRE_CM_REJ_INVALID_SERVICE_ID:	return "invalid service ID";
+	case 9:					return "transport type not supported";
+	case WIRE_CM_REJ_STALE_CONN:		return "stale connection";
+	case WIRE_CM_REJ_CONSUMER_DEFINED:	return "consumer defined (rdma_reject)";
+	default:				return "see IBA table 109";
+	}
+}
+
+static const char *ps_name(uint16_t ps)
+{
+	switch (ps) {
+	case WIRE_RDMA_PS_TCP:		return "RDMA_PS_TCP";
+	case WIRE_RDMA_PS_UDP:		return "RDMA_PS_UDP";
+	case WIRE_RDMA_PS_IB:		return "RDMA_PS_IB";
+	case WIRE_RDMA_PS_IPOIB:	return "RDMA_PS_IPOIB";
+	default:			return NULL;
+	}
+}
+
+static void v_service_id(struct vx *v, uint32_t o)
+{
+	uint64_t sid;
+	const char *ps;
+
+	if (o > v->len || 8 > v->len - o) {
+		vfield(v, o, 8, "service ID", "", "%s", "");
+		return;
+	}
+	sid = wire_load64(v->f + o);
+	ps = sid >> 32 == 0 ? ps_name((uint16_t)(sid >> 16)) : NULL;
+	if (ps)
+		vfield(v, o, 8, "service ID", "what the REQ connects to: rdma_cm's port space << 16 | "
+		       "port", "0x%016" PRIx64 " (%s port %u)", sid, ps, (unsigned)(sid & 0xffff));
+	else
+		vfield(v, o, 8, "service ID", "what the REQ connects to (not an rdma_cm IP port)",
+		       "0x%016" PRIx64, sid);
+}
+
+static void v_comm_ids(struct vx *v, uint32_t o)
+{
+	vfield(v, o, 4, "local comm ID", "the sender's name for this connection", "0x%08" PRIx32,
+	       wire_load32(v->f + o));
+	vfield(v, o + 4, 4, "remote comm ID", "the receiver's name for it (0 before it chose one)",
+	       "0x%08" PRIx32, wire_load32(v->f + o + 4));
+}
+
+/* rdma_cm's 36-byte header in front of a REQ's or SIDR_REQ's private data (Annex A11.6). */
+static void v_cma_hdr(struct vx *v, uint32_t o, uint32_t pdata_len)
+{
+	unsigned family;
+	uint8_t src[16], dst[16];
+	uint16_t port;
+	char a[2][INET6_ADDRSTRLEN], hex[64];
+
+	if (o > v->len || pdata_len > v->len - o)
+		return;
+	if (wire_cma_hdr_parse(v->f + o, pdata_len, &family, src, dst, &port) !=
+	    WIRE_MAD_DROP_NONE) {
+		fprintf(v->out, "private data: no rdma_cm header (version %u, IP version %u)\n",
+			v->f[o], v->f[o + 1] >> 4);
+		return;
+	}
+	inspect_format_gid(a[0], sizeof(a[0]), src);
+	inspect_format_gid(a[1], sizeof(a[1]), dst);
+	vlayer(v, "rdma_cm private-data header", o, sizeof(struct wire_cma_hdr), "IBA Annex A11.6");
+	vfield(v, o, 1, "CMA version", "rdma_cm's header version: 0", "%u", v->f[o]);
+	vbits(v, o + 1, 1, 0xf0, "IP version", "family of the two addresses", NULL);
+	vfield(v, o + 2, 2, "source port", "the active side's port (the service ID has the "
+	       "destination's)", "%u", port);
+	vfield(v, o + 4, 16, "source IP", "the active side's address", "%s", a[0]);
+	vfield(v, o + 20, 16, "dest IP", "the address the client connected to", "%s", a[1]);
+	vfield(v, o + 36, 16, "consumer data", "what the application passed to rdma_connect "
+	       "(first 16 bytes)", "%s", hex_preview(hex, sizeof(hex), v->f + o + 36, 16));
+}
+
+static void v_cm_path(struct vx *v, uint32_t o)
+{
+	char g[2][INET6_ADDRSTRLEN], t[32];
+
+	if (o > v->len || sizeof(struct wire_cm_path) > v->len - o)
+		return;
+	inspect_format_gid(g[0], sizeof(g[0]), v->f + o + 4);
+	inspect_format_gid(g[1], sizeof(g[1]), v->f + o + 20);
+	vlayer(v, "primary path", o, sizeof(struct wire_cm_path), "IBA 12.6.5 table 106");
+	vfield(v, o, 2, "local LID", "unused on Ethernet", "0x%04x", wire_load16(v->f + o));
+	vfield(v, o + 2, 2, "remote LID", "unused on Ethernet", "0x%04x", wire_load16(v->f + o + 2));
+	vfield(v, o + 4, 16, "local GID", "the active side's GID (its IP address)", "%s", g[0]);
+	vfield(v, o + 20, 16, "remote GID", "the passive side's GID", "%s", g[1]);
+	vfield(v, o + 36, 3, "flow label", "IPv6 flow label (20 bits) the QPs will use",
+	       "%" PRIu32, wire_load32(v->f + o + 36) >> 12);
+	vbits(v, o + 39, 1, 0x3f, "packet rate", "static rate (0: port speed)", NULL);
+	vfield(v, o + 40, 1, "traffic class", "DSCP and ECN of the data packets", "0x%02x",
+	       v->f[o + 40]);
+	vfield(v, o + 41, 1, "hop limit", "IP TTL / hop limit of the data packets", "%u",
+	       v->f[o + 41]);
+	vbits(v, o + 42, 1, 0xf0, "SL", "service level", NULL);
+	vbits(v, o + 42, 1, 0x08, "subnet local", "1: both ends on one subnet", NULL);
+	vfield(v, o + 43, 1, "local ACK timeout", "how long the requester waits for an ACK "
+	       "(4.096 us * 2^t)", "%s", cm_time(t, sizeof(t), v->f[o + 43] >> 3));
+}
+
+static void v_cm_req(struct vx *v)
+{
+	const uint8_t *f = v->f;
+	char t[32];
+	static const char *const transport[] = { "RC", "UC", "RD", "XRC" };
+	uint32_t pd = MADOFF(wire_cm_req, pdata);
+	uint32_t o;
+
+	vfield(v, WIRE_MAD_HDR_LEN, 4, "local comm ID", "the active side's name for this "
+	       "connection", "0x%08" PRIx32, wire_load32(f + WIRE_MAD_HDR_LEN));
+	o = MADOFF(wire_cm_req, vendor_id);
+	vfield(v, o, 4, "vendor ID", "the active side's vendor (24 bits)", "0x%06" PRIx32,
+	       wire_load32(f + o) & WIRE_24BIT_MASK);
+	v_service_id(v, MADOFF(wire_cm_req, service_id));
+	o = MADOFF(wire_cm_req, local_ca_guid);
+	vfield(v, o, 8, "local CA GUID", "the active side's node GUID", "0x%016" PRIx64,
+	       wire_load64(f + o));
+	o = MADOFF(wire_cm_req, local_qkey);
+	vfield(v, o, 4, "local Q_Key", "for UD and RD only", "0x%08" PRIx32, wire_load32(f + o));
+	o = MADOFF(wire_cm_req, qpn_rres);
+	vfield(v, o, 3, "local QPN", "the active side's QP: the passive side's BTH DestQP",
+	       "0x%06" PRIx32, wire_load24(f + o));
+	vfield(v, o + 3, 1, "resp resources", "RDMA Reads and atomics the active side accepts at "
+	       "once (its max_dest_rd_atomic)", "%u", f[o + 3]);
+	o = MADOFF(wire_cm_req, eecn_idepth);
+	vfield(v, o, 3, "local EECN", "RD only", "0x%06" PRIx32, wire_load24(f + o));
+	vfield(v, o + 3, 1, "initiator depth", "Reads and atomics the active side has in flight "
+	       "at once (its max_rd_atomic)", "%u", f[o + 3]);
+	o = MADOFF(wire_cm_req, reecn_misc);
+	vfield(v, o, 3, "remote EECN", "RD only", "0x%06" PRIx32, wire_load24(f + o));
+	vfield(v, o + 3, 1, "remote CM timeout", "how long the passive side's CM may take to "
+	       "answer", "%s", cm_time(t, sizeof(t), f[o + 3] >> 3));
+	vfield(v, o + 3, 1, "transport", "service type of the QPs", "%u %s", f[o + 3] >> 1 & 3,
+	       transport[f[o + 3] >> 1 & 3]);
+	vbits(v, o + 3, 1, 0x01, "end-to-end flow", "1: the active side sends credits", NULL);
+	o = MADOFF(wire_cm_req, psn_misc);
+	vfield(v, o, 3, "starting PSN", "the first PSN the active side sends (random)",
+	       "%" PRIu32, wire_load24(f + o));
+	vfield(v, o + 3, 1, "local CM timeout", "how long the active side's CM may take to "
+	       "answer", "%s", cm_time(t, sizeof(t), f[o + 3] >> 3));
+	vbits(v, o + 3, 1, 0x07, "retry count", "transport retries after an ACK timeout", NULL);
+	o = MADOFF(wire_cm_req, pkey);
+	vfield(v, o, 2, "P_Key", "partition of the connection", "0x%04x", wire_load16(f + o));
+	o = MADOFF(wire_cm_req, mtu_misc);
+	vfield(v, o, 1, "path MTU", "largest payload of one packet", "%u: %u bytes", f[o] >> 4,
+	       (f[o] >> 4) >= 1 && (f[o] >> 4) <= 5 ? 128u << (f[o] >> 4) : 0);
+	vbits(v, o, 1, 0x08, "RDC exists", "RD only", NULL);
+	vbits(v, o, 1, 0x07, "RNR retry", "retries after a receiver-not-ready NAK (7: for ever)",
+	      NULL);
+	o = MADOFF(wire_cm_req, retries_misc);
+	vbits(v, o, 1, 0xf0, "max CM retries", "times the CM repeats this REQ unanswered", NULL);
+	vbits(v, o, 1, 0x08, "SRQ", "1: the active side's QP receives from a shared queue", NULL);
+	vbits(v, o, 1, 0x07, "ext transport", "extended transport type (XRC)", NULL);
+	v_cm_path(v, MADOFF(wire_cm_req, primary));
+	o = MADOFF(wire_cm_req, alternate);
+	vfield(v, o, sizeof(struct wire_cm_path), "alternate path", "for automatic path "
+	       "migration; all zero: none", "%s", "");
+	v_cma_hdr(v, pd, WIRE_CM_REQ_PDATA);
+}
+
+static void v_cm_rep(struct vx *v)
+{
+	const uint8_t *f = v->f;
+	char t[32];
+	uint32_t o;
+
+	o = MADOFF(wire_cm_rep, local_qkey);
+	vfield(v, o, 4, "local Q_Key", "for UD and RD only", "0x%08" PRIx32, wire_load32(f + o));
+	o = MADOFF(wire_cm_rep, qpn_vendor);
+	vfield(v, o, 3, "local QPN", "the passive side's QP: the active side's BTH DestQP",
+	       "0x%06" PRIx32, wire_load24(f + o));
+	o = MADOFF(wire_cm_rep, eecn_vendor);
+	vfield(v, o, 3, "local EECN", "RD only", "0x%06" PRIx32, wire_load24(f + o));
+	o = MADOFF(wire_cm_rep, psn_vendor);
+	vfield(v, o, 3, "starting PSN", "the first PSN the passive side sends (random)",
+	       "%" PRIu32, wire_load24(f + o));
+	o = MADOFF(wire_cm_rep, rres);
+	vfield(v, o, 1, "resp resources", "Reads and atomics the passive side accepts at once",
+	       "%u", f[o]);
+	o = MADOFF(wire_cm_rep, idepth);
+	vfield(v, o, 1, "initiator depth", "Reads and atomics the passive side has in flight",
+	       "%u", f[o]);
+	o = MADOFF(wire_cm_rep, ack_misc);
+	vfield(v, o, 1, "target ACK delay", "the passive side's own delay before it ACKs", "%s",
+	       cm_time(t, sizeof(t), f[o] >> 3));
+	vbits(v, o, 1, 0x06, "failover", "alternate path: 0 accepted, 1 not supported", NULL);
+	vbits(v, o, 1, 0x01, "end-to-end flow", "1: the passive side sends credits", NULL);
+	o = MADOFF(wire_cm_rep, rnr_misc);
+	vbits(v, o, 1, 0xe0, "RNR retry", "retries after a receiver-not-ready NAK", NULL);
+	vbits(v, o, 1, 0x10, "SRQ", "1: the passive side's QP receives from a shared queue", NULL);
+	o = MADOFF(wire_cm_rep, local_ca_guid);
+	vfield(v, o, 8, "local CA GUID", "the passive side's node GUID", "0x%016" PRIx64,
+	       wire_load64(f + o));
+}
+
+static void v_cm_sidr(struct vx *v, bool rep)
+{
+	const uint8_t *f = v->f;
+	uint32_t o;
+
+	if (!rep) {
+		vfield(v, WIRE_MAD_HDR_LEN, 4, "request ID", "matches the answer to the question",
+		       "0x%08" PRIx32, wire_load32(f + WIRE_MAD_HDR_LEN));
+		o = MADOFF(wire_cm_sidr_req, pkey);
+		vfield(v, o, 2, "P_Key", "partition of the UD QPs", "0x%04x", wire_load16(f + o));
+		v_service_id(v, MADOFF(wire_cm_sidr_req, service_id));
+		v_cma_hdr(v, MADOFF(wire_cm_sidr_req, pdata), WIRE_CM_SIDR_REQ_PDATA);
+		return;
+	}
+	vfield(v, WIRE_MAD_HDR_LEN, 4, "request ID", "the SIDR_REQ's", "0x%08" PRIx32,
+	       wire_load32(f + WIRE_MAD_HDR_LEN));
+	o = MADOFF(wire_cm_sidr_rep, status);
+	vfield(v, o, 1, "status", "0 the QP below serves it, 1 unsupported service ID, 2 rejected",
+	       "%u", f[o]);
+	o = MADOFF(wire_cm_sidr_rep, qpn_vendor);
+	vfield(v, o, 3, "QPN", "the UD QP that serves the service ID", "0x%06" PRIx32,
+	       wire_load24(f + o));
+	v_service_id(v, MADOFF(wire_cm_sidr_rep, service_id));
+	o = MADOFF(wire_cm_sidr_rep, qkey);
+	vfield(v, o, 4, "Q_Key", "what datagrams to that QP must carry", "0x%08" PRIx32,
+	       wire_load32(f + o));
+}
+
+/* Each CM message's layer line; most start with both comm IDs (IBA 12.6). */
+static const struct cm_layer {
+	uint16_t	attr;
+	bool		comm_ids;
+	const char	*name, *ref;
+} cm_layers[] = {
+	{ WIRE_CM_REQ,		false, "REQ ConnectRequest",		"IBA 12.6.5 table 106" },
+	{ WIRE_CM_MRA,		true,  "MRA MsgRcptAck",		"IBA 12.6.6 table 107" },
+	{ WIRE_CM_REJ,		true,  "REJ ConnectReject",		"IBA 12.6.7 table 108" },
+	{ WIRE_CM_REP,		true,  "REP ConnectReply",		"IBA 12.6.8 table 110" },
+	{ WIRE_CM_RTU,		true,  "RTU ReadyToUse",		"IBA 12.6.9 table 111" },
+	{ WIRE_CM_DREQ,		true,  "DREQ DisconnectRequest",	"IBA 12.6.10 table 112" },
+	{ WIRE_CM_DREP,		true,  "DREP DisconnectReply",		"IBA 12.6.11 table 113" },
+	{ WIRE_CM_SIDR_REQ,	false, "SIDR_REQ ServiceIDResReq",	"IBA 12.11.1 table 119" },
+	{ WIRE_CM_SIDR_REP,	false, "SIDR_REP ServiceIDResReqResp",	"IBA 12.11.2 table 120" },
+};
+
+static void v_cm_body(struct vx *v, uint16_t attr)
+{
+	const struct cm_layer *l = NULL;
+	const uint8_t *f = v->f;
+	char t[32];
+	uint32_t o;
+
+	for (size_t i = 0; i < sizeof(cm_layers) / sizeof(cm_layers[0]); i++)
+		if (cm_layers[i].attr == attr)
+			l = &cm_layers[i];
+	if (!l) {
+		v_hexdump(v, WIRE_MAD_HDR_LEN, v->len, "CM data (attribute not decoded)");
+		return;
+	}
+	vlayer(v, l->name, WIRE_MAD_HDR_LEN, WIRE_MAD_DATA_LEN, l->ref);
+	if (l->comm_ids)
+		v_comm_ids(v, WIRE_MAD_HDR_LEN);
+	switch (attr) {
+	case WIRE_CM_REQ:
+		v_cm_req(v);
+		break;
+	case WIRE_CM_REP:
+		v_cm_rep(v);
+		break;
+	case WIRE_CM_SIDR_REQ:
+	case WIRE_CM_SIDR_REP:
+		v_cm_sidr(v, attr == WIRE_CM_SIDR_REP);
+		break;
+	case WIRE_CM_DREQ:
+		o = MADOFF(wire_cm_dreq, remote_qpn);
+		vfield(v, o, 3, "remote QPN", "the receiver's QP being disconnected", "0x%06" PRIx32,
+		       wire_load24(f + o));
+		break;
+	case WIRE_CM_REJ:
+		o = MADOFF(wire_cm_rej, msg_rejected);
+		vbits(v, o, 1, 0xc0, "msg rejected", "0 the REQ, 1 the REP, 2 another", NULL);
+		o = MADOFF(wire_cm_rej, ari_len);
+		vbits(v, o, 1, 0xfe, "ARI length", "bytes of additional reject information", NULL);
+		o = MADOFF(wire_cm_rej, reason);
+		vfield(v, o, 2, "reason", "why (IBA 12.6.7.2 table 109)", "%u %s",
+		       wire_load16(f + o), cm_rej_reason(wire_load16(f + o)));
+		break;
+	case WIRE_CM_MRA:
+		o = MADOFF(wire_cm_mra, msg_mraed);
+		vbits(v, o, 1, 0xc0, "msg MRAed", "0 the REQ, 1 the REP, 2 a LAP", NULL);
+		o = MADOFF(wire_cm_mra, service_timeout);
+		vfield(v, o, 1, "service timeout", "how much longer the sender needs: stop "
+		       "repeating meanwhile", "%s", cm_time(t, sizeof(t), f[o] >> 3));
+		break;
+	default:
+		break;	/* RTU, DREP: the comm IDs and private data alone */
+	}
+}
+
+/*
+ * A CM MAD in the payload of a UD SEND to QP1: the MAD header, then the
+ * message's fields.  @v is re-based so offsets count from the MAD's first byte.
+ */
+static void v_cm_mad(struct vx *outer, uint32_t off, uint32_t n)
+{
+	uint32_t captured = outer->len > off ? outer->len - off : 0;
+	struct vx v = { outer->out, outer->fr, outer->f + off, n < captured ? n : captured };
+	const uint8_t *f = v.f;
+	const char *name;
+	uint16_t attr;
+
+	if (!vhave(&v, 0, WIRE_MAD_HDR_LEN, "MAD header"))
+		return;
+	attr = wire_load16(f + 16);
+	name = wire_cm_attr_name(attr);
+	fprintf(v.out, "MAD, %" PRIu32 " bytes at 0x%04" PRIx32 " (offsets below count from "
+		"its first byte)\n", n, off);
+	vlayer(&v, "MAD common header", 0, WIRE_MAD_HDR_LEN, "IBA 13.4.2");
+	vfield(&v, 0, 1, "base version", "MAD format version: 1", "%u", f[0]);
+	vfield(&v, 1, 1, "mgmt class", "0x07: Communication Management (IBA 13.4.4)", "0x%02x",
+	       f[1]);
+	vfield(&v, 2, 1, "class version", "CM class version: 2", "%u", f[2]);
+	vbits(&v, 3, 1, 0x80, "R", "1: a response method", NULL);
+	vbits(&v, 3, 1, 0x7f, "method", (f[3] & 0x7f) == WIRE_MAD_METHOD_SEND ?
+	      "Send: every CM message is one" : "not the CM's Send", NULL);
+	vfield(&v, 4, 2, "status", "0 in every CM message", "0x%04x", wire_load16(f + 4));
+	vfield(&v, 6, 2, "class specific", "reserved for the CM", "0x%04x", wire_load16(f + 6));
+	vfield(&v, 8, 8, "TID", "transaction ID: a repeated message carries the same", "0x%016"
+	       PRIx64, wire_load64(f + 8));
+	vfield(&v, 16, 2, "attribute ID", "which CM message (IBA 16.7.2 table 205)", "0x%04x %s",
+	       attr, name ? name : "(not a CM message uroce knows)");
+	vfield(&v, 18, 2, "reserved", "reserved", "0x%04x", wire_load16(f + 18));
+	vfield(&v, 20, 4, "attr modifier", "0 in CM messages", "0x%08" PRIx32, wire_load32(f + 20));
+	if (f[1] != WIRE_MGMT_CLASS_CM) {
+		v_hexdump(&v, WIRE_MAD_HDR_LEN, n, "MAD data (not the CM's class)");
+		return;
+	}
+	v_cm_body(&v, attr);
+}
+
 static void v_roce_tail(struct vx *v)
 {
 	const struct wire_frame *fr = v->fr;
@@ -980,7 +1365,9 @@ static void v_roce_tail(struct vx *v)
 
 	if (data_off + pad <= icrc_off) {
 		n = icrc_off - data_off - pad;
-		if (n) {
+		if (cm_mad(fr)) {
+			v_cm_mad(v, data_off, n);
+		} else if (n) {
 			vlayer(v, "payload", data_off, n, "message data");
 			vfield(v, data_off, n < 16 ? n : 16, "data", "the message bytes (first 16)",
 			       "%s", hex_preview(hex, sizeof(hex), v->f + data_off, n));
