@@ -46,6 +46,11 @@ struct port_ops {
 	 * drops and counts (the transport recovers like any other loss).
 	 */
 	void (*tx_burst)(struct port *p, struct port_frame *f, unsigned n);
+	/*
+	 * Send what is queued.  A port may keep a flush of nothing but ACKs for
+	 * the next flush (the DPDK port does, so ACKs ride with the next
+	 * request); a second flush in a row sends everything (rc_tx_drain()).
+	 */
 	void (*flush)(struct port *p);
 	/*
 	 * MAC address for an IP address in GID form (IPv4-mapped or IPv6).
