@@ -28,7 +28,7 @@ static int link_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: uroce link add NAME netdev IFACE [--pmd af_packet|af_xdp|pci:BDF|pcap:ARGS]"
-		" [--eal ARGS]\n"
+		" [--eal ARGS] [--group GROUP]\n"
 		"           [rto_min_us US] [restart_window PSNS] [adaptive on|off] [tlp on|off]\n"
 		"       uroce link del NAME\n"
 		"       uroce link show [-j] [NAME]\n"
@@ -280,6 +280,7 @@ static int link_add(int argc, char **argv)
 	struct host_link_info link;
 	struct prov_sysfs_dev sd;
 	char root[PATH_MAX], err[256];
+	const char *group = NULL;
 	bool filter = false;
 	int ret;
 
@@ -303,6 +304,8 @@ static int link_add(int argc, char **argv)
 			if (snprintf(cfg.eal_args, sizeof(cfg.eal_args), "%s", argv[++i]) >=
 			    (int)sizeof(cfg.eal_args))
 				return fail("add", "--eal arguments are too long");
+		} else if (!strcmp(argv[i], "--group") && i + 1 < argc) {
+			group = argv[++i];
 		} else if (is_loss_key(argv[i]) && i + 1 < argc) {
 			const char *why = "";
 
@@ -371,6 +374,19 @@ static int link_add(int argc, char **argv)
 		fail("add", "%s", err);
 		goto err_remove_filter;
 	}
+	/* Programs without CAP_NET_RAW get their packet socket from the broker. */
+	if (cfg.pmd == HOST_PMD_AF_PACKET) {
+		ret = host_broker_start(&cfg, group, err, sizeof(err));
+		if (ret) {
+			fail("add", "%s", err);
+			host_link_cfg_remove(cfg.name);
+			goto err_remove_filter;
+		}
+	} else if (group) {
+		fail("add", "--group is for af_packet devices only");
+		host_link_cfg_remove(cfg.name);
+		goto err_remove_filter;
+	}
 	return 0;
 
 err_remove_filter:
@@ -395,6 +411,7 @@ static int link_del(int argc, char **argv)
 	if (geteuid() != 0)
 		return fail("del", "permission denied: removing %s/%s needs root (run it with sudo)",
 			    DEV_DIR, cfg.uverbs);
+	host_broker_stop(cfg.name);
 	sysfs_root(root, sizeof(root));
 	ret = prov_sysfs_remove(root, cfg.name, cfg.uverbs);
 	devnode_remove(cfg.uverbs);
@@ -544,6 +561,7 @@ void link_purge_stale(void)
 
 		if (!host_link_cfg_load(names[i], &cfg, err, sizeof(err)))
 			devnode_remove(cfg.uverbs);
+		host_broker_stop(names[i]);
 		free(names[i]);
 	}
 	if (n > 0)

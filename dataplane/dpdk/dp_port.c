@@ -776,6 +776,7 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	struct dp_pmd_plan plan;
 	struct dp_port *dp;
 	char pcap_err[256];
+	int handover = -1;
 	uint32_t mtu;
 	int ret;
 
@@ -787,16 +788,17 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 				 cfg->name, cfg->netdev, cfg->name);
 		return ret;
 	}
-	ret = dp_pmd_check_caps(cfg, err, errlen);
+	ret = dp_pmd_check_caps(cfg, &handover, err, errlen);
 	if (ret)
 		return ret;
 	ret = dp_eal_start(cfg, err, errlen);
 	if (ret)
-		return ret;
+		goto err_close_handover;
 	dp = calloc(1, sizeof(*dp));
 	if (!dp) {
 		snprintf(err, errlen, "%s: out of memory", cfg->name);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto err_close_handover;
 	}
 	dp->cfg = *cfg;
 	dp->uses_netdev = host_pmd_uses_netdev(cfg->pmd);
@@ -830,14 +832,21 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	 */
 	pthread_mutex_lock(&probe_lock);
 	fd_snapshot(fds_before, FD_SCAN_MAX);
+	dp_pmd_handover(handover);
 	ret = probe(dp, &plan, err, errlen);
 	if (ret) {
+		dp_pmd_handover(-1);
 		pthread_mutex_unlock(&probe_lock);
 		goto err_free;
 	}
 	dp->packet_fd = cfg->pmd == HOST_PMD_AF_PACKET ?
 			find_new_socket(fds_before, FD_SCAN_MAX, AF_PACKET) : -1;
 	ret = start_ethdev(dp, &plan, mtu, err, errlen);
+	dp_pmd_handover(-1);
+	if (handover >= 0) {
+		close(handover);
+		handover = -1;
+	}
 	/* The socket the PMD receives on: the progress thread sleeps in poll() on it. */
 	dp->rx_fd = cfg->pmd == HOST_PMD_AF_XDP && !ret ?
 		    find_new_socket(fds_before, FD_SCAN_MAX, AF_XDP) : dp->packet_fd;
@@ -911,6 +920,9 @@ err_free:
 	if (dp->xdp_prog_fd >= 0)
 		close(dp->xdp_prog_fd);
 	free(dp);
+err_close_handover:
+	if (handover >= 0)
+		close(handover);
 	return ret;
 }
 

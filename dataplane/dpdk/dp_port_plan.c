@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: MIT
 /* Planning a DPDK port before it opens: vdev arguments per PMD, buffer and queue sizes, capabilities. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <rte_mbuf.h>
 
+#include "uroce/host.h"
 #include "host_bpf.h"
 #include "dp_port_plan.h"
 
@@ -259,10 +265,19 @@ static bool has_cap(unsigned cap)
 #define CAP_SYS_ADMIN_NUM	21
 #define CAP_BPF_NUM		39
 
-int dp_pmd_check_caps(const struct host_link_cfg *cfg, char *err, size_t errlen)
+int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, char *err, size_t errlen)
 {
 	const char *need = NULL, *setcap = NULL;
 
+	*handover = -1;
+	if (cfg->pmd == HOST_PMD_AF_PACKET && !has_cap(CAP_NET_RAW_NUM)) {
+		int fd = host_broker_fetch(cfg, err, errlen);
+
+		if (fd >= 0 || fd != -ENOENT) {
+			*handover = fd;
+			return fd >= 0 ? 0 : fd;
+		}
+	}
 	switch (cfg->pmd) {
 	case HOST_PMD_AF_PACKET:
 		/* NET_ADMIN too: ethdev start restores the promiscuous flag by ioctl. */
@@ -289,7 +304,64 @@ int dp_pmd_check_caps(const struct host_link_cfg *cfg, char *err, size_t errlen)
 	}
 	if (!need)
 		return 0;
-	snprintf(err, errlen, "%s: %s on %s needs %s: run as root, or `setcap %s PROGRAM`",
-		 cfg->name, host_pmd_name(cfg->pmd), cfg->netdev, need, setcap);
+	snprintf(err, errlen, "%s: %s on %s needs %s: run as root, or `setcap %s PROGRAM`%s",
+		 cfg->name, host_pmd_name(cfg->pmd), cfg->netdev, need, setcap,
+		 cfg->pmd == HOST_PMD_AF_PACKET ?
+		 ", or have root create the device with `uroce link add` (its broker lets any user open it)" :
+		 "");
 	return -EPERM;
+}
+
+static atomic_int handover_fd = -1;
+
+void dp_pmd_handover(int fd)
+{
+	atomic_store(&handover_fd, fd);
+}
+
+int __real_socket(int domain, int type, int protocol);
+void *__real_mmap64(void *addr, size_t len, int prot, int flags, int fd, long off);
+int __real_ioctl(int fd, unsigned long req, ...);
+
+int __wrap_socket(int domain, int type, int protocol)
+{
+	int fd = atomic_load(&handover_fd);
+
+	if (domain == AF_PACKET && fd >= 0)
+		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return __real_socket(domain, type, protocol);
+}
+
+static bool is_packet_socket(int fd)
+{
+	int domain = 0;
+	socklen_t len = sizeof(domain);
+
+	return !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) && domain == AF_PACKET;
+}
+
+void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, long off)
+{
+	if ((flags & MAP_LOCKED) && atomic_load(&handover_fd) >= 0 && is_packet_socket(fd))
+		flags &= ~MAP_LOCKED;
+	return __real_mmap64(addr, len, prot, flags, fd, off);
+}
+
+/* Would this SIOCSIFFLAGS or SIOCSIFHWADDR leave the netdev as it is? */
+static bool ioctl_changes_nothing(int fd, unsigned long req, const struct ifreq *want)
+{
+	struct ifreq cur = *want;
+
+	if (req == SIOCSIFFLAGS)
+		return !__real_ioctl(fd, SIOCGIFFLAGS, &cur) && cur.ifr_flags == want->ifr_flags;
+	return !__real_ioctl(fd, SIOCGIFHWADDR, &cur) &&
+	       !memcmp(cur.ifr_hwaddr.sa_data, want->ifr_hwaddr.sa_data, 6);
+}
+
+int __wrap_ioctl(int fd, unsigned long req, void *arg)
+{
+	if (atomic_load(&handover_fd) >= 0 && (req == SIOCSIFFLAGS || req == SIOCSIFHWADDR) &&
+	    ioctl_changes_nothing(fd, req, arg))
+		return 0;
+	return __real_ioctl(fd, req, arg);
 }

@@ -36,8 +36,29 @@ struct dp_pmd_plan {
 int dp_pmd_plan(const struct host_link_cfg *cfg, const uint8_t mac_addr[6], uint32_t mtu,
 		struct dp_pmd_plan *pl, char *err, size_t errlen);
 
-/* The capabilities a PMD needs, checked up front: one clear line in @err instead of a driver's guess. */
-int dp_pmd_check_caps(const struct host_link_cfg *cfg, char *err, size_t errlen);
+/**
+ * dp_pmd_check_caps() - the capabilities a PMD needs, checked up front.
+ * @handover: set to a packet socket from the device's broker when the
+ * process lacks CAP_NET_RAW for af_packet (dp_pmd_handover()), else -1.
+ * Return: 0, or -errno with one clear line in @err instead of a driver's guess.
+ */
+int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, char *err, size_t errlen);
+
+/*
+ * While @fd >= 0, the af_packet PMD runs without privilege on @fd: its
+ * socket(AF_PACKET, ...) calls get duplicates of @fd instead of new
+ * sockets, its MAP_LOCKED ring mmap drops MAP_LOCKED (packet rings are
+ * never swapped; an unprivileged RLIMIT_MEMLOCK is smaller than the rings),
+ * and the flags and MAC ethdev start "restores" unchanged by SIOCSIFFLAGS
+ * and SIOCSIFHWADDR (CAP_NET_ADMIN) are left alone.  -1 ends it.  Only
+ * around a probe and start, under the port's probe lock.
+ */
+void dp_pmd_handover(int fd);
+
+/* The linker's --wrap targets behind dp_pmd_handover() (dataplane/dpdk/meson.build). */
+int __wrap_socket(int domain, int type, int protocol);
+void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, long off);
+int __wrap_ioctl(int fd, unsigned long req, void *arg);
 
 /* What to try when a PMD refuses to start. */
 const char *dp_pmd_fix(enum host_pmd pmd);

@@ -488,7 +488,8 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		return fail(err, errlen, ret, "cannot create %s: %s%s", dir, strerror(-ret),
 			    ret == -EACCES || ret == -EPERM ? " (run as root)" : "");
 	/* Shared by every verbs process, whoever runs it: sticky and world-writable like /tmp. */
-	for (const char *const *sub = (const char *const[]){ "qpn", "stats", NULL }; *sub; sub++) {
+	for (const char *const *sub = (const char *const[]){ "qpn", "stats", "loop", "cm", NULL };
+	     *sub; sub++) {
 		snprintf(tmp, sizeof(tmp), "%s/%s", host_run_dir(), *sub);
 		if (mkdir(tmp, 01777) == 0)
 			chmod(tmp, 01777);

@@ -62,6 +62,24 @@ int host_kernel_filter_install(const char *netdev, char *err, size_t errlen);
 /* Remove it (leaves other tc filters and the clsact qdisc alone).  0 if it was not there. */
 int host_kernel_filter_remove(const char *netdev, char *err, size_t errlen);
 
+/*
+ * The broker of a device (af_packet; docs/usage.md, "Shared machines"):
+ * started by `uroce link add` as root, it listens on RUN_DIR/devices/NAME.sock
+ * (mode 0666, or 0660 and @group) and answers each connection with a packet
+ * socket (SCM_RIGHTS) whose locked filter passes only the netdev's RoCE,
+ * ARP and ICMP frames, so programs without CAP_NET_RAW open the device.
+ */
+int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *err,
+		      size_t errlen);
+/* Stop the device's broker and remove its socket; nothing if it has none. */
+void host_broker_stop(const char *dev);
+/*
+ * host_broker_fetch() - a packet socket from the device's broker.
+ * Return: the socket (close-on-exec), -ENOENT when the device has no broker
+ * (nothing in @err), or -errno with one line in @err (not in its group, ...).
+ */
+int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen);
+
 /**
  * host_loss_set() - drop a random fraction of the UDP 4791 frames a netdev receives.
  * @ppm: drop probability in parts per million (0 keeps the program, drops nothing).

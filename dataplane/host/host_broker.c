@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/* The packet-socket broker: root's process that hands unprivileged verbs programs their socket. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "uroce/host.h"
+#include "host_qpn.h"
+
+#define ROCE_V2_PORT	4791
+#define ETH_P_ROCE_V1	0x8915
+#define STOP_WAIT_US	(2 * 1000 * 1000)
+
+static int sock_path(const char *dev, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if ((size_t)snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/devices/%s.sock",
+			     host_run_dir(), dev) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static void pid_path(const char *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/devices/%s.broker", host_run_dir(), dev);
+}
+
+/*
+ * What the handed socket may receive, whoever holds it: frames of its own
+ * netdev only (a holder may bind it elsewhere), and of those only what the
+ * port uses: RoCE v1, RoCE v2 (unfragmented UDP 4791), ARP, ICMP and ICMPv6
+ * (ND, port unreachable).  The kernel's other traffic never enters its ring.
+ */
+static int attach_filter(int fd, int ifindex)
+{
+	/* Jump offsets count from the next instruction; DROP is 20, ACCEPT 21. */
+	struct sock_filter code[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_IFINDEX),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ifindex, 0, 18),
+		/* 2 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ARP, 17, 0),
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ROCE_V1, 16, 0),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 1, 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 8, 13),
+		/* IPv4: ICMP, or UDP to 4791 that is not a fragment */
+		/* 7 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMP, 12, 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 10),
+		/* 10 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, 8, 0),
+		/* 12 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+		/* 13 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_V2_PORT, 6, 5),
+		/* IPv6: ICMPv6, or UDP to 4791 (no extension headers) */
+		/* 15 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 6),
+		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMPV6, 4, 0),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 2),
+		/* 18 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 40 + 2),
+		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_V2_PORT, 1, 0),
+		/* 20 DROP */ BPF_STMT(BPF_RET | BPF_K, 0),
+		/* 21 ACCEPT */ BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+	int one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)))
+		return -errno;
+	return 0;
+}
+
+/* Protocol 0: the socket receives nothing until its holder binds it. */
+static int make_packet_socket(int ifindex)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = attach_filter(fd, ifindex);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int send_fd(int conn, int fd)
+{
+	char byte = 0, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(conn, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+static volatile sig_atomic_t broker_stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	broker_stop = 1;
+}
+
+/* The broker's life: one socket per connection, until stopped or its device is gone. */
+static void serve(int lfd, const struct host_link_cfg *cfg)
+{
+	char conf[600];
+
+	snprintf(conf, sizeof(conf), "%s/devices/%s.conf", host_run_dir(), cfg->name);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	signal(SIGPIPE, SIG_IGN);
+	while (!broker_stop) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		int conn, fd, ifindex;
+
+		if (poll(&p, 1, 1000) <= 0) {
+			/* A device removed without `uroce link del` (its run directory reset). */
+			if (access(conf, F_OK))
+				break;
+			continue;
+		}
+		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			continue;
+		ifindex = (int)if_nametoindex(cfg->netdev);
+		fd = ifindex ? make_packet_socket(ifindex) : -ENODEV;
+		if (fd >= 0) {
+			send_fd(conn, fd);
+			close(fd);
+		} else {
+			int code = -fd;
+
+			/* No fd: the errno instead, as 4 bytes. */
+			(void)!write(conn, &code, sizeof(code));
+		}
+		close(conn);
+	}
+}
+
+static int write_pid(const char *dev, pid_t pid)
+{
+	char path[600], tmp[640];
+	FILE *f;
+
+	pid_path(dev, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d %u\n", (int)pid, host_qpn_proc_start(pid));
+	if (fclose(f) || rename(tmp, path))
+		return -errno;
+	return 0;
+}
+
+int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *err,
+		      size_t errlen)
+{
+	struct sockaddr_un sa;
+	mode_t mode = 0666;
+	gid_t gid = (gid_t)-1;
+	pid_t pid;
+	int lfd, ret;
+
+	if (group) {
+		struct group *g = getgrnam(group);
+
+		if (!g) {
+			snprintf(err, errlen, "no group %s (see `getent group`)", group);
+			return -ENOENT;
+		}
+		gid = g->gr_gid;
+		mode = 0660;
+	}
+	if (sock_path(cfg->name, &sa)) {
+		snprintf(err, errlen, "run directory path too long: %s", host_run_dir());
+		return -ENAMETOOLONG;
+	}
+	unlink(sa.sun_path);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chown(sa.sun_path, (uid_t)-1, gid) || chmod(sa.sun_path, mode) || listen(lfd, 64)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s", sa.sun_path, strerror(-ret));
+		goto err_close;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot start the broker: %s", strerror(-ret));
+		goto err_close;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		/* Out of the caller's session and pipes: `uroce link add` returns at once. */
+		setsid();
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		if (chdir("/"))
+			_exit(1);
+		serve(lfd, cfg);
+		unlink(sa.sun_path);
+		_exit(0);
+	}
+	close(lfd);
+	ret = write_pid(cfg->name, pid);
+	if (ret) {
+		kill(pid, SIGTERM);
+		snprintf(err, errlen, "cannot record the broker's PID: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+
+err_close:
+	if (lfd >= 0)
+		close(lfd);
+	unlink(sa.sun_path);
+	return ret;
+}
+
+void host_broker_stop(const char *dev)
+{
+	struct sockaddr_un sa;
+	char path[600];
+	unsigned start = 0;
+	int pid = 0;
+	FILE *f;
+
+	pid_path(dev, path, sizeof(path));
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%d %u", &pid, &start) != 2)
+			pid = 0;
+		fclose(f);
+	}
+	unlink(path);
+	if (pid > 0 && start && host_qpn_proc_start(pid) == start) {
+		kill(pid, SIGTERM);
+		for (int us = 0; us < STOP_WAIT_US && host_qpn_proc_start(pid) == start; us += 10000)
+			usleep(10000);
+	}
+	if (sock_path(dev, &sa) == 0)
+		unlink(sa.sun_path);
+}
+
+static int recv_fd(int conn)
+{
+	char ctl[CMSG_SPACE(sizeof(int))], buf[4];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+	int fd, code;
+
+	if (n < 0)
+		return -errno;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		return fd;
+	}
+	if (n == sizeof(code)) {
+		memcpy(&code, buf, sizeof(code));
+		return code > 0 ? -code : -EIO;
+	}
+	return -EIO;
+}
+
+int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int conn, fd;
+
+	if (sock_path(cfg->name, &sa))
+		return -ENAMETOOLONG;
+	if (stat(sa.sun_path, &st))
+		return -ENOENT;
+	conn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (conn < 0)
+		return -errno;
+	if (connect(conn, (struct sockaddr *)&sa, sizeof(sa))) {
+		int ret = -errno;
+		struct group *g = getgrgid(st.st_gid);
+
+		close(conn);
+		if (ret == -EACCES || ret == -EPERM)
+			snprintf(err, errlen,
+				 "%s: permission denied: only members of group %s may use it (%s): ask root to add you (`usermod -aG %s USER`, then log in again)",
+				 cfg->name, g ? g->gr_name : "?", sa.sun_path, g ? g->gr_name : "GROUP");
+		else if (ret == -ECONNREFUSED)
+			snprintf(err, errlen,
+				 "%s: its broker does not run (%s refuses connections): recreate the device (`uroce link del %s`, `uroce link add ...` as root)",
+				 cfg->name, sa.sun_path, cfg->name);
+		else
+			snprintf(err, errlen, "%s: cannot reach its broker %s: %s", cfg->name,
+				 sa.sun_path, strerror(-ret));
+		return ret;
+	}
+	fd = recv_fd(conn);
+	close(conn);
+	if (fd < 0)
+		snprintf(err, errlen, "%s: its broker could not make a packet socket on %s: %s",
+			 cfg->name, cfg->netdev, strerror(-fd));
+	return fd;
+}
