@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+"""Verbs programs as ordinary users: af_packet through the device's broker, access by group.
+
+Creates two users (and a group) of its own, runs ibv_devinfo, ibv_rc_pingpong and
+ib_write_bw as them between the two namespaces with no capability at all, then checks
+that `uroce link add --group` keeps a user outside the group out with one clear line,
+and that `uroce link del` stops the broker.  The users are removed at the end.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import it  # noqa: E402
+
+TAG = f'{os.getpid() & 0xffff:04x}'
+USERS = [f'urnr{TAG}a', f'urnr{TAG}b']
+GROUP = f'urnr{TAG}g'
+PORT = 18620
+
+
+def make_users():
+    it.sh('groupadd', GROUP)
+    it.sh('useradd', '-M', '-s', '/usr/sbin/nologin', '-G', GROUP, USERS[0])
+    it.sh('useradd', '-M', '-s', '/usr/sbin/nologin', USERS[1])
+
+
+def remove_users():
+    for u in USERS:
+        it.sh('userdel', u, check=False)
+    it.sh('groupdel', GROUP, check=False)
+
+
+def as_user(pair, user, argv):
+    """ARGV run as USER (its own groups, no capabilities), through `uroce exec`."""
+    return ['setpriv', f'--reuid={user}', f'--regid={user}', '--init-groups',
+            pair.uroce, 'exec', '--'] + list(argv)
+
+
+def start(pair, side, user, argv):
+    return pair.start(side, as_user(pair, user, argv), raw=True)
+
+
+def client_server(pair, users, server_argv, client_argv, port):
+    srv = start(pair, 0, users[0], server_argv)
+    if not pair.wait_listen(0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        return srv, None
+    cli = start(pair, 1, users[1], client_argv)
+    cli.wait(it.PROG_TIMEOUT)
+    srv.wait(10 if cli.rc == 0 else 5)
+    return srv, cli
+
+
+def broker_pid(pair, side):
+    path = os.path.join(pair.run_dirs[side], 'devices', 'uroce0.broker')
+    with open(path) as f:
+        return int(f.read().split()[0])
+
+
+def body(tap, pair):
+    global PORT
+    # The test's run directories must be reachable by its users.
+    os.chmod(pair.tmp, 0o755)
+    gid = [str(pair.gid_index(0, 4)), str(pair.gid_index(1, 4))]
+
+    p = start(pair, 0, USERS[0], ['grep', 'CapEff', '/proc/self/status'])
+    p.wait(30)
+    tap.ok(p.rc == 0 and re.search(r'CapEff:\s+0+$', p.out, re.M) is not None,
+           'the test user runs with no capability', p.out)
+
+    p = start(pair, 0, USERS[0], ['ibv_devinfo', '-d', 'uroce0'])
+    p.wait(30)
+    tap.ok(p.rc == 0 and 'PORT_ACTIVE' in p.out, 'ibv_devinfo opens uroce0 as an ordinary user',
+           p.out)
+
+    for users in ([USERS[0], USERS[0]], [USERS[0], USERS[1]]):
+        PORT += 1
+        base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '500']
+        srv, cli = client_server(pair, users, base + ['-g', gid[0]],
+                                 base + ['-g', gid[1], pair.ip4[0]], PORT)
+        it.both_ok(tap, f'ibv_rc_pingpong between namespaces as {users[0]} and {users[1]}',
+                   srv, cli)
+
+    PORT += 1
+    base = ['ib_write_bw', '-d', 'uroce0', '-p', str(PORT), '-s', '65536', '-n', '2000']
+    srv, cli = client_server(pair, USERS, base + ['-x', gid[0]],
+                             base + ['-x', gid[1], pair.ip4[0]], PORT)
+    if it.both_ok(tap, 'ib_write_bw between namespaces as two ordinary users', srv, cli):
+        tap.diag(cli.out.strip().splitlines()[-2])
+
+    # Only the group's members may open a device made with --group.
+    pair.uroce_cmd(0, 'link', 'del', 'uroce0')
+    pair.uroce_cmd(0, 'link', 'add', 'uroce0', 'netdev', pair.ifs[0], '--group', GROUP)
+    sock = os.path.join(pair.run_dirs[0], 'devices', 'uroce0.sock')
+    st = os.stat(sock)
+    tap.ok(st.st_mode & 0o777 == 0o660 and st.st_gid == int(it.sh('getent', 'group', GROUP)
+                                                             .stdout.split(':')[2]),
+           f'--group {GROUP}: the broker socket is 0660 and of that group',
+           f'mode {st.st_mode & 0o777:o} gid {st.st_gid}')
+    p = start(pair, 0, USERS[0], ['ibv_devinfo', '-d', 'uroce0'])
+    p.wait(30)
+    tap.ok(p.rc == 0 and 'PORT_ACTIVE' in p.out, 'a member of the group opens the device', p.out)
+    p = start(pair, 0, USERS[1], ['ibv_devinfo', '-d', 'uroce0'])
+    p.wait(30)
+    line = [s for s in p.out.splitlines() if s.startswith('uroce:')]
+    tap.ok(p.rc not in (0, -9) and len(line) == 1 and
+           f'permission denied: only members of group {GROUP} may use it' in line[0],
+           'a user outside the group gets one line saying so (no crash, no hang)', p.out)
+
+    pid = broker_pid(pair, 0)
+    pair.uroce_cmd(0, 'link', 'del', 'uroce0')
+    pair.devices[0] = False
+    tap.ok(not os.path.exists(f'/proc/{pid}') and not os.path.exists(sock),
+           '`uroce link del` stops the broker and removes its socket',
+           subprocess.run(['ps', '-o', 'pid,args', '-p', str(pid)], capture_output=True,
+                          text=True).stdout)
+
+
+def main():
+    if os.geteuid() != 0:
+        print('1..0 # SKIP needs root (network namespaces, users)')
+        return 77
+    make_users()
+    try:
+        return it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'nr', body)
+    finally:
+        remove_users()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
