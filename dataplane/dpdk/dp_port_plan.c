@@ -342,9 +342,12 @@ static bool is_packet_socket(int fd)
 
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, long off)
 {
-	if ((flags & MAP_LOCKED) && atomic_load(&handover_fd) >= 0 && is_packet_socket(fd))
-		flags &= ~MAP_LOCKED;
-	return __real_mmap64(addr, len, prot, flags, fd, off);
+	void *p = __real_mmap64(addr, len, prot, flags, fd, off);
+
+	if (p == MAP_FAILED && errno == EAGAIN && (flags & MAP_LOCKED) &&
+	    atomic_load(&handover_fd) >= 0 && is_packet_socket(fd))
+		p = __real_mmap64(addr, len, prot, flags & ~MAP_LOCKED, fd, off);
+	return p;
 }
 
 /* Would this SIOCSIFFLAGS or SIOCSIFHWADDR leave the netdev as it is? */

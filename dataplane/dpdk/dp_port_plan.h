@@ -47,8 +47,9 @@ int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, char *err,
 /*
  * While @fd >= 0, the af_packet PMD runs without privilege on @fd: its
  * socket(AF_PACKET, ...) calls get duplicates of @fd instead of new
- * sockets, its MAP_LOCKED ring mmap drops MAP_LOCKED (packet rings are
- * never swapped; an unprivileged RLIMIT_MEMLOCK is smaller than the rings),
+ * sockets, its MAP_LOCKED ring mmap is retried without MAP_LOCKED when
+ * RLIMIT_MEMLOCK is too small for the rings (8 MiB by default: about 6 %
+ * of ib_write_bw's bandwidth, tests/bench/bench_nonroot.sh),
  * and the flags and MAC ethdev start "restores" unchanged by SIOCSIFFLAGS
  * and SIOCSIFHWADDR (CAP_NET_ADMIN) are left alone.  -1 ends it.  Only
  * around a probe and start, under the port's probe lock.
