@@ -61,6 +61,43 @@ def broker_pid(pair, side):
         return int(f.read().split()[0])
 
 
+def gid_text(pair, side, index):
+    return next(g['gid'] for g in pair.gids(side) if g['index'] == int(index))
+
+
+def steal(tap, pair, thief_side):
+    """USERS[1] tries USERS[0]'s QPN and rkey: errors only, the secret never moves."""
+    steal_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'steal.py')
+    gid = [str(pair.gid_index(i, 4)) for i in range(2)]
+    where = 'over the wire' if thief_side else 'on the same device'
+    victim = subprocess.Popen(
+        pair.ns_argv(0, as_user(pair, USERS[0], ['/usr/bin/python3', steal_py, 'victim', gid[0],
+                                                 gid_text(pair, 1, gid[1])])),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=pair.env(0), start_new_session=True)
+    try:
+        stolen = victim.stdout.readline()
+        thief = pair.start(thief_side, as_user(pair, USERS[1], [
+            '/usr/bin/python3', steal_py, 'thief', gid[thief_side], gid_text(pair, 0, gid[0]),
+            stolen.strip()]), raw=True)
+        thief.wait(60)
+        victim_out, _ = victim.communicate('', timeout=30)
+    finally:
+        if victim.poll() is None:
+            os.killpg(victim.pid, 9)
+            victim.wait()
+    out = thief.out
+    tap.diag(f'{where}: ' + '; '.join(x for x in out.splitlines() if ': IBV_WC_' in x))
+    detail = f'stolen: {stolen}\nthief:\n{out}\nvictim:\n{victim_out}'
+    tap.ok(thief.rc == 0 and re.search(r'^victim QPN READ: IBV_WC_(?!SUCCESS)', out, re.M) and
+           re.search(r'^victim QPN WRITE: IBV_WC_(?!SUCCESS)', out, re.M),
+           f'a stolen QPN and rkey ({where}) end in error completions', detail)
+    tap.ok('own QP READ: IBV_WC_REM_ACCESS_ERR' in out,
+           f'the stolen rkey on the thief\'s own QP ({where}) is a remote access error', detail)
+    tap.ok('secret not in thief memory' in out and 'victim memory intact' in victim_out,
+           f'no data moved either way ({where})', detail)
+
+
 def body(tap, pair):
     global PORT
     # The test's run directories must be reachable by its users.
@@ -91,6 +128,9 @@ def body(tap, pair):
                              base + ['-x', gid[1], pair.ip4[0]], PORT)
     if it.both_ok(tap, 'ib_write_bw between namespaces as two ordinary users', srv, cli):
         tap.diag(cli.out.strip().splitlines()[-2])
+
+    for thief_side in (1, 0):
+        steal(tap, pair, thief_side)
 
     # Only the group's members may open a device made with --group.
     pair.uroce_cmd(0, 'link', 'del', 'uroce0')
