@@ -90,10 +90,15 @@ static int create_ring(struct host_ring *l, char *err, size_t errlen)
 	char path[600], tmp[640] = "";
 	int fd = -1, ret;
 
-	/* The doorbell first: a sender that finds the ring finds it too. */
+	/*
+	 * The doorbell first: a sender that finds the ring finds it too.  Both
+	 * are the owner's alone (root passes anyway): a ring holds the frames
+	 * sent to its QPs, payloads included, so no other user may map it; a
+	 * frame for another user's process is dropped as a full ring would be.
+	 */
 	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, me);
 	unlink(path);
-	if (mkfifo(path, 0666) || chmod(path, 0666)) {
+	if (mkfifo(path, 0600) || chmod(path, 0600)) {
 		ret = -errno;
 		goto err;
 	}
@@ -106,8 +111,10 @@ static int create_ring(struct host_ring *l, char *err, size_t errlen)
 	/* Built under a temporary name and renamed: a sender never sees a half-made ring. */
 	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, me);
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 || fchmod(fd, 0666) || ftruncate(fd, sizeof(*r))) {
+	unlink(tmp);
+	/* O_EXCL: never a file another user left under our PID in the sticky directory. */
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || fchmod(fd, 0600) || ftruncate(fd, sizeof(*r))) {
 		ret = -errno;
 		goto err;
 	}

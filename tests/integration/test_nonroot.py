@@ -65,6 +65,24 @@ def gid_text(pair, side, index):
     return next(g['gid'] for g in pair.gids(side) if g['index'] == int(index))
 
 
+def ring_check(tap, pair):
+    """The victim's same-host receive ring: its owner's alone; the other user cannot read it."""
+    loop = os.path.join(pair.run_dirs[0], 'loop', pair.ifs[0])
+    uid = int(it.sh('id', '-u', USERS[0]).stdout)
+    rings = [os.path.join(loop, f) for f in os.listdir(loop) if f.endswith('.ring')]
+    mine = [r for r in rings if os.stat(r).st_uid == uid]
+    modes = {r: f'{os.stat(r).st_mode & 0o777:o}' for r in mine}
+    tap.ok(len(mine) == 1 and list(modes.values()) == ['600'],
+           'the victim\'s receive ring is mode 0600',
+           f'{rings} {modes}')
+    if mine:
+        p = pair.start(0, ['setpriv', f'--reuid={USERS[1]}', f'--regid={USERS[1]}',
+                           '--init-groups', 'head', '-c', '1', mine[0]], raw=True)
+        p.wait(10)
+        tap.ok(p.rc != 0 and 'Permission denied' in p.out,
+               'another user cannot read the victim\'s receive ring', p.out)
+
+
 def steal(tap, pair, thief_side):
     """USERS[1] tries USERS[0]'s QPN and rkey: errors only, the secret never moves."""
     steal_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'steal.py')
@@ -81,6 +99,8 @@ def steal(tap, pair, thief_side):
             '/usr/bin/python3', steal_py, 'thief', gid[thief_side], gid_text(pair, 0, gid[0]),
             stolen.strip()]), raw=True)
         thief.wait(60)
+        if thief_side == 0:
+            ring_check(tap, pair)
         victim_out, _ = victim.communicate('', timeout=30)
     finally:
         if victim.poll() is None:
