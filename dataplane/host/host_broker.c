@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The packet-socket broker: root's process that hands unprivileged verbs programs their socket. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>
@@ -124,9 +126,37 @@ static void on_term(int sig)
 	broker_stop = 1;
 }
 
-/* The broker's life: one socket per connection, until stopped or its device is gone. */
+/* Is this process's network namespace one that `ip netns add` named (in /run/netns)? */
+static bool netns_named(void)
+{
+	struct stat me, st;
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (stat("/proc/self/ns/net", &me))
+		return false;
+	d = opendir("/run/netns");
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		char path[300];
+
+		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
+		found = !stat(path, &st) && st.st_dev == me.st_dev && st.st_ino == me.st_ino;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The broker's life: one socket per connection, until stopped, its device
+ * is gone, or the named namespace it serves was deleted (`ip netns del`
+ * without `uroce link del`: the broker would be all that keeps it alive).
+ */
 static void serve(int lfd, const struct host_link_cfg *cfg)
 {
+	bool named = netns_named();
 	char conf[600];
 
 	snprintf(conf, sizeof(conf), "%s/devices/%s.conf", host_run_dir(), cfg->name);
@@ -139,7 +169,7 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 
 		if (poll(&p, 1, 1000) <= 0) {
 			/* A device removed without `uroce link del` (its run directory reset). */
-			if (access(conf, F_OK))
+			if (access(conf, F_OK) || (named && !netns_named()))
 				break;
 			continue;
 		}
