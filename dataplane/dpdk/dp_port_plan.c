@@ -265,12 +265,28 @@ static bool has_cap(unsigned cap)
 #define CAP_SYS_ADMIN_NUM	21
 #define CAP_BPF_NUM		39
 
+/*
+ * Asked of the kernel, not of CapEff: in a user namespace (a container) a
+ * process may hold CAP_NET_RAW that does not count in the network
+ * namespace it runs in.  Protocol 0: the socket never receives a frame.
+ */
+static bool may_open_packet_socket(void)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, char *err, size_t errlen)
 {
+	bool raw = cfg->pmd != HOST_PMD_AF_PACKET || may_open_packet_socket();
 	const char *need = NULL, *setcap = NULL;
 
 	*handover = -1;
-	if (cfg->pmd == HOST_PMD_AF_PACKET && !has_cap(CAP_NET_RAW_NUM)) {
+	if (!raw) {
 		int fd = host_broker_fetch(cfg, err, errlen);
 
 		if (fd >= 0 || fd != -ENOENT) {
@@ -281,7 +297,7 @@ int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, char *err,
 	switch (cfg->pmd) {
 	case HOST_PMD_AF_PACKET:
 		/* NET_ADMIN too: ethdev start restores the promiscuous flag by ioctl. */
-		if (!has_cap(CAP_NET_RAW_NUM) || !has_cap(CAP_NET_ADMIN_NUM)) {
+		if (!raw || !has_cap(CAP_NET_ADMIN_NUM)) {
 			need = "CAP_NET_RAW and CAP_NET_ADMIN";
 			setcap = "cap_net_raw,cap_net_admin+ep";
 		}

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Verbs programs as ordinary users: af_packet through the device's broker, access by group.
+"""Verbs programs as ordinary users and in containers: af_packet through the device's broker.
 
 Creates two users (and a group) of its own, runs ibv_devinfo, ibv_rc_pingpong and
-ib_write_bw as them between the two namespaces with no capability at all, then checks
+ib_write_bw as them between the two namespaces with no capability at all (and in a user
+namespace of their own, as a container is), then checks
 that `uroce link add --group` keeps a user outside the group out with one clear line,
 and that `uroce link del` stops the broker.  The users are removed at the end.
 """
@@ -39,17 +40,24 @@ def as_user(pair, user, argv):
             pair.uroce, 'exec', '--'] + list(argv)
 
 
+def in_container(pair, user, argv):
+    """ARGV as USER inside a user namespace of its own (root there, no capability here)."""
+    return ['setpriv', f'--reuid={user}', f'--regid={user}', '--init-groups',
+            'unshare', '--user', '--map-root-user', pair.uroce, 'exec', '--'] + list(argv)
+
+
 def start(pair, side, user, argv):
     return pair.start(side, as_user(pair, user, argv), raw=True)
 
 
-def client_server(pair, users, server_argv, client_argv, port):
-    srv = start(pair, 0, users[0], server_argv)
+def client_server(pair, server_argv, client_argv, port):
+    """Server (side 0) and client (side 1), each ARGV already run as some user."""
+    srv = pair.start(0, server_argv, raw=True)
     if not pair.wait_listen(0, port, srv):
         srv.kill()
         srv.wait(5)
         return srv, None
-    cli = start(pair, 1, users[1], client_argv)
+    cli = pair.start(1, client_argv, raw=True)
     cli.wait(it.PROG_TIMEOUT)
     srv.wait(10 if cli.rc == 0 else 5)
     return srv, cli
@@ -137,15 +145,27 @@ def body(tap, pair):
     for users in ([USERS[0], USERS[0]], [USERS[0], USERS[1]]):
         PORT += 1
         base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '500']
-        srv, cli = client_server(pair, users, base + ['-g', gid[0]],
-                                 base + ['-g', gid[1], pair.ip4[0]], PORT)
+        srv, cli = client_server(pair, as_user(pair, users[0], base + ['-g', gid[0]]),
+                                 as_user(pair, users[1], base + ['-g', gid[1], pair.ip4[0]]),
+                                 PORT)
         it.both_ok(tap, f'ibv_rc_pingpong between namespaces as {users[0]} and {users[1]}',
                    srv, cli)
 
+    # A container: a user namespace with CAP_NET_RAW that does not count in this network namespace.
+    p = pair.start(0, in_container(pair, USERS[0], ['ibv_devinfo', '-d', 'uroce0']), raw=True)
+    p.wait(30)
+    tap.ok(p.rc == 0 and 'PORT_ACTIVE' in p.out,
+           'ibv_devinfo in a user namespace (unshare --user --map-root-user)', p.out)
+    PORT += 1
+    base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '500']
+    srv, cli = client_server(pair, in_container(pair, USERS[0], base + ['-g', gid[0]]),
+                             as_user(pair, USERS[1], base + ['-g', gid[1], pair.ip4[0]]), PORT)
+    it.both_ok(tap, 'ibv_rc_pingpong server in a user namespace, client an ordinary user', srv, cli)
+
     PORT += 1
     base = ['ib_write_bw', '-d', 'uroce0', '-p', str(PORT), '-s', '65536', '-n', '2000']
-    srv, cli = client_server(pair, USERS, base + ['-x', gid[0]],
-                             base + ['-x', gid[1], pair.ip4[0]], PORT)
+    srv, cli = client_server(pair, as_user(pair, USERS[0], base + ['-x', gid[0]]),
+                             as_user(pair, USERS[1], base + ['-x', gid[1], pair.ip4[0]]), PORT)
     if it.both_ok(tap, 'ib_write_bw between namespaces as two ordinary users', srv, cli):
         tap.diag(cli.out.strip().splitlines()[-2])
 
