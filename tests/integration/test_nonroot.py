@@ -8,10 +8,12 @@ that `uroce link add --group` keeps a user outside the group out with one clear 
 and that `uroce link del` stops the broker.  The users are removed at the end.
 """
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
@@ -91,6 +93,20 @@ def ring_check(tap, pair):
                'another user cannot read the victim\'s receive ring', p.out)
 
 
+def filter_check(tap, pair):
+    """The broker's socket filter: UDP to another port never reaches a user's port."""
+    it.sh(*pair.ns_argv(1, ['bash', '-c', f'for i in $(seq 20); do echo x >/dev/udp/{pair.ip4[0]}/9; done']))
+    time.sleep(0.5)	# counters are published every 100 ms
+    uid = it.sh('id', '-u', USERS[0]).stdout.strip()
+    stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
+    mine = [d for d in stats if os.path.exists(f'/proc/{d["pid"]}') and
+            re.search(rf'^Uid:\s+{uid}\s', open(f'/proc/{d["pid"]}/status').read(), re.M)]
+    tap.ok(len(mine) == 1 and mine[0]['counters']['rx_not_roce'] == 0 and
+           mine[0]['counters']['rx_neigh'] > 0,
+           'the broker\'s filter keeps other traffic (20 UDP datagrams to port 9) off a user\'s port',
+           json.dumps(mine))
+
+
 def steal(tap, pair, thief_side):
     """USERS[1] tries USERS[0]'s QPN and rkey: errors only, the secret never moves."""
     steal_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'steal.py')
@@ -109,6 +125,7 @@ def steal(tap, pair, thief_side):
         thief.wait(60)
         if thief_side == 0:
             ring_check(tap, pair)
+            filter_check(tap, pair)
         victim_out, _ = victim.communicate('', timeout=30)
     finally:
         if victim.poll() is None:
@@ -150,6 +167,16 @@ def body(tap, pair):
                                  PORT)
         it.both_ok(tap, f'ibv_rc_pingpong between namespaces as {users[0]} and {users[1]}',
                    srv, cli)
+
+    # Every kind of frame the broker's filter must pass: RoCE v2 over IPv6 (ND), RoCE v1.
+    for family, rocev, label in ((6, 2, 'RoCE v2 IPv6'), (4, 1, 'RoCE v1')):
+        PORT += 1
+        g = [str(pair.gid_index(i, family, rocev)) for i in range(2)]
+        base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '200']
+        srv, cli = client_server(pair, as_user(pair, USERS[0], base + ['-g', g[0]]),
+                                 as_user(pair, USERS[1], base + ['-g', g[1], pair.ip4[0]]),
+                                 PORT)
+        it.both_ok(tap, f'ibv_rc_pingpong as ordinary users, {label} GID', srv, cli)
 
     # A container: a user namespace with CAP_NET_RAW that does not count in this network namespace.
     p = pair.start(0, in_container(pair, USERS[0], ['ibv_devinfo', '-d', 'uroce0']), raw=True)
