@@ -298,7 +298,8 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
 	/* Operations the QP does not enable are invalid requests (as rxe answers). */
 	if (((c->fl & WIRE_OPF_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE)) ||
 	    ((c->fl & WIRE_OPF_READ) && !(access & IBV_ACCESS_REMOTE_READ)) ||
-	    ((c->fl & WIRE_OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC))) {
+	    ((c->fl & WIRE_OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC)) ||
+	    (c->fl & (WIRE_OPF_ATOMIC_WRITE | WIRE_OPF_FLUSH))) {
 		c->status = IBV_WC_REM_INV_REQ_ERR;
 		return RESP_ERR_INVALID;
 	}

@@ -1243,11 +1243,11 @@ START_TEST(drop_names_and_descriptions)
 }
 END_TEST
 
-/* execute() takes a request that is no send, write or read for an atomic. */
+/* execute() takes a request that is no send, write, read, atomic write or flush for an atomic. */
 START_TEST(request_opcodes_are_send_write_read_or_atomic)
 {
 	const wire_op_flags kinds = WIRE_OPF_SEND | WIRE_OPF_WRITE | WIRE_OPF_READ |
-				    WIRE_OPF_ATOMIC;
+				    WIRE_OPF_ATOMIC | WIRE_OPF_ATOMIC_WRITE | WIRE_OPF_FLUSH;
 
 	for (unsigned op = 0; op < 256; op++) {
 		wire_op_flags fl = wire_opcode[op].flags;
