@@ -209,6 +209,8 @@ void prov_wait_events_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
 
 /* prov_dm.c */
 #define PROV_MAX_DM_SIZE	(256 * 1024)
+/* device_cap_flags_ex bit of IBA 1.5 ATOMIC WRITE (the kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE). */
+#define PROV_DEVICE_ATOMIC_WRITE	(1ULL << 40)
 struct ibv_dm *prov_alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
 int prov_free_dm(struct ibv_dm *dm);
 struct ibv_mr *prov_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,

@@ -281,7 +281,8 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->max_pkeys = 1;
 	o->local_ca_ack_delay = 15;
 	o->phys_port_cnt = 1;
-	a.device_cap_flags_ex = o->device_cap_flags;
+	/* IBA 1.5 ATOMIC WRITE: the kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE (libibverbs v44 has no name). */
+	a.device_cap_flags_ex = o->device_cap_flags | PROV_DEVICE_ATOMIC_WRITE;
 	/*
 	 * On-demand paging where the engine's copies to and from ODP memory go
 	 * through the kernel and fail instead of faulting: the payloads of

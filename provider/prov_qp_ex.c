@@ -300,6 +300,19 @@ static void prov_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr, size_t l
 	prov_wr_set_inline_data_list(ibqp, 1, &buf);
 }
 
+/* The 8 bytes at @atomic_wr are copied now, as inline data (IBA 1.5 ATOMIC WRITE). */
+static void prov_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey, uint64_t remote_addr,
+				 const void *atomic_wr)
+{
+	struct ibv_send_wr *wr = prov_wr_new(ibqp, IBV_WR_ATOMIC_WRITE);
+
+	if (!wr)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = remote_addr;
+	prov_wr_set_inline_data(ibqp, (void *)(uintptr_t)atomic_wr, 8);
+}
+
 int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *ex = &qp->vqp.qp_ex;
@@ -325,6 +338,7 @@ int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops
 	ex->wr_rdma_read = prov_wr_rdma_read;
 	ex->wr_atomic_cmp_swp = prov_wr_atomic_cmp_swp;
 	ex->wr_atomic_fetch_add = prov_wr_atomic_fetch_add;
+	ex->wr_atomic_write = prov_wr_atomic_write;
 	ex->wr_set_ud_addr = prov_wr_set_ud_addr;
 	ex->wr_set_sge = prov_wr_set_sge;
 	ex->wr_set_sge_list = prov_wr_set_sge_list;

@@ -159,6 +159,12 @@ static void build_ext(uint8_t *bth, const struct wire_opcode_info *op,
 		wire_set32(&h->qkey, d->deth.qkey);
 		wire_set32(&h->src_qp, d->deth.src_qp & WIRE_24BIT_MASK);
 	}
+	if (op->hdrs & WIRE_HDR_FETH) {
+		struct wire_feth *h = (void *)(bth + op->off[WIRE_EXT_FETH]);
+
+		wire_set32(&h->bits, ((uint32_t)d->feth.sel << WIRE_FETH_SEL_SHIFT &
+				      WIRE_FETH_SEL_MASK) | (d->feth.plt & WIRE_FETH_PLT_MASK));
+	}
 	if (op->hdrs & WIRE_HDR_CNP)
 		memset(bth + op->off[WIRE_EXT_CNP], 0, sizeof(struct wire_cnp));
 }

@@ -191,6 +191,17 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	case WIRE_OP_READ_RESP_ONLY: {
 		uint32_t expected;
 
+		/* An atomic write's answer: an empty read response at its PSN (IBA 1.5, rxe). */
+		if (rc_wqe_op(w)->kind & RC_WR_ATOMIC_WRITE) {
+			if (low != WIRE_OP_READ_RESP_ONLY || pkt->psn != w->first_psn ||
+			    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
+				return drop(c, RC_DROP_UNEXPECTED_RESPONSE);
+			if (pkt->payload_len) {
+				c->status = IBV_WC_BAD_RESP_ERR;
+				return COMP_ERROR;
+			}
+			return COMP_COMPLETE;
+		}
 		if (w->opcode != IBV_WR_RDMA_READ ||
 		    (c->syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK)
 			return drop(c, RC_DROP_UNEXPECTED_RESPONSE);

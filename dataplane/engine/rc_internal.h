@@ -260,7 +260,8 @@ struct rc_send_wqe {
 
 /* ---- Responder resources: outstanding read and atomic responses ---- */
 
-enum rc_res_type { RC_RES_NONE, RC_RES_READ, RC_RES_ATOMIC };
+/* RC_RES_EMPTY_READ: an atomic write or flush, answered by a zero-length read response (IBA 1.5). */
+enum rc_res_type { RC_RES_NONE, RC_RES_READ, RC_RES_ATOMIC, RC_RES_EMPTY_READ };
 
 struct rc_resp_res {
 	uint8_t		type;

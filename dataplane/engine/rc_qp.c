@@ -578,7 +578,7 @@ uint32_t rc_qp_num(const struct rc_qp *qp)
 
 #define QP_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |		\
-			 IBV_ACCESS_MW_BIND | IBV_ACCESS_OPTIONAL_RANGE)
+			 IBV_ACCESS_MW_BIND | RC_ACCESS_FLUSH | IBV_ACCESS_OPTIONAL_RANGE)
 
 static int max_mtu_enum(const struct rc_engine *eng)
 {
@@ -791,7 +791,7 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 	inl = (wr->send_flags & IBV_SEND_INLINE) && !(op->kind & RC_WR_READ_OR_ATOMIC);
 	if (inl && len > qp->cap.max_inline_data)
 		return -EINVAL;
-	if ((op->kind & RC_WR_ATOMIC) && (wr->num_sge != 1 || len != 8))
+	if ((op->kind & (RC_WR_ATOMIC | RC_WR_ATOMIC_WRITE)) && (wr->num_sge != 1 || len != 8))
 		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return -EINVAL;
@@ -845,6 +845,12 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		w->u.ud.path = ah->path;
 		w->u.ud.remote_qpn = wr->wr.ud.remote_qpn & WIRE_QPN_MASK;
 		w->u.ud.remote_qkey = wr->wr.ud.remote_qkey;
+	} else if (op->kind & RC_WR_ATOMIC_WRITE) {
+		/* The value is taken when posted, as rxe does; its SGE is not kept. */
+		memcpy(&w->u.rc.compare_add, (const void *)(uintptr_t)wr->sg_list[0].addr, 8);
+		w->num_sge = 0;
+		w->u.rc.remote_addr = wr->wr.rdma.remote_addr;
+		w->u.rc.rkey = wr->wr.rdma.rkey;
 	} else if (op->kind & RC_WR_ATOMIC) {
 		w->u.rc.remote_addr = wr->wr.atomic.remote_addr;
 		w->u.rc.rkey = wr->wr.atomic.rkey;

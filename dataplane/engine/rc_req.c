@@ -167,7 +167,7 @@ static enum req_state start_wqe(struct req_ctx *c)
 		w->rd_atomic_held = true;
 		qp->req.rd_atomic++;
 	}
-	if ((kind & RC_WR_ATOMIC) || qp->type == IBV_QPT_UD)
+	if ((kind & (RC_WR_ATOMIC | RC_WR_ATOMIC_WRITE)) || qp->type == IBV_QPT_UD)
 		w->npkts = 1;
 	else
 		w->npkts = w->length ? (w->length + pmtu - 1) / pmtu : 1;
@@ -233,6 +233,19 @@ static int gather(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 	}
 	return rc_sge_gather(qp->eng, qp->pd, g->w->sge, g->w->num_sge, &qp->req.cur, dst, len,
 			     crc);
+}
+
+/* An atomic write's 8 bytes, kept in the WQE since it was posted. */
+static int gather_atomic_write(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
+{
+	const struct gather_arg *g = arg;
+	const uint8_t *src = (const uint8_t *)&g->w->u.rc.compare_add;
+
+	if (crc)
+		*crc = wire_crc32_copy(*crc, dst, src, len);
+	else
+		memcpy(dst, src, len);
+	return 0;
 }
 
 /* The low five bits of a packet's opcode: its place in the send or write (IBA 9.7). */
@@ -317,6 +330,13 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 			d->atomic.swap_add = w->u.rc.compare_add;
 		}
 		return;
+	case IBV_WR_ATOMIC_WRITE:
+		d->opcode = WIRE_OPC_RC | WIRE_OP_ATOMIC_WRITE;
+		d->reth.va = w->u.rc.remote_addr;
+		d->reth.rkey = w->u.rc.rkey;
+		d->reth.len = 8;
+		*payload = 8;
+		return;
 	default: {
 		const struct rc_wr_opcode_info *op = rc_wqe_op(w);
 		uint32_t remaining = w->length - qp->req.offset;
@@ -374,7 +394,8 @@ static enum req_state send_packet(struct req_ctx *c)
 	 */
 	if (qp->type == IBV_QPT_RC && !w->is_inline && rc_tx_can_ref(qp->eng, local, &d, payload))
 		ref = rc_sge_ref(qp->eng, qp->pd, w->sge, w->num_sge, &ref_cur, payload);
-	ret = rc_tx_packet(qp->eng, qp, local, &d, payload, gather, &g, ref);
+	ret = rc_tx_packet(qp->eng, qp, local, &d, payload,
+			   w->opcode == IBV_WR_ATOMIC_WRITE ? gather_atomic_write : gather, &g, ref);
 	if (ref && !ret)
 		qp->req.cur = ref_cur;
 	if (unlikely(ret == -ENOBUFS)) {

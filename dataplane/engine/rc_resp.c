@@ -62,6 +62,8 @@ struct resp_ctx {
 };
 
 #define AETH_ACK_SYNDROME	(WIRE_AETH_ACK | WIRE_AETH_CREDIT_INVALID)
+/* Requests that hold a responder resource until answered (IBA 9.5; atomic write and flush as rxe). */
+#define RESP_NEEDS_RES	(WIRE_OPF_READ | WIRE_OPF_ATOMIC | WIRE_OPF_ATOMIC_WRITE | WIRE_OPF_FLUSH)
 
 static bool starts(wire_op_flags fl)
 {
@@ -221,7 +223,8 @@ static struct rc_resp_res *find_res(struct rc_qp *qp, uint8_t type, uint32_t psn
 /*
  * A duplicate send or write is acknowledged again and not
  * executed; a duplicate read is executed again from its PSN; a duplicate
- * atomic is answered with the saved original value, never executed twice.
+ * atomic is answered with the saved original value, a duplicate atomic
+ * write or flush with its empty read response: none is executed twice.
  */
 static enum resp_state duplicate(struct resp_ctx *c)
 {
@@ -255,8 +258,9 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		rc_qp_kick(qp);
 		return RESP_DONE;
 	}
-	if (c->fl & WIRE_OPF_ATOMIC) {
-		x = find_res(qp, RC_RES_ATOMIC, c->pkt->psn);
+	if (c->fl & (WIRE_OPF_ATOMIC | WIRE_OPF_ATOMIC_WRITE | WIRE_OPF_FLUSH)) {
+		x = find_res(qp, (c->fl & WIRE_OPF_ATOMIC) ? RC_RES_ATOMIC : RC_RES_EMPTY_READ,
+			     c->pkt->psn);
 		if (!x)
 			return drop(c, RC_DROP_DUP_NOT_HELD);
 		x->pending = true;
@@ -291,6 +295,22 @@ static enum resp_state check_op_seq(struct resp_ctx *c)
 	return RESP_ERR_INVALID;
 }
 
+static uint32_t pkt_feth(const struct wire_pkt *pkt)
+{
+	return wire_get32(((const struct wire_feth *)wire_pkt_ext(pkt, WIRE_EXT_FETH))->bits);
+}
+
+/* The rights a flush's placement type needs (as rxe); 0 for none or a reserved one. */
+static int flush_access(const struct wire_pkt *pkt)
+{
+	uint32_t plt = pkt_feth(pkt) & WIRE_FETH_PLT_MASK;
+
+	if (!plt || (plt & ~(WIRE_FLUSH_GLOBAL | WIRE_FLUSH_PERSISTENT)))
+		return 0;
+	return ((plt & WIRE_FLUSH_GLOBAL) ? RC_ACCESS_FLUSH_GLOBAL : 0) |
+	       ((plt & WIRE_FLUSH_PERSISTENT) ? RC_ACCESS_FLUSH_PERSISTENT : 0);
+}
+
 static enum resp_state check_op_valid(struct resp_ctx *c)
 {
 	int access = c->qp->attr.qp_access_flags;
@@ -298,7 +318,9 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
 	/* Operations the QP does not enable are invalid requests (as rxe answers). */
 	if (((c->fl & WIRE_OPF_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE)) ||
 	    ((c->fl & WIRE_OPF_READ) && !(access & IBV_ACCESS_REMOTE_READ)) ||
-	    ((c->fl & WIRE_OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC))) {
+	    ((c->fl & WIRE_OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC)) ||
+	    ((c->fl & WIRE_OPF_ATOMIC_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE)) ||
+	    ((c->fl & WIRE_OPF_FLUSH) && !(access & flush_access(c->pkt)))) {
 		c->status = IBV_WC_REM_INV_REQ_ERR;
 		return RESP_ERR_INVALID;
 	}
@@ -349,7 +371,7 @@ static enum resp_state check_resource(struct resp_ctx *c)
 			r->recv_cur.idx = r->recv_cur.off = 0;
 		}
 	}
-	if (c->fl & (WIRE_OPF_READ | WIRE_OPF_ATOMIC)) {
+	if (c->fl & RESP_NEEDS_RES) {
 		/*
 		 * No responder resources: an invalid request.  Otherwise the new
 		 * request takes the oldest slot even if it still has responses
@@ -396,6 +418,10 @@ static enum resp_state check_length(struct resp_ctx *c)
 			return length_error(c);
 	} else if (c->fl & WIRE_OPF_READ) {
 		if (wire_get32(pkt_reth(c->pkt)->dma_len) > RC_MAX_MSG_SIZE)
+			return length_error(c);
+	} else if (c->fl & WIRE_OPF_ATOMIC_WRITE) {
+		/* Exactly 8 bytes, and the RETH says so (rxe: resid == payload). */
+		if (len != 8 || wire_get32(pkt_reth(c->pkt)->dma_len) != 8)
 			return length_error(c);
 	}
 	return RESP_CHECK_RKEY;
@@ -463,6 +489,39 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			c->status = IBV_WC_REM_INV_REQ_ERR;
 			return RESP_ERR_INVALID;
 		}
+	} else if (c->fl & WIRE_OPF_ATOMIC_WRITE) {
+		const struct wire_reth *reth = pkt_reth(c->pkt);
+		uint64_t va = wire_get64(reth->va);
+
+		/* Remote write access, an aligned 8-byte target (rxe's atomic_write_reply()). */
+		if (va & 7) {
+			c->status = IBV_WC_REM_INV_REQ_ERR;
+			return RESP_ERR_INVALID;
+		}
+		c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey), va, 8,
+					 IBV_ACCESS_REMOTE_WRITE, &c->target_odp);
+		if (!c->target)
+			return RESP_ERR_ACCESS;
+		if (unlikely(c->target_odp) && rc_odp_populate_write(c->target, 8))
+			return RESP_ERR_ACCESS;
+		if ((uintptr_t)c->target & 7) {
+			c->status = IBV_WC_REM_INV_REQ_ERR;
+			return RESP_ERR_INVALID;
+		}
+	} else if (c->fl & WIRE_OPF_FLUSH) {
+		const struct wire_reth *reth = pkt_reth(c->pkt);
+		uint32_t sel = (pkt_feth(c->pkt) & WIRE_FETH_SEL_MASK) >> WIRE_FETH_SEL_SHIFT;
+		/* A whole-region flush names the region by its key; va must lie in it. */
+		uint32_t len = sel == WIRE_FLUSH_MR ? 0 : wire_get32(reth->dma_len);
+
+		if (sel != WIRE_FLUSH_RANGE && sel != WIRE_FLUSH_MR) {
+			c->status = IBV_WC_REM_INV_REQ_ERR;
+			return RESP_ERR_INVALID;
+		}
+		/* The region must have been registered with the placement type's rights. */
+		if (!rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey),
+				  wire_get64(reth->va), len, flush_access(c->pkt), NULL))
+			return RESP_ERR_ACCESS;
 	}
 	c->status = IBV_WC_SUCCESS;
 	return RESP_EXECUTE;
@@ -545,6 +604,46 @@ static int place_odp(uint8_t *dst, const uint8_t *src, uint32_t len, bool last)
 		return -EFAULT;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return rc_odp_write(dst + len - 1, src + len - 1, 1);
+}
+
+/*
+ * An atomic write (its 8 bytes stored at once) or a flush (every earlier
+ * write placed before the answer; memory here is coherent, so a fence is
+ * all both placement types need), answered like rxe with a zero-length
+ * RDMA READ response from a responder resource.
+ */
+static enum resp_state execute_empty_read(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+	const struct wire_pkt *pkt = c->pkt;
+	struct rc_resp_res *x = &r->res[r->res_head % r->nres];
+
+	if (c->fl & WIRE_OPF_ATOMIC_WRITE) {
+		uint64_t v;
+
+		memcpy(&v, wire_pkt_payload(pkt), 8);
+		if (unlikely(c->target_odp)) {
+			if (rc_odp_write(c->target, (const uint8_t *)&v, 8)) {
+				c->status = IBV_WC_REM_ACCESS_ERR;
+				return RESP_ERR_ACCESS;
+			}
+		} else {
+			__atomic_store_n((uint64_t *)(void *)c->target, v, __ATOMIC_SEQ_CST);
+		}
+	} else {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	memset(x, 0, sizeof(*x));
+	x->type = RC_RES_EMPTY_READ;
+	x->pending = true;
+	x->first_psn = x->last_psn = x->cur_psn = pkt->psn;
+	r->res_head++;
+	r->msn = (r->msn + 1) & WIRE_MSN_MASK;
+	r->epsn = psn_add(pkt->psn, 1);
+	r->ack_pending = false;
+	rc_qp_kick(qp);
+	return RESP_DONE;
 }
 
 /* What is left of the request opcodes after sends, writes and reads: the atomics. */
@@ -650,6 +749,8 @@ static enum resp_state execute(struct resp_ctx *c)
 		rc_qp_kick(qp);
 		return RESP_DONE;
 	}
+	if (c->fl & (WIRE_OPF_ATOMIC_WRITE | WIRE_OPF_FLUSH))
+		return execute_empty_read(c);
 	return execute_atomic(c);
 }
 

@@ -10,8 +10,8 @@
  * The operations of each transport service, as the BTH OpCode table (IBA 9.2) lists
  * them: UD only sends, UC adds writes; reads, atomics and send with invalidate are
  * RC's alone.  Binding a window and invalidating a key happen in the send queue
- * without a packet, on the connected services (IBA 10.6.7).  As the kernel's
- * rxe_wr_opcode_info[] in rxe_opcode.c.
+ * without a packet, on the connected services (IBA 10.6.7).  The IBA 1.5
+ * atomic write is RC's.  As the kernel's rxe_wr_opcode_info[] in rxe_opcode.c.
  */
 const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT] = {
 	[IBV_WR_RDMA_WRITE] = {
@@ -55,6 +55,10 @@ const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT] = {
 	[IBV_WR_SEND_WITH_INV] = {
 		.name = "SEND_WITH_INV", .qp_types = RC, .kind = RC_WR_SEND, .flags = RC_WR_INV,
 		.wc_opcode = IBV_WC_SEND, .qp_ex_flag = IBV_QP_EX_WITH_SEND_WITH_INV,
+	},
+	[IBV_WR_ATOMIC_WRITE] = {
+		.name = "ATOMIC_WRITE", .qp_types = RC, .kind = RC_WR_ATOMIC_WRITE,
+		.wc_opcode = IBV_WC_ATOMIC_WRITE, .qp_ex_flag = IBV_QP_EX_WITH_ATOMIC_WRITE,
 	},
 };
 

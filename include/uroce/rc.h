@@ -382,6 +382,14 @@ int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
 		struct ibv_qp_init_attr *init);
 /* ---- Work-request opcodes (IBA 10.8.3, ibv_post_send(3)) ---- */
 
+/*
+ * The IBA 1.5 flush rights of a region or QP: rdma-core's IBV_ACCESS_FLUSH_*
+ * from v45, the same bits (libibverbs v44 has no names for them).
+ */
+#define RC_ACCESS_FLUSH_GLOBAL		(1 << 8)
+#define RC_ACCESS_FLUSH_PERSISTENT	(1 << 9)
+#define RC_ACCESS_FLUSH			(RC_ACCESS_FLUSH_GLOBAL | RC_ACCESS_FLUSH_PERSISTENT)
+
 /* What a work request does; a bit each, so one test can name several. */
 enum rc_wr_kind {
 	RC_WR_SEND	= 1 << 0,	/* a message into the peer's receive queue */
@@ -389,9 +397,13 @@ enum rc_wr_kind {
 	RC_WR_READ	= 1 << 2,	/* RDMA read: the data comes back in responses */
 	RC_WR_ATOMIC	= 1 << 3,	/* 8 bytes changed remotely, the original comes back */
 	RC_WR_LOCAL	= 1 << 4,	/* no packet: bind a window, invalidate a key */
+	RC_WR_ATOMIC_WRITE = 1 << 5,	/* IBA 1.5: 8 bytes stored at once, an empty read response */
 };
-/* Both need responder resources and a response of their own (IBA 9.5, 9.7.5.1.3). */
-#define RC_WR_READ_OR_ATOMIC	(RC_WR_READ | RC_WR_ATOMIC)
+/*
+ * Need responder resources and a response of their own (IBA 9.5, 9.7.5.1.3;
+ * the atomic write as rxe).
+ */
+#define RC_WR_READ_OR_ATOMIC	(RC_WR_READ | RC_WR_ATOMIC | RC_WR_ATOMIC_WRITE)
 
 /* What a work request carries besides its kind. */
 enum rc_wr_flag {
@@ -411,7 +423,7 @@ struct rc_wr_opcode_info {
 	uint32_t		qp_ex_flag;	/* the IBV_QP_EX_WITH_* that enables it in ibv_wr_*() */
 };
 
-#define RC_WR_OPCODE_COUNT	(IBV_WR_SEND_WITH_INV + 1)
+#define RC_WR_OPCODE_COUNT	(IBV_WR_ATOMIC_WRITE + 1)
 /* What each work-request opcode is, indexed by enum ibv_wr_opcode (rc_wr_opcode.c). */
 extern const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT];
 

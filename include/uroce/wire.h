@@ -260,6 +260,24 @@ struct wire_ieth {			/* invalidate, 9.3.7 */
 };
 _Static_assert(sizeof(struct wire_ieth) == 4, "ieth");
 
+/*
+ * FLUSH extended transport header (IBA 1.5, as rxe_hdr.h): placement type in
+ * bits 3-0, selectivity level in bits 5-4, the rest reserved.
+ */
+struct wire_feth {
+	wire_be32	bits;
+};
+_Static_assert(sizeof(struct wire_feth) == 4, "feth");
+#define WIRE_FETH_PLT_MASK	0x0000000fu
+#define WIRE_FETH_SEL_MASK	0x00000030u
+#define WIRE_FETH_SEL_SHIFT	4
+/* Placement types, bits of the PLT field. */
+#define WIRE_FLUSH_GLOBAL	0x1u	/* visible to every observer */
+#define WIRE_FLUSH_PERSISTENT	0x2u	/* in persistent memory */
+/* Selectivity levels. */
+#define WIRE_FLUSH_RANGE	0u	/* the RETH's range */
+#define WIRE_FLUSH_MR		1u	/* the whole region of the R_Key */
+
 struct wire_deth {			/* datagram, 9.3.2 */
 	wire_be32	qkey;
 	wire_be32	src_qp;		/* resv8(8) SrcQP(24) */
@@ -323,11 +341,13 @@ enum wire_opcode_low {
 	WIRE_OP_FETCH_ADD		= 0x14,
 	WIRE_OP_SEND_LAST_INV		= 0x16,
 	WIRE_OP_SEND_ONLY_INV		= 0x17,
+	WIRE_OP_FLUSH			= 0x1c,	/* IBA 1.5 (rxe's IB_OPCODE_FLUSH) */
+	WIRE_OP_ATOMIC_WRITE		= 0x1d,	/* IBA 1.5 (rxe's IB_OPCODE_ATOMIC_WRITE) */
 };
 
 enum wire_ext {	/* index into wire_opcode_info.off[] */
 	WIRE_EXT_RETH, WIRE_EXT_AETH, WIRE_EXT_ATOMIC_ETH, WIRE_EXT_ATOMIC_ACK_ETH,
-	WIRE_EXT_IMMDT, WIRE_EXT_IETH, WIRE_EXT_DETH, WIRE_EXT_CNP, WIRE_EXT_COUNT
+	WIRE_EXT_IMMDT, WIRE_EXT_IETH, WIRE_EXT_DETH, WIRE_EXT_CNP, WIRE_EXT_FETH, WIRE_EXT_COUNT
 };
 
 /* Which extension headers follow the BTH (a typed mask, kept apart from the flags). */
@@ -340,6 +360,7 @@ enum wire_hdr_bit {
 	WIRE_HDR_IETH		= 1u << WIRE_EXT_IETH,
 	WIRE_HDR_DETH		= 1u << WIRE_EXT_DETH,
 	WIRE_HDR_CNP		= 1u << WIRE_EXT_CNP,
+	WIRE_HDR_FETH		= 1u << WIRE_EXT_FETH,
 };
 typedef uint16_t wire_hdr_mask;
 
@@ -363,6 +384,8 @@ enum wire_op_flag {
 	WIRE_OPF_RC		= 1u << 15,
 	WIRE_OPF_UC		= 1u << 16,
 	WIRE_OPF_UD		= 1u << 17,
+	WIRE_OPF_ATOMIC_WRITE	= 1u << 18,	/* 8 bytes placed at once, answered like a read */
+	WIRE_OPF_FLUSH		= 1u << 19,	/* make earlier writes visible or persistent */
 };
 typedef uint32_t wire_op_flags;
 
@@ -644,6 +667,7 @@ struct wire_build_desc {
 	uint32_t	imm;		/* host order; written big-endian */
 	uint32_t	ieth_rkey;
 	struct { uint32_t qkey, src_qp; } deth;
+	struct { uint8_t plt, sel; } feth;	/* WIRE_FLUSH_* */
 };
 
 /* Header bytes before the payload for this description (Ethernet .. extension headers). */

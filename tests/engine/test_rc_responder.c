@@ -453,6 +453,163 @@ START_TEST(nak_invalid_qp_access)
 }
 END_TEST
 
+/* ---- IBA 1.5: ATOMIC WRITE and FLUSH, answered by an empty read response (as rxe) ---- */
+
+static void atomic_write(struct rsp *r, uint32_t psn, uint64_t va, uint32_t rkey, uint64_t v,
+			 uint32_t len)
+{
+	struct wire_build_desc d = req(r, WIRE_OP_ATOMIC_WRITE, psn, true);
+	uint8_t data[16] = { 0 };
+
+	memcpy(data, &v, 8);
+	d.reth.va = va;
+	d.reth.rkey = rkey;
+	d.reth.len = len;
+	inject(r, &d, data, len);
+}
+
+static void expect_empty_read_resp(struct rsp *r, unsigned nth, uint32_t psn)
+{
+	const struct h_frame *f = h_cap_find(&r->cap, 1, WIRE_OP_READ_RESP_ONLY, nth);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(f->psn, psn);
+	ck_assert_uint_eq(f->syndrome, SYN_ACK);
+	ck_assert_uint_eq(f->payload_len, 0);
+}
+
+/* Placed once, answered twice: a duplicate is answered from its resource, not executed. */
+START_TEST(atomic_write_placed_and_answered)
+{
+	struct rsp r;
+	uint64_t *target;
+
+	rsp_init(&r);
+	target = (uint64_t *)(void *)(r.mem + 64);
+	atomic_write(&r, EPSN, (uintptr_t)target, rc_mr_rkey(r.mr), 0x1122334455667788ull, 8);
+	ck_assert_uint_eq(*target, 0x1122334455667788ull);
+	expect_empty_read_resp(&r, 0, EPSN);
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OP_ACKNOWLEDGE), 0);
+	*target = 7;
+	atomic_write(&r, EPSN, (uintptr_t)target, rc_mr_rkey(r.mr), 0x1122334455667788ull, 8);
+	ck_assert_uint_eq(*target, 7);
+	expect_empty_read_resp(&r, 1, EPSN);
+	/* The next one at the next PSN executes. */
+	atomic_write(&r, EPSN + 1, (uintptr_t)target, rc_mr_rkey(r.mr), 42, 8);
+	ck_assert_uint_eq(*target, 42);
+	expect_empty_read_resp(&r, 2, (EPSN + 1) & 0xffffff);
+	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+	rsp_fini(&r);
+}
+END_TEST
+
+/*
+ * Loop: no remote write right on the region (remote access error), the QP
+ * not enabling remote writes, a misaligned va, a length other than 8
+ * (invalid requests).  Memory stays as it was.
+ */
+START_TEST(atomic_write_refused)
+{
+	struct h_conn c = { .access = IBV_ACCESS_REMOTE_READ };
+	struct rsp r;
+
+	rsp_init_type(&r, IBV_QPT_RC, _i == 1 ? &c : NULL);
+	switch (_i) {
+	case 0:
+		atomic_write(&r, EPSN, (uintptr_t)r.ro_mem, rc_mr_rkey(r.ro_mr), ~0ull, 8);
+		expect_fatal(&r, WIRE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+		break;
+	case 1:
+		atomic_write(&r, EPSN, (uintptr_t)r.mem, rc_mr_rkey(r.mr), ~0ull, 8);
+		expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+		break;
+	case 2:
+		atomic_write(&r, EPSN, (uintptr_t)r.mem + 4, rc_mr_rkey(r.mr), ~0ull, 8);
+		expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+		break;
+	default:
+		atomic_write(&r, EPSN, (uintptr_t)r.mem, rc_mr_rkey(r.mr), ~0ull, 12);
+		expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+		break;
+	}
+	for (int i = 0; i < 16; i++) {
+		ck_assert_uint_eq(r.mem[i], 0);
+		ck_assert_uint_eq(r.ro_mem[i], 0);
+	}
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OP_READ_RESP_ONLY), 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+static void flush(struct rsp *r, uint32_t psn, uint8_t plt, uint8_t sel, uint64_t va,
+		  uint32_t rkey, uint32_t len)
+{
+	struct wire_build_desc d = req(r, WIRE_OP_FLUSH, psn, true);
+
+	d.feth.plt = plt;
+	d.feth.sel = sel;
+	d.reth.va = va;
+	d.reth.rkey = rkey;
+	d.reth.len = len;
+	inject(r, &d, NULL, 0);
+}
+
+/*
+ * Loop: a global flush of a range and of the whole region, answered; then
+ * refused: a region without the flush right (remote access error), a
+ * placement the QP does not enable, no placement type, a reserved
+ * selectivity level (invalid requests).
+ */
+START_TEST(flush_checked_and_answered)
+{
+	struct h_conn c = { .access = IBV_ACCESS_REMOTE_WRITE | RC_ACCESS_FLUSH_GLOBAL };
+	struct rsp r;
+	struct rc_mr *fmr;
+	uint32_t fkey;
+	uint64_t va;
+
+	rsp_init_type(&r, IBV_QPT_RC, &c);
+	fmr = rc_mr_reg(r.e.pd[1], r.mem + 4096, 4096, (uintptr_t)r.mem + 4096,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | RC_ACCESS_FLUSH_GLOBAL);
+	ck_assert_ptr_nonnull(fmr);
+	fkey = rc_mr_rkey(fmr);
+	va = (uintptr_t)r.mem + 4096;
+	switch (_i) {
+	case 0:
+		flush(&r, EPSN, WIRE_FLUSH_GLOBAL, WIRE_FLUSH_RANGE, va + 100, fkey, 200);
+		flush(&r, EPSN + 1, WIRE_FLUSH_GLOBAL, WIRE_FLUSH_MR, va, fkey, 0);
+		/* A duplicate is answered again. */
+		flush(&r, EPSN + 1, WIRE_FLUSH_GLOBAL, WIRE_FLUSH_MR, va, fkey, 0);
+		expect_empty_read_resp(&r, 0, EPSN);
+		expect_empty_read_resp(&r, 1, (EPSN + 1) & 0xffffff);
+		expect_empty_read_resp(&r, 2, (EPSN + 1) & 0xffffff);
+		ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+		break;
+	case 1:
+		flush(&r, EPSN, WIRE_FLUSH_GLOBAL, WIRE_FLUSH_RANGE, (uintptr_t)r.mem,
+		      rc_mr_rkey(r.mr), 64);
+		expect_fatal(&r, WIRE_NAK_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+		break;
+	case 2:
+		flush(&r, EPSN, WIRE_FLUSH_PERSISTENT, WIRE_FLUSH_RANGE, va, fkey, 64);
+		expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+		break;
+	case 3:
+		flush(&r, EPSN, 0, WIRE_FLUSH_RANGE, va, fkey, 64);
+		expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+		break;
+	default:
+		flush(&r, EPSN, WIRE_FLUSH_GLOBAL, 2, va, fkey, 64);
+		expect_fatal(&r, WIRE_NAK_INVALID_REQ, IBV_EVENT_QP_REQ_ERR);
+		break;
+	}
+	if (_i)
+		ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OP_READ_RESP_ONLY), 0);
+	ck_assert_int_eq(rc_mr_dereg(fmr), 0);
+	rsp_fini(&r);
+}
+END_TEST
+
 /* ---- RNR ---- */
 
 START_TEST(rnr_nak_then_accept)
@@ -1243,11 +1400,11 @@ START_TEST(drop_names_and_descriptions)
 }
 END_TEST
 
-/* execute() takes a request that is no send, write or read for an atomic. */
+/* execute() takes a request that is no send, write, read, atomic write or flush for an atomic. */
 START_TEST(request_opcodes_are_send_write_read_or_atomic)
 {
 	const wire_op_flags kinds = WIRE_OPF_SEND | WIRE_OPF_WRITE | WIRE_OPF_READ |
-				    WIRE_OPF_ATOMIC;
+				    WIRE_OPF_ATOMIC | WIRE_OPF_ATOMIC_WRITE | WIRE_OPF_FLUSH;
 
 	for (unsigned op = 0; op < 256; op++) {
 		wire_op_flags fl = wire_opcode[op].flags;
@@ -1308,6 +1465,9 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, nak_invalid_send_too_long);
 	tcase_add_test(tc, nak_remote_op_bad_recv_lkey);
 	tcase_add_test(tc, nak_invalid_qp_access);
+	tcase_add_test(tc, atomic_write_placed_and_answered);
+	tcase_add_loop_test(tc, atomic_write_refused, 0, 4);
+	tcase_add_loop_test(tc, flush_checked_and_answered, 0, 5);
 	tcase_add_test(tc, rnr_nak_then_accept);
 	tcase_add_test(tc, rnr_on_write_imm_last);
 	tcase_add_test(tc, duplicate_atomic_replayed);

@@ -256,6 +256,63 @@ START_TEST(atomics)
 }
 END_TEST
 
+/*
+ * IBA 1.5 ATOMIC WRITE: the 8 bytes are taken when posted (the source may
+ * change at once), land in one store, and complete as IBV_WC_ATOMIC_WRITE;
+ * to a region without remote write the requester gets a remote access
+ * error and the memory stays.
+ */
+START_TEST(atomic_write_e2e)
+{
+	struct h_pair p;
+	struct ibv_sge s;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc;
+	uint64_t *target, *src, *ro;
+	struct rc_mr *ro_mr;
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	target = (uint64_t *)(void *)(p.buf[1] + 16);
+	src = (uint64_t *)(void *)p.buf[0];
+	*src = 0xa5a5a5a5deadbeefull;
+	s = h_sge(&p, 0, 0, 8);
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.opcode = IBV_WR_ATOMIC_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)target;
+	wr.wr.rdma.rkey = rc_mr_rkey(p.mr[1]);
+	ck_assert_int_eq(rc_post_send(p.qp[0], &wr, &bad), 0);
+	*src = 0;
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_ATOMIC_WRITE);
+	ck_assert_uint_eq(*target, 0xa5a5a5a5deadbeefull);
+
+	/* Not 8 bytes: refused at post. */
+	s.length = 4;
+	ck_assert_int_eq(rc_post_send(p.qp[0], &wr, &bad), -EINVAL);
+	ck_assert_ptr_eq(bad, &wr);
+	s.length = 8;
+
+	/* Without the access right: a remote access error, nothing written. */
+	ro = calloc(1, 4096);
+	ro_mr = rc_mr_reg(p.e.pd[1], ro, 4096, (uintptr_t)ro,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	ck_assert_ptr_nonnull(ro_mr);
+	*src = 77;
+	wr.wr.rdma.remote_addr = (uintptr_t)ro;
+	wr.wr.rdma.rkey = rc_mr_rkey(ro_mr);
+	ck_assert_int_eq(rc_post_send(p.qp[0], &wr, &bad), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(*ro, 0);
+	ck_assert_int_eq(rc_mr_dereg(ro_mr), 0);
+	free(ro);
+	h_pair_fini(&p);
+}
+END_TEST
+
 /* Inline data is copied at post time: the source needs no key and may change right after. */
 START_TEST(inline_send_and_write)
 {
@@ -598,6 +655,7 @@ Suite *rc_transfer_suite(void)
 	tcase_add_loop_test(tc, no_retransmits_without_loss, 0, 4);
 	tcase_add_test(tc, write_with_imm);
 	tcase_add_test(tc, atomics);
+	tcase_add_test(tc, atomic_write_e2e);
 	tcase_add_test(tc, inline_send_and_write);
 	tcase_add_test(tc, sge_lists);
 	tcase_add_loop_test(tc, unsignaled_and_sig_all, 0, 2);

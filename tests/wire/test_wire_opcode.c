@@ -6,8 +6,9 @@
 #include "uroce/wire.h"
 
 /*
- * IBA Vol 1 table 38 (RC, UC, UD) and Annex A17.9.3 (CNP), transcribed
- * here by hand: opcode, name, extension headers in wire order.
+ * IBA Vol 1 table 38 (RC, UC, UD), the IBA 1.5 FLUSH and ATOMIC WRITE (as
+ * the kernel's rxe_opcode.c) and Annex A17.9.3 (CNP), transcribed here by
+ * hand: opcode, name, extension headers in wire order.
  */
 static const struct {
 	uint8_t		opcode;
@@ -37,6 +38,8 @@ static const struct {
 	{ 0x14, "RC_FETCH_ADD", WIRE_HDR_ATOMIC_ETH },
 	{ 0x16, "RC_SEND_LAST_WITH_INVALIDATE", WIRE_HDR_IETH },
 	{ 0x17, "RC_SEND_ONLY_WITH_INVALIDATE", WIRE_HDR_IETH },
+	{ 0x1c, "RC_FLUSH", WIRE_HDR_FETH | WIRE_HDR_RETH },
+	{ 0x1d, "RC_ATOMIC_WRITE", WIRE_HDR_RETH },
 	{ 0x20, "UC_SEND_FIRST", 0 },
 	{ 0x21, "UC_SEND_MIDDLE", 0 },
 	{ 0x22, "UC_SEND_LAST", 0 },
@@ -60,7 +63,7 @@ static const struct {
 	enum wire_ext	ext;
 	uint8_t		len;
 } ext_wire_order[] = {
-	{ WIRE_EXT_DETH, 8 }, { WIRE_EXT_RETH, 16 }, { WIRE_EXT_ATOMIC_ETH, 28 },
+	{ WIRE_EXT_DETH, 8 }, { WIRE_EXT_FETH, 4 }, { WIRE_EXT_RETH, 16 }, { WIRE_EXT_ATOMIC_ETH, 28 },
 	{ WIRE_EXT_AETH, 4 }, { WIRE_EXT_ATOMIC_ACK_ETH, 8 }, { WIRE_EXT_IMMDT, 4 },
 	{ WIRE_EXT_IETH, 4 }, { WIRE_EXT_CNP, 16 },
 };
@@ -129,11 +132,12 @@ START_TEST(opcode_entry)
 	ck_assert_uint_eq(!!(op->flags & WIRE_OPF_IMM), !!(op->hdrs & WIRE_HDR_IMMDT));
 	ck_assert_uint_eq(!!(op->flags & WIRE_OPF_INV), !!(op->hdrs & WIRE_HDR_IETH));
 	ck_assert_uint_eq(!!(op->flags & WIRE_OPF_CNP), _i == WIRE_OPC_CNP);
+	ck_assert_uint_eq(!!(op->flags & WIRE_OPF_FLUSH), !!(op->hdrs & WIRE_HDR_FETH));
 	if (op->hdrs & WIRE_HDR_ATOMIC_ETH)
 		ck_assert(op->flags & WIRE_OPF_ATOMIC && op->flags & WIRE_OPF_REQUEST);
-	/* Payload: sends, writes and read responses carry data; nothing else does. */
+	/* Payload: sends, writes, atomic writes and read responses carry data; nothing else does. */
 	ck_assert_uint_eq(!!(op->flags & WIRE_OPF_PAYLOAD),
-			  !!(op->flags & (WIRE_OPF_SEND | WIRE_OPF_WRITE)) ||
+			  !!(op->flags & (WIRE_OPF_SEND | WIRE_OPF_WRITE | WIRE_OPF_ATOMIC_WRITE)) ||
 			  (op->flags & (WIRE_OPF_READ | WIRE_OPF_RESPONSE)) ==
 			  (WIRE_OPF_READ | WIRE_OPF_RESPONSE));
 	/* A header starting the message says where the data goes (writes) or is a request. */
@@ -150,7 +154,7 @@ START_TEST(opcode_count)
 	for (unsigned i = 0; i < 256; i++)
 		n += wire_opcode_valid((uint8_t)i);
 	ck_assert_uint_eq(n, N_IBA);
-	ck_assert_uint_eq(N_IBA, 38);
+	ck_assert_uint_eq(N_IBA, 40);
 }
 END_TEST
 

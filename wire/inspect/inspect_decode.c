@@ -314,6 +314,26 @@ static bool cm_mad(const struct wire_frame *fr)
 	       fr->data[data_off + 1] == WIRE_MGMT_CLASS_CM;
 }
 
+/* The FETH's placement type and selectivity level (IBA 1.5) by name. */
+static const char *flush_plt_name(uint32_t feth)
+{
+	switch (feth & WIRE_FETH_PLT_MASK) {
+	case WIRE_FLUSH_GLOBAL:					return "global";
+	case WIRE_FLUSH_PERSISTENT:				return "persistent";
+	case WIRE_FLUSH_GLOBAL | WIRE_FLUSH_PERSISTENT:		return "global+persistent";
+	default:						return "reserved";
+	}
+}
+
+static const char *flush_sel_name(uint32_t feth)
+{
+	switch ((feth & WIRE_FETH_SEL_MASK) >> WIRE_FETH_SEL_SHIFT) {
+	case WIRE_FLUSH_RANGE:	return "range";
+	case WIRE_FLUSH_MR:	return "region";
+	default:		return "reserved";
+	}
+}
+
 static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 {
 	const struct wire_pkt *p = &fr->pkt;
@@ -356,6 +376,9 @@ static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 	if ((h = ext(fr, WIRE_EXT_DETH)))
 		inspect_text_printf(b, " qkey 0x%08" PRIx32 " src-qp 0x%06" PRIx32, wire_load32(h),
 			  wire_load32(h + 4) & WIRE_24BIT_MASK);
+	if ((h = ext(fr, WIRE_EXT_FETH)))
+		inspect_text_printf(b, " placement %s selectivity %s", flush_plt_name(wire_load32(h)),
+				    flush_sel_name(wire_load32(h)));
 	if (p->op->flags & WIRE_OPF_CNP && (fr->data[p->bth_off + 4] & 0x40))
 		inspect_text_printf(b, " becn");
 	if (ext_present(fr) && fr->drop != WIRE_DROP_BAD_PAD &&
@@ -812,6 +835,10 @@ static const char *opcode_meaning(uint8_t opcode)
 		[WIRE_OP_FETCH_ADD] = "atomic: *va += add",
 		[WIRE_OP_SEND_LAST_INV] = "last packet of a Send that also invalidates an rkey",
 		[WIRE_OP_SEND_ONLY_INV] = "a whole Send that also invalidates an rkey",
+		[WIRE_OP_FLUSH] = "makes earlier writes to RETH's range (or the whole region) "
+			"visible or persistent; answered by an empty Read response",
+		[WIRE_OP_ATOMIC_WRITE] = "writes its 8 bytes at once to an aligned va; answered "
+			"by an empty Read response",
 	};
 
 	if (opcode == WIRE_OPC_CNP)
@@ -936,6 +963,14 @@ static void v_ext(struct vx *v)
 		       wire_load32(v->f + o + 8));
 		vfield(v, o + 12, 4, "DMA length", "bytes of the whole Write or Read message", "%" PRIu32,
 		       wire_load32(v->f + o + 12));
+	}
+	if (op->hdrs & WIRE_HDR_FETH) {
+		uint32_t o = bth + op->off[WIRE_EXT_FETH], f = wire_load32(v->f + o);
+
+		vlayer(v, "FETH flush extended transport header", o, 4, "IBA 1.5");
+		vfield(v, o, 4, "placement/selectivity", "bits 3-0: placement type (1 global, "
+		       "2 persistent); bits 5-4: selectivity (0 the RETH's range, 1 the region)",
+		       "0x%08" PRIx32 " (%s, %s)", f, flush_plt_name(f), flush_sel_name(f));
 	}
 	if (op->hdrs & WIRE_HDR_AETH)
 		v_aeth(v, bth + op->off[WIRE_EXT_AETH]);
@@ -1635,6 +1670,10 @@ static void j_ext(struct inspect_text *b, const struct wire_frame *fr)
 	if ((h = ext(fr, WIRE_EXT_DETH)))
 		inspect_text_printf(b, ",\"deth\":{\"qkey\":%" PRIu32 ",\"src_qp\":%" PRIu32 "}", wire_load32(h),
 			  wire_load32(h + 4) & WIRE_24BIT_MASK);
+	if ((h = ext(fr, WIRE_EXT_FETH)))
+		inspect_text_printf(b, ",\"feth\":{\"placement\":%" PRIu32 ",\"selectivity\":%" PRIu32
+			  "}", wire_load32(h) & WIRE_FETH_PLT_MASK,
+			  (wire_load32(h) & WIRE_FETH_SEL_MASK) >> WIRE_FETH_SEL_SHIFT);
 	if (ext(fr, WIRE_EXT_CNP))
 		inspect_text_printf(b, ",\"cnp\":{}");
 }
