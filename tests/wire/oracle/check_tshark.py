@@ -8,7 +8,8 @@ RoCE v1 on EtherType 0x8915, which tshark dissects as InfiniBand GRH + BTH);
 `uroce decode -j` gives the view of uroce's parser; `tshark -T json
 -d udp.port==4791,infiniband` decodes the same file independently, with IPv4 and
 UDP checksum validation on.  Every field both know must agree; tshark must
-know every opcode but CNP (which it shows as vendor data: BTH compared only).
+know every opcode but CNP and IBA 1.5's FLUSH and ATOMIC WRITE (which tshark 4.0 shows as vendor
+data: BTH compared only).
 Exits non-zero on any disagreement, and when tshark is missing.
 """
 import ipaddress
@@ -21,6 +22,8 @@ import sys
 SEED = os.environ.get("ORACLE_SEED", "20241129")
 PER_OPCODE = "12"
 CNP = 0x81
+# Opcodes tshark 4.0 dissects as vendor data: CNP, RC FLUSH and RC ATOMIC WRITE (IBA 1.5).
+BTH_ONLY = (CNP, 0x1c, 0x1d)
 # Heuristic payload dissectors would read our random payloads as RPC-over-RDMA,
 # iSER...; an exception there hides the ICRC, so they are turned off.
 PAYLOAD_HEURISTICS = ("mellanox_eoib", "eth_over_ib", "fc_infiniband", "sdp_infiniband", "iser_infiniband",
@@ -108,7 +111,7 @@ def compare_ib(c, ib, ours):
     c.eq("bth.destqp", num(bth["infiniband.bth.destqp"]), ob["dest_qp"])
     c.eq("bth.a", bth["infiniband.bth.a"] == "1", ob["ackreq"])
     c.eq("bth.psn", num(bth["infiniband.bth.psn"]), ob["psn"])
-    if ob["opcode"] == CNP:
+    if ob["opcode"] in BTH_ONLY:
         return
     present = {k[len("infiniband."):-len("_tree")] for k in ib if k.endswith("_tree")}
     ours_ext = {k for k in ("reth", "aeth", "atomiceth", "atomicacketh", "immdt", "ieth", "deth")
@@ -201,16 +204,16 @@ def main():
             c.eq("udp.dstport", num(layers["udp"]["udp.dstport"]), 4791)
             versions[2] += 1
         compare_ib(c, layers["infiniband"], o)
-        if o["bth"]["opcode"] != CNP:
+        if o["bth"]["opcode"] not in BTH_ONLY:
             data = num(layers["data"]["data.len"]) if "data" in layers else 0
             c.eq("payload length (data.len)", data, o["payload_len"] + o["bth"]["pad"])
         fields += c.fields
         opcodes[o["bth"]["opcode"]] = opcodes.get(o["bth"]["opcode"], 0) + 1
-    if len(opcodes) != 38 or not versions[1] or not versions[2]:
+    if len(opcodes) != 40 or not versions[1] or not versions[2]:
         fail(f"only {len(opcodes)} opcodes compared, RoCE v2/v1 packets {versions}")
     print(f"ok: {len(ours)} packets ({versions[2]} RoCE v2, {versions[1]} RoCE v1), "
           f"{len(opcodes)} opcodes, {fields} fields agree between tshark and uroce's parser "
-          f"(CNP: BTH only; seed {SEED})")
+          f"(CNP, FLUSH, ATOMIC WRITE: BTH only; seed {SEED})")
 
 
 main()
