@@ -846,9 +846,14 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 		w->u.ud.remote_qpn = wr->wr.ud.remote_qpn & WIRE_QPN_MASK;
 		w->u.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	} else if (op->kind & RC_WR_ATOMIC_WRITE) {
-		/* The value is taken when posted, as rxe does; its SGE is not kept. */
-		memcpy(&w->u.rc.compare_add, (const void *)(uintptr_t)wr->sg_list[0].addr, 8);
-		w->num_sge = 0;
+		/*
+		 * Inline (as ibv_wr_atomic_write() posts it) the value is taken
+		 * now from the host address; otherwise the SGE is read when sent.
+		 */
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			memcpy(&w->u.rc.compare_add, (const void *)(uintptr_t)wr->sg_list[0].addr, 8);
+			w->num_sge = 0;
+		}
 		w->u.rc.remote_addr = wr->wr.rdma.remote_addr;
 		w->u.rc.rkey = wr->wr.rdma.rkey;
 	} else if (op->kind & RC_WR_ATOMIC) {

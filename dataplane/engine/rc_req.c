@@ -110,7 +110,8 @@ static enum ibv_wc_status check_local(struct rc_qp *qp, const struct rc_send_wqe
 		return IBV_WC_LOC_LEN_ERR;
 	if (w->is_inline)
 		return IBV_WC_SUCCESS;
-	if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)
+	/* Where responses land; an atomic write's SGE is its source. */
+	if (rc_wqe_op(w)->kind & (RC_WR_READ | RC_WR_ATOMIC))
 		access = IBV_ACCESS_LOCAL_WRITE;
 	for (uint32_t i = 0; i < w->num_sge; i++) {
 		const struct ibv_sge *s = &w->sge[i];
@@ -235,7 +236,7 @@ static int gather(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 			     crc);
 }
 
-/* An atomic write's 8 bytes, kept in the WQE since it was posted. */
+/* An atomic write's 8 bytes, kept in the WQE since it was posted inline. */
 static int gather_atomic_write(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 {
 	const struct gather_arg *g = arg;
@@ -395,7 +396,8 @@ static enum req_state send_packet(struct req_ctx *c)
 	if (qp->type == IBV_QPT_RC && !w->is_inline && rc_tx_can_ref(qp->eng, local, &d, payload))
 		ref = rc_sge_ref(qp->eng, qp->pd, w->sge, w->num_sge, &ref_cur, payload);
 	ret = rc_tx_packet(qp->eng, qp, local, &d, payload,
-			   w->opcode == IBV_WR_ATOMIC_WRITE ? gather_atomic_write : gather, &g, ref);
+			   w->opcode == IBV_WR_ATOMIC_WRITE && !w->num_sge ? gather_atomic_write : gather,
+			   &g, ref);
 	if (ref && !ret)
 		qp->req.cur = ref_cur;
 	if (unlikely(ret == -ENOBUFS)) {

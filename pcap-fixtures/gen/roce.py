@@ -52,6 +52,12 @@ class IETH(Packet):       # IBA 9.3.7
     fields_desc = [XIntField("rkey", 0)]
 
 
+class FETH(Packet):       # IBA 1.5 FLUSH, as the kernel's rxe_hdr.h
+    name = "FETH"
+    fields_desc = [BitField("reserved", 0, 26), BitField("sel", 0, 2),
+                   BitField("plt", 0, 4)]
+
+
 class DETH(Packet):       # IBA 9.3.2
     name = "DETH"
     fields_desc = [XIntField("qkey", 0), XByteField("resv8", 0),
@@ -88,10 +94,12 @@ _OPS = {
     0x14: ("FETCH_ADD", ("atomic",), False),
     0x16: ("SEND_LAST_INV", ("ieth",), True),
     0x17: ("SEND_ONLY_INV", ("ieth",), True),
+    0x1c: ("FLUSH", ("feth", "reth"), False),      # IBA 1.5, as rxe_opcode.c
+    0x1d: ("ATOMIC_WRITE", ("reth",), True),       # IBA 1.5, 8 bytes of payload
 }
 _UC_OPS = range(0x00, 0x0c)          # sends and writes
 _UD_OPS = (0x04, 0x05)               # send only (+ immediate)
-_EXT_LEN = {"reth": 16, "aeth": 4, "atomic": 28, "atomicack": 8,
+_EXT_LEN = {"feth": 4, "reth": 16, "aeth": 4, "atomic": 28, "atomicack": 8,
             "imm": 4, "ieth": 4, "deth": 8, "cnp": 16}
 
 OP = {}          # "RC_SEND_FIRST" -> 0x00, ...
@@ -224,14 +232,15 @@ def _udp6_checksum(frame, l3):
 
 def frame(src, dst, opcode, dqpn, psn, payload=b"", *, reth=None, aeth=None,
           atomic=None, atomic_orig=None, imm=None, ieth=None, deth=None,
-          ackreq=False, se=False, mig=False, pkey=0xffff, becn=False,
+          feth=None, ackreq=False, se=False, mig=False, pkey=0xffff, becn=False,
           tver=0, pad=None, sport=49152, dport=ROCE_PORT, tos=0, ttl=64,
           ip_id=0, df=True, vlan=None, flow_label=0, icrc_value=None,
           bad_icrc=False):
     """Build one RoCE v2 frame and return its bytes.
 
     reth = (va, rkey, dma_len); aeth = (syndrome, msn);
-    atomic = (va, rkey, swap_add, compare); deth = (qkey, src_qp).
+    atomic = (va, rkey, swap_add, compare); deth = (qkey, src_qp);
+    feth = (placement type, selectivity level).
     The payload is padded to four bytes and the pad count set, unless
     @pad forces a value (for malformed frames).  The ICRC is computed,
     or taken from @icrc_value, or computed and then corrupted (@bad_icrc).
@@ -259,6 +268,8 @@ def frame(src, dst, opcode, dqpn, psn, payload=b"", *, reth=None, aeth=None,
             layers = layers / IETH(rkey=ieth)
         elif h == "deth":
             layers = layers / DETH(qkey=deth[0], src_qp=deth[1])
+        elif h == "feth":
+            layers = layers / FETH(plt=feth[0], sel=feth[1])
         elif h == "cnp":
             layers = layers / CNPPadding()
     body = payload + b"\0" * padlen
@@ -363,7 +374,7 @@ def parse(data):
     info = OP_INFO.get(p.opcode)
     p.name = info[0] if info else "UNKNOWN"
     off = b + 12
-    p.reth = p.aeth = p.atomic = p.atomic_orig = p.imm = p.ieth = p.deth = None
+    p.reth = p.aeth = p.atomic = p.atomic_orig = p.imm = p.ieth = p.deth = p.feth = None
     p.ext_off = {}
     for h in (info[1] if info else ()):
         p.ext_off[h] = off
@@ -383,6 +394,9 @@ def parse(data):
         elif h == "deth":
             q, s = struct.unpack_from(">II", data, off)
             p.deth = (q, s & 0xffffff)
+        elif h == "feth":
+            w = struct.unpack_from(">I", data, off)[0]
+            p.feth = (w & 0xf, (w >> 4) & 3)
         off += _EXT_LEN[h]
     p.payload = data[off:end - 4 - p.pad]
     p.icrc_ok = icrc_ok(data)

@@ -390,6 +390,84 @@ def rc_fetch_add():
 
 
 # =====================================================================
+# RC responder: IBA 1.5 ATOMIC WRITE and FLUSH (answered by an empty RDMA READ
+# Response Only, as the kernel's rxe does)
+# =====================================================================
+
+FLUSH_GLOBAL, FLUSH_PERSISTENT = 1, 2          # FETH placement type bits
+FLUSH_RANGE, FLUSH_MR = 0, 1                   # FETH selectivity level
+
+
+@fixture
+def rc_atomic_write():
+    f, s = responder("rc_atomic_write", "RC ATOMIC WRITE: its 8 bytes stored at the aligned va, an empty READ Response Only answers",
+                     "IBA 1.5 (RDMA ATOMIC WRITE); rxe_resp.c atomic_write_reply(), send_read_response_ack()")
+    value = data(120, 8)
+    f.recv(t(1), s.to_uroce("ATOMIC_WRITE", RQ_PSN, value, reth=(BUF_VA + 0x200, BUF_RKEY, 8), ackreq=True))
+    f.send(t(1), s.from_uroce("READ_RESP_ONLY", RQ_PSN, aeth=(syndrome_ack(), 1)))
+    f.mem("buf", 0x200, value)
+    return f
+
+
+@fixture
+def rc_atomic_write_duplicate():
+    f, s = responder("rc_atomic_write_duplicate",
+                     "RC ATOMIC WRITE sent twice: answered twice, executed once (a CPU store between them stays)",
+                     "IBA 1.5 (ATOMIC WRITE uses a responder resource), 9.7 (duplicates are not executed again)")
+    value = data(121, 8)
+    req = s.to_uroce("ATOMIC_WRITE", RQ_PSN, value, reth=(BUF_VA + 0x208, BUF_RKEY, 8), ackreq=True)
+    f.recv(t(1), req)
+    f.send(t(1), s.from_uroce("READ_RESP_ONLY", RQ_PSN, aeth=(syndrome_ack(), 1)))
+    f.poke("buf", 0x208, le64(0x5a5a5a5a5a5a5a5a), t(1) + 500)
+    f.recv(t(2), req)
+    f.send(t(2), s.from_uroce("READ_RESP_ONLY", RQ_PSN, aeth=(syndrome_ack(), 1)))
+    return f
+
+
+@fixture
+def rc_nak_atomic_write_no_remote_write():
+    f, s = responder("rc_nak_atomic_write_no_remote_write",
+                     "RC ATOMIC WRITE into an MR registered without REMOTE_WRITE: NAK Remote Access Error, memory untouched",
+                     "IBA 1.5 (ATOMIC WRITE needs remote write access, as rxe's check_rkey()), 9.9 (class C)",
+                     buf_access="LOCAL_WRITE,REMOTE_READ,REMOTE_ATOMIC")
+    f.recv(t(1), s.to_uroce("ATOMIC_WRITE", RQ_PSN, data(122, 8), reth=(BUF_VA + 0x200, BUF_RKEY, 8),
+                            ackreq=True))
+    f.send(t(1), s.nak(RQ_PSN, 0, roce.NAK_REM_ACCESS))
+    f.state("q", "ERR")
+    f.event("q", "QP_ACCESS_ERR")
+    return f
+
+
+@fixture
+def rc_flush_global():
+    f, s = responder("rc_flush_global", "RC FLUSH of a range and of the whole region (global visibility): each answered "
+                     "by an empty READ Response Only",
+                     "IBA 1.5 (RDMA FLUSH, FETH); rxe_resp.c process_flush()",
+                     buf_access="LOCAL_WRITE,REMOTE_WRITE,FLUSH_GLOBAL", access="REMOTE_WRITE,FLUSH_GLOBAL")
+    f.recv(t(1), s.to_uroce("FLUSH", RQ_PSN, feth=(FLUSH_GLOBAL, FLUSH_RANGE), reth=(BUF_VA + 0x100, BUF_RKEY, 0x400),
+                            ackreq=True))
+    f.send(t(1), s.from_uroce("READ_RESP_ONLY", RQ_PSN, aeth=(syndrome_ack(), 1)))
+    f.recv(t(2), s.to_uroce("FLUSH", psn_add(RQ_PSN, 1), feth=(FLUSH_GLOBAL, FLUSH_MR), reth=(BUF_VA, BUF_RKEY, 0),
+                            ackreq=True))
+    f.send(t(2), s.from_uroce("READ_RESP_ONLY", psn_add(RQ_PSN, 1), aeth=(syndrome_ack(), 2)))
+    return f
+
+
+@fixture
+def rc_nak_flush_no_flush_right():
+    f, s = responder("rc_nak_flush_no_flush_right",
+                     "RC FLUSH (global) of an MR registered without FLUSH_GLOBAL: NAK Remote Access Error",
+                     "IBA 1.5 (the placement type must be one the region allows, as rxe's check_rkey())",
+                     access="REMOTE_WRITE,FLUSH_GLOBAL")
+    f.recv(t(1), s.to_uroce("FLUSH", RQ_PSN, feth=(FLUSH_GLOBAL, FLUSH_RANGE), reth=(BUF_VA, BUF_RKEY, 64),
+                            ackreq=True))
+    f.send(t(1), s.nak(RQ_PSN, 0, roce.NAK_REM_ACCESS))
+    f.state("q", "ERR")
+    f.event("q", "QP_ACCESS_ERR")
+    return f
+
+
+# =====================================================================
 # RC responder: PSN wrap, duplicates, sequence errors, RNR
 # =====================================================================
 
@@ -1044,6 +1122,19 @@ def req_atomics():
     f.cqe("q", "send", 15, opcode="FETCH_ADD")
     f.mem("buf", 0x40, le64(0x1111))
     f.mem("buf", 0x48, le64(0x0102030405060708))
+    return f
+
+
+@fixture
+def req_atomic_write():
+    f, s = requester("req_atomic_write",
+                     "Requester: ATOMIC WRITE sends RETH (length 8) and the 8 bytes; an empty READ Response Only completes it",
+                     "IBA 1.5 (RDMA ATOMIC WRITE), as rxe_req.c sends it; ch. 10 (completion IBV_WC_ATOMIC_WRITE)")
+    init = buf_init(f)
+    f.post_send("q", 16, "ATOMIC_WRITE", [("buf", 0x50, 8)], remote=REMOTE_VA + 24, rkey=REMOTE_RKEY)
+    f.send(0, s.from_uroce("ATOMIC_WRITE", SQ_PSN, init[0x50:0x58], reth=(REMOTE_VA + 24, REMOTE_RKEY, 8)))
+    f.recv(t(1), s.to_uroce("READ_RESP_ONLY", SQ_PSN, aeth=(syndrome_ack(), 1)))
+    f.cqe("q", "send", 16, opcode="ATOMIC_WRITE")
     return f
 
 

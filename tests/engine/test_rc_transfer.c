@@ -257,10 +257,10 @@ START_TEST(atomics)
 END_TEST
 
 /*
- * IBA 1.5 ATOMIC WRITE: the 8 bytes are taken when posted (the source may
- * change at once), land in one store, and complete as IBV_WC_ATOMIC_WRITE;
- * to a region without remote write the requester gets a remote access
- * error and the memory stays.
+ * IBA 1.5 ATOMIC WRITE: the 8 bytes of the SGE (inline: taken when posted,
+ * the source may change at once) land in one store and complete as
+ * IBV_WC_ATOMIC_WRITE; to a region without remote write the requester gets
+ * a remote access error and the memory stays.
  */
 START_TEST(atomic_write_e2e)
 {
@@ -283,11 +283,19 @@ START_TEST(atomic_write_e2e)
 	wr.wr.rdma.remote_addr = (uintptr_t)target;
 	wr.wr.rdma.rkey = rc_mr_rkey(p.mr[1]);
 	ck_assert_int_eq(rc_post_send(p.qp[0], &wr, &bad), 0);
-	*src = 0;
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_int_eq(wc.opcode, IBV_WC_ATOMIC_WRITE);
 	ck_assert_uint_eq(*target, 0xa5a5a5a5deadbeefull);
+
+	wr.send_flags |= IBV_SEND_INLINE;
+	*src = 0x0102030405060708ull;
+	ck_assert_int_eq(rc_post_send(p.qp[0], &wr, &bad), 0);
+	*src = 0;
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(*target, 0x0102030405060708ull);
+	wr.send_flags &= ~(unsigned)IBV_SEND_INLINE;
 
 	/* Not 8 bytes: refused at post. */
 	s.length = 4;

@@ -160,6 +160,8 @@ static void packet_fields(const struct parsed *p, struct fields *fs)
 		put(fs, "deth.resv8", wire_get32(h->src_qp) >> 24, R_EXACT);
 		put(fs, "deth.srcqp", wire_get32(h->src_qp) & WIRE_24BIT_MASK, R_EXACT);
 	}
+	if ((x = wire_pkt_ext(k, WIRE_EXT_FETH)))
+		put(fs, "feth", wire_get32(((const struct wire_feth *)x)->bits), R_EXACT);
 	if ((x = wire_pkt_ext(k, WIRE_EXT_CNP))) {
 		const uint8_t *r = ((const struct wire_cnp *)x)->reserved;
 

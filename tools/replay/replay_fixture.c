@@ -45,7 +45,7 @@ static const struct name_val wc_status_names[] = {
 static const struct name_val wc_opcode_names[] = {
 	NV(IBV_WC_, SEND), NV(IBV_WC_, RDMA_WRITE), NV(IBV_WC_, RDMA_READ), NV(IBV_WC_, COMP_SWAP),
 	NV(IBV_WC_, FETCH_ADD), NV(IBV_WC_, BIND_MW), NV(IBV_WC_, LOCAL_INV), NV(IBV_WC_, RECV),
-	NV(IBV_WC_, RECV_RDMA_WITH_IMM),
+	NV(IBV_WC_, RECV_RDMA_WITH_IMM), NV(IBV_WC_, ATOMIC_WRITE),
 	{ NULL, 0 }
 };
 
@@ -53,6 +53,7 @@ static const struct name_val wr_opcode_names[] = {
 	NV(IBV_WR_, SEND), NV(IBV_WR_, SEND_WITH_IMM), NV(IBV_WR_, SEND_WITH_INV),
 	NV(IBV_WR_, RDMA_WRITE), NV(IBV_WR_, RDMA_WRITE_WITH_IMM), NV(IBV_WR_, RDMA_READ),
 	NV(IBV_WR_, ATOMIC_CMP_AND_SWP), NV(IBV_WR_, ATOMIC_FETCH_AND_ADD),
+	NV(IBV_WR_, ATOMIC_WRITE),
 	{ NULL, 0 }
 };
 
@@ -75,7 +76,8 @@ static const struct name_val qp_state_names[] = {
 
 static const struct name_val access_names[] = {
 	NV(IBV_ACCESS_, LOCAL_WRITE), NV(IBV_ACCESS_, REMOTE_WRITE), NV(IBV_ACCESS_, REMOTE_READ),
-	NV(IBV_ACCESS_, REMOTE_ATOMIC),
+	NV(IBV_ACCESS_, REMOTE_ATOMIC), { "FLUSH_GLOBAL", RC_ACCESS_FLUSH_GLOBAL },
+	{ "FLUSH_PERSISTENT", RC_ACCESS_FLUSH_PERSISTENT },
 	{ NULL, 0 }
 };
 
