@@ -260,9 +260,10 @@ int prov_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 int prov_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void prov_cq_event(struct ibv_cq *cq);
 /* Engine callback: a completion entered an armed CQ. */
-/* The CM's counter names for dp_open_args.extra_names (prov_ucma.c). */
-const char *const *prov_ucma_counter_names(void);
 void prov_engine_cq_event(void *arg, struct rc_cq *cq, void *cq_user);
+
+/* prov_ucma.c: the CM's counter names for dp_open_args.extra_names. */
+const char *const *prov_ucma_counter_names(void);
 
 /* prov_qp_ex.c */
 /* Check @send_ops_flags against what @type carries and install the ibv_wr_* functions; -EOPNOTSUPP for an op we lack. */
