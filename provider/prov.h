@@ -264,6 +264,9 @@ void prov_cq_event(struct ibv_cq *cq);
 /* Engine callback: a completion entered an armed CQ. */
 void prov_engine_cq_event(void *arg, struct rc_cq *cq, void *cq_user);
 
+/* prov_ucma.c: the CM's counter names for dp_open_args.extra_names. */
+const char *const *prov_ucma_counter_names(void);
+
 /* prov_qp_ex.c */
 /* Check @send_ops_flags against what @type carries and install the ibv_wr_* functions; -EOPNOTSUPP for an op we lack. */
 int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops_flags);

@@ -158,6 +158,7 @@ static struct prov_dataplane *prov_dataplane_get(const struct ibv_device *dev)
 	struct dp_open_args args = {
 		.cq_event = prov_engine_cq_event,
 		.async_event = prov_engine_async_event,
+		.extra_names = prov_ucma_counter_names(),
 	};
 	struct prov_dataplane *dpl;
 	char err[256] = "";

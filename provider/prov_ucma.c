@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The kernel's rdma_cm as librdmacm sees it (the ucma ABI, version 4), answered in the process over uroce's CM. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -649,6 +650,53 @@ static bool ucma_answers(void *arg, uint64_t service_id)
 	       (service_id == HOST_CM_ANSWERER || !host_cm_listen_taken(u->listen, service_id));
 }
 
+/* The CM's counters in `uroce stat`: "cm_" and each name, then "cm_drop_" and each MAD drop reason. */
+#define COUNT_ONE(n) + 1
+#define CM_VALUES	(0 CM_COUNTERS(COUNT_ONE) + WIRE_MAD_DROP_COUNT - 1)
+_Static_assert(CM_VALUES <= DP_EXTRA_COUNTERS_MAX, "dp_open_args.extra_names");
+
+static const char *cm_counter_names[CM_VALUES + 1];
+static char cm_drop_names[WIRE_MAD_DROP_COUNT][32];
+static pthread_once_t cm_counter_names_once = PTHREAD_ONCE_INIT;
+
+static void name_cm_counters(void)
+{
+	unsigned n = 0;
+
+#define CM_COUNTER_NAME(f) cm_counter_names[n++] = "cm_" #f;
+	CM_COUNTERS(CM_COUNTER_NAME)
+#undef CM_COUNTER_NAME
+	for (unsigned i = 1; i < WIRE_MAD_DROP_COUNT; i++) {
+		char *s = cm_drop_names[i];
+
+		snprintf(s, sizeof(cm_drop_names[i]), "cm_drop_%s",
+			 wire_mad_drop_name((enum wire_mad_drop)i));
+		for (; *s; s++)
+			*s = (char)tolower((unsigned char)*s);
+		cm_counter_names[n++] = cm_drop_names[i];
+	}
+}
+
+const char *const *prov_ucma_counter_names(void)
+{
+	pthread_once(&cm_counter_names_once, name_cm_counters);
+	return cm_counter_names;
+}
+
+static void publish_counters(struct ucma_dev *u)
+{
+	uint64_t v[CM_VALUES];
+	struct cm_counters c;
+	unsigned n = 0;
+
+	cm_counters(u->cm, &c);
+#define CM_COUNTER_VALUE(f) v[n++] = c.f;
+	CM_COUNTERS(CM_COUNTER_VALUE)
+#undef CM_COUNTER_VALUE
+	memcpy(v + n, &c.drops[1], (WIRE_MAD_DROP_COUNT - 1) * sizeof(uint64_t));
+	dp_device_extra_counters(prov_dp(u->ctx), v);
+}
+
 static void *cm_thread(void *arg)
 {
 	sigset_t all;
@@ -660,8 +708,10 @@ static void *cm_thread(void *arg)
 		struct timespec ts = { 0, (long)UCMA_POLL_NS };
 
 		pthread_mutex_lock(&ucma_lock);
-		for (struct ucma_dev *u = ucma_devs; u; u = u->next)
+		for (struct ucma_dev *u = ucma_devs; u; u = u->next) {
 			cm_process(u->cm);
+			publish_counters(u);
+		}
 		pthread_mutex_unlock(&ucma_lock);
 		nanosleep(&ts, NULL);
 	}

@@ -37,6 +37,31 @@ const char *wire_cm_attr_name(uint16_t attr_id)
 	}
 }
 
+/* The fields of the class data that say how much of it, or which message, is meant. */
+static enum wire_mad_drop cm_data_check(const struct wire_cm_mad *m)
+{
+	switch (wire_get16(m->hdr.attr_id)) {
+	case WIRE_CM_REJ:
+		/* IBA 12.6.7: RejectedInfoLength covers at most the 72-byte ARI. */
+		if (wire_bits8(m->u.rej.ari_len, 1, 7) > WIRE_CM_REJ_ARI)
+			return WIRE_MAD_DROP_BAD_INFO_LEN;
+		if (wire_bits8(m->u.rej.msg_rejected, 6, 2) > WIRE_CM_MSG_OTHER)
+			return WIRE_MAD_DROP_BAD_MSG_REF;
+		break;
+	case WIRE_CM_MRA:
+		/* IBA 12.6.6 table 107: MessageMRAed 3 is reserved. */
+		if (wire_bits8(m->u.mra.msg_mraed, 6, 2) > WIRE_CM_MSG_OTHER)
+			return WIRE_MAD_DROP_BAD_MSG_REF;
+		break;
+	case WIRE_CM_SIDR_REP:
+		/* IBA 12.11.2: AdditionalInformationLength covers at most its 72 bytes. */
+		if (m->u.sidr_rep.info_len > WIRE_CM_SIDR_INFO)
+			return WIRE_MAD_DROP_BAD_INFO_LEN;
+		break;
+	}
+	return WIRE_MAD_DROP_NONE;
+}
+
 enum wire_mad_drop wire_cm_mad_check(const void *buf, size_t len)
 {
 	const struct wire_mad_hdr *h = buf;
@@ -55,7 +80,7 @@ enum wire_mad_drop wire_cm_mad_check(const void *buf, size_t len)
 		return WIRE_MAD_DROP_BAD_METHOD;
 	if (!wire_cm_attr_name(wire_get16(h->attr_id)))
 		return WIRE_MAD_DROP_UNKNOWN_ATTR;
-	return WIRE_MAD_DROP_NONE;
+	return cm_data_check(buf);
 }
 
 void wire_cm_mad_init(struct wire_cm_mad *mad, enum wire_cm_attr attr, uint64_t tid)

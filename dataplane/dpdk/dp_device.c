@@ -52,9 +52,10 @@
 #define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
 
 #define COUNT_ONE(n) + 1
-/* Port, neighbour and engine counters, both drop vocabularies but their NONE, the NULL. */
+/* Port, neighbour and engine counters, both drop vocabularies but their NONE, extras, the NULL. */
 #define DEV_NAMES_MAX	(0 DP_PORT_COUNTERS(COUNT_ONE) HOST_NEIGH_COUNTERS(COUNT_ONE) \
-			 RC_COUNTERS(COUNT_ONE) + WIRE_DROP_COUNT + RC_DROP_COUNT - 1)
+			 RC_COUNTERS(COUNT_ONE) + WIRE_DROP_COUNT + RC_DROP_COUNT - 1 + \
+			 DP_EXTRA_COUNTERS_MAX)
 /* Per QP: the engine's counters and drop reasons but NONE, the NULL. */
 #define QP_NAMES_MAX	(0 RC_COUNTERS(COUNT_ONE) + RC_DROP_COUNT)
 
@@ -79,6 +80,8 @@ struct dp_device {
 
 	pthread_mutex_t		qp_lock;
 	struct rc_qp		*qps[HOST_STATS_QP_SLOTS];
+	unsigned		n_extra;
+	uint64_t		extra[DP_EXTRA_COUNTERS_MAX];	/* as the provider last gave them */
 
 	/* Counter names for the stats file: port, neighbour, engine, drop reasons. */
 	const char		*dev_names[DEV_NAMES_MAX];
@@ -198,6 +201,9 @@ static void name_counters(struct dp_device *dev)
 	for (unsigned i = 1; i < RC_DROP_COUNT; i++)
 		dev->dev_names[n++] = dev->qp_names[q++] = drop_counter_name(
 			dev->rc_drop_names[i], rc_drop_info((enum rc_drop)i)->name);
+	for (dev->n_extra = 0; dev->args.extra_names && dev->args.extra_names[dev->n_extra] &&
+	     dev->n_extra < DP_EXTRA_COUNTERS_MAX; dev->n_extra++)
+		dev->dev_names[n++] = dev->args.extra_names[dev->n_extra];
 	dev->dev_names[n] = NULL;
 	dev->qp_names[q] = NULL;
 }
@@ -235,7 +241,9 @@ static void publish_counters(struct dp_device *dev)
 	memcpy(v, &rc.drops.count[1], (WIRE_DROP_COUNT - 1) * sizeof(uint64_t));
 	memcpy(v + WIRE_DROP_COUNT - 1, &rc.rc_drops.count[1],
 	       (RC_DROP_COUNT - 1) * sizeof(uint64_t));
+	v += WIRE_DROP_COUNT - 1 + RC_DROP_COUNT - 1;
 	pthread_mutex_lock(&dev->qp_lock);
+	memcpy(v, dev->extra, dev->n_extra * sizeof(uint64_t));
 	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++) {
 		struct rc_qp *qp = dev->qps[i];
 
@@ -250,6 +258,13 @@ static void publish_counters(struct dp_device *dev)
 	}
 	pthread_mutex_unlock(&dev->qp_lock);
 	host_stats_end(dev->stats);
+}
+
+void dp_device_extra_counters(struct dp_device *dev, const uint64_t *values)
+{
+	pthread_mutex_lock(&dev->qp_lock);
+	memcpy(dev->extra, values, dev->n_extra * sizeof(uint64_t));
+	pthread_mutex_unlock(&dev->qp_lock);
 }
 
 void dp_device_qp_add(struct dp_device *dev, struct rc_qp *qp)

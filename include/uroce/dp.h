@@ -18,7 +18,15 @@ struct dp_open_args {
 	void	(*cq_event)(void *arg, struct rc_cq *cq, void *cq_user);
 	void	(*async_event)(void *arg, enum ibv_event_type type, void *obj_user);
 	void	*event_arg;
+	/*
+	 * Optional: names of more device counters for `uroce stat` (at most
+	 * DP_EXTRA_COUNTERS_MAX, NULL-terminated, alive while the device is),
+	 * their values given with dp_device_extra_counters(): the CM's.
+	 */
+	const char *const *extra_names;
 };
+
+#define DP_EXTRA_COUNTERS_MAX	32
 
 /**
  * dp_device_open() - start a device's dataplane in this process.
@@ -62,6 +70,8 @@ void dp_device_app_waits(struct dp_device *dev);
  */
 void dp_device_qp_add(struct dp_device *dev, struct rc_qp *qp);
 void dp_device_qp_del(struct dp_device *dev, struct rc_qp *qp);
+/* Values of dp_open_args.extra_names, in their order; copied, published with the device's. */
+void dp_device_extra_counters(struct dp_device *dev, const uint64_t *values);
 
 /*
  * Port events reach dp_open_args.async_event with obj_user NULL:

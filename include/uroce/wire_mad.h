@@ -329,6 +329,8 @@ _Static_assert(sizeof(struct wire_cma_hdr) == 36, "Annex A11.6");
 	X(BAD_CLASS_VERSION,	"CM class version is not 2")			\
 	X(BAD_METHOD,		"CM method is not Send")			\
 	X(UNKNOWN_ATTR,		"CM attribute the CM does not handle")		\
+	X(BAD_INFO_LEN,		"REJ or SIDR_REP info length over 72 bytes")	\
+	X(BAD_MSG_REF,		"REJ or MRA names the reserved message 3")	\
 	X(BAD_CMA_HDR,		"rdma_cm private-data header malformed")
 
 enum wire_mad_drop {
@@ -346,7 +348,8 @@ const char *wire_mad_drop_desc(enum wire_mad_drop reason);
  * @buf: the UD SEND's payload (after the DETH), @len bytes of it.
  *
  * Checks the length before anything is read, then the header: base and
- * class versions, class, method and attribute ID.
+ * class versions, class, method and attribute ID; then the class data's
+ * length and message fields (REJ, MRA, SIDR_REP).
  * Return: WIRE_MAD_DROP_NONE, with @buf then readable as a struct wire_cm_mad,
  * or the reason.
  */

@@ -16,7 +16,8 @@ esac
 if [ ! -d "$build" ]; then
 	CC=clang meson setup "$build" "$top" -Dfuzz=true >/dev/null
 fi
-ninja -C "$build" tests/fuzz/fuzz_parse tests/fuzz/fuzz_roundtrip tests/fuzz/fuzz_responder
+ninja -C "$build" tests/fuzz/fuzz_parse tests/fuzz/fuzz_roundtrip tests/fuzz/fuzz_responder \
+	tests/fuzz/fuzz_cm
 
 artifacts=$build/fuzz-artifacts
 scratch=$(mktemp -d)
@@ -26,7 +27,7 @@ mkdir -p "$artifacts"
 status=0
 # target, its seed corpus, its largest input
 for spec in "fuzz_parse corpus 9300" "fuzz_roundtrip corpus 9300" \
-	    "fuzz_responder corpus_responder 4096"; do
+	    "fuzz_responder corpus_responder 4096" "fuzz_cm corpus_cm 4096"; do
 	read -r target corpus max_len <<<"$spec"
 	mkdir -p "$scratch/$target"
 	echo "== $target: $seconds s"

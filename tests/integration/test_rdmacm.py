@@ -4,6 +4,7 @@ ucmatose (4 and 20 connections), udaddy (UD, service ID resolution), connects th
 error, not a hang, perftest connecting through rdma_cm (-R), rdma_server/rdma_client, rstream
 (rsockets) and cmtime."""
 
+import json
 import os
 import re
 import shutil
@@ -37,6 +38,19 @@ def wait_listening(pair, side, port, proc, timeout=30, ps=RDMA_PS_TCP):
             pass
         time.sleep(0.05)
     return False
+
+
+def cm_stat_check(tap, pair):
+    """`uroce stat` on the rejecting side: the CM's counters are there, its REJ counted, no MAD
+    dropped as malformed."""
+    time.sleep(0.5)	# counters are published every 100 ms
+    stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
+    cm = [d['counters'] for d in stats if d['counters'].get('cm_rej_tx', 0) >= 1]
+    drops = [k for k in (cm[0] if cm else {}) if k.startswith('cm_drop_')]
+    tap.ok(len(cm) == 1 and cm[0]['cm_mads_rx'] >= 1 and 'cm_drop_truncated' in drops and
+           sum(cm[0][k] for k in drops) == 0,
+           'uroce stat: the CM\'s REJ and the MAD it answered counted, no MAD dropped',
+           json.dumps(stats))
 
 
 def cm_client_server(pair, srv_argv, cli_argv, port, ps=RDMA_PS_TCP, srv_exits=True):
@@ -181,6 +195,7 @@ def body(tap, pair):
         cli.wait(60)
         tap.ok(cli.rc not in (0, -9) and 'RDMA_CM_EVENT_REJECTED, error 8' in cli.out,
                'rping -c to a port nobody listens on is rejected (invalid service ID)', cli.out)
+        cm_stat_check(tap, pair)
     else:
         tap.ok(False, 'rping -s listens', srv.out)
     srv.kill()

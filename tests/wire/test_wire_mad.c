@@ -139,6 +139,35 @@ START_TEST(test_check_reasons)
 }
 END_TEST
 
+/* The class data's length and message fields: the largest legal value passes, one more drops. */
+START_TEST(test_check_data_fields)
+{
+	struct wire_cm_mad m;
+
+	wire_cm_mad_init(&m, WIRE_CM_REJ, 1);
+	m.u.rej.ari_len = WIRE_CM_REJ_ARI << 1;
+	m.u.rej.msg_rejected = WIRE_CM_MSG_OTHER << 6;
+	ck_assert_int_eq(wire_cm_mad_check(&m, sizeof(m)), WIRE_MAD_DROP_NONE);
+	m.u.rej.ari_len = (WIRE_CM_REJ_ARI + 1) << 1;
+	ck_assert_int_eq(wire_cm_mad_check(&m, sizeof(m)), WIRE_MAD_DROP_BAD_INFO_LEN);
+	m.u.rej.ari_len = 0;
+	m.u.rej.msg_rejected = 3 << 6;
+	ck_assert_int_eq(wire_cm_mad_check(&m, sizeof(m)), WIRE_MAD_DROP_BAD_MSG_REF);
+
+	wire_cm_mad_init(&m, WIRE_CM_MRA, 1);
+	m.u.mra.msg_mraed = WIRE_CM_MSG_OTHER << 6;
+	ck_assert_int_eq(wire_cm_mad_check(&m, sizeof(m)), WIRE_MAD_DROP_NONE);
+	m.u.mra.msg_mraed = 3 << 6;
+	ck_assert_int_eq(wire_cm_mad_check(&m, sizeof(m)), WIRE_MAD_DROP_BAD_MSG_REF);
+
+	wire_cm_mad_init(&m, WIRE_CM_SIDR_REP, 1);
+	m.u.sidr_rep.info_len = WIRE_CM_SIDR_INFO;
+	ck_assert_int_eq(wire_cm_mad_check(&m, sizeof(m)), WIRE_MAD_DROP_NONE);
+	m.u.sidr_rep.info_len = WIRE_CM_SIDR_INFO + 1;
+	ck_assert_int_eq(wire_cm_mad_check(&m, sizeof(m)), WIRE_MAD_DROP_BAD_INFO_LEN);
+}
+END_TEST
+
 /* Annex A11.6: version 0, IPv4 in the high nibble and in the last 4 bytes of each address. */
 START_TEST(test_cma_hdr)
 {
@@ -205,6 +234,7 @@ Suite *wire_mad_suite(void)
 	tcase_add_loop_test(tc, test_offsets, 0, N_OFFSETS);
 	tcase_add_test(tc, test_req_fields);
 	tcase_add_test(tc, test_check_reasons);
+	tcase_add_test(tc, test_check_data_fields);
 	tcase_add_test(tc, test_cma_hdr);
 	tcase_add_test(tc, test_service_id);
 	suite_add_tcase(s, tc);
