@@ -254,6 +254,10 @@ int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *
 			dup2(null, 1);
 			dup2(null, 2);
 		}
+		/* Nor the caller's other descriptors (a lock it holds, a pipe it waits on). */
+		if (lfd > 3)
+			close_range(3, (unsigned)lfd - 1, 0);
+		close_range((unsigned)lfd + 1, ~0u, 0);
 		if (chdir("/"))
 			_exit(1);
 		serve(lfd, cfg);
