@@ -427,6 +427,34 @@ static enum resp_state check_length(struct resp_ctx *c)
 	return RESP_CHECK_RKEY;
 }
 
+/*
+ * The 8-byte target of an atomic or an atomic write: on an 8-byte boundary
+ * (else an invalid request) in a region with @access.  The CPU's atomic
+ * instructions have no failing form: an ODP target's page is first made
+ * present and writable by the kernel, so an unmapped or read-only one is an
+ * access error.  A page unmapped between the two is not covered (odp_caps
+ * claims no atomics).
+ */
+static enum resp_state check_target8(struct resp_ctx *c, uint32_t rkey, uint64_t va, int access)
+{
+	struct rc_qp *qp = c->qp;
+
+	if (va & 7)
+		goto invalid;
+	c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, rkey, va, 8, access, &c->target_odp);
+	if (!c->target)
+		return RESP_ERR_ACCESS;
+	if (unlikely(c->target_odp) && rc_odp_populate_write(c->target, 8))
+		return RESP_ERR_ACCESS;
+	if ((uintptr_t)c->target & 7)
+		goto invalid;
+	c->status = IBV_WC_SUCCESS;
+	return RESP_EXECUTE;
+invalid:
+	c->status = IBV_WC_REM_INV_REQ_ERR;
+	return RESP_ERR_INVALID;
+}
+
 static enum resp_state check_rkey(struct resp_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
@@ -465,49 +493,15 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			return RESP_ERR_ACCESS;
 	} else if (c->fl & WIRE_OPF_ATOMIC) {
 		const struct wire_atomic_eth *a = wire_pkt_ext(c->pkt, WIRE_EXT_ATOMIC_ETH);
-		uint64_t va = wire_get64(a->va);
 
-		/* Atomics are 8 bytes on an 8-byte boundary, else an invalid request. */
-		if (va & 7) {
-			c->status = IBV_WC_REM_INV_REQ_ERR;
-			return RESP_ERR_INVALID;
-		}
-		c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(a->rkey), va, 8,
-					 IBV_ACCESS_REMOTE_ATOMIC, &c->target_odp);
-		if (!c->target)
-			return RESP_ERR_ACCESS;
-		/*
-		 * The CPU's atomic instructions have no failing form: an ODP
-		 * target's page is first made present and writable by the
-		 * kernel, so an unmapped or read-only one is an access error.  A
-		 * page unmapped between the two is not covered (odp_caps claims
-		 * no atomics).
-		 */
-		if (unlikely(c->target_odp) && rc_odp_populate_write(c->target, 8))
-			return RESP_ERR_ACCESS;
-		if ((uintptr_t)c->target & 7) {
-			c->status = IBV_WC_REM_INV_REQ_ERR;
-			return RESP_ERR_INVALID;
-		}
+		return check_target8(c, wire_get32(a->rkey), wire_get64(a->va),
+				     IBV_ACCESS_REMOTE_ATOMIC);
 	} else if (c->fl & WIRE_OPF_ATOMIC_WRITE) {
 		const struct wire_reth *reth = pkt_reth(c->pkt);
-		uint64_t va = wire_get64(reth->va);
 
-		/* Remote write access, an aligned 8-byte target (rxe's atomic_write_reply()). */
-		if (va & 7) {
-			c->status = IBV_WC_REM_INV_REQ_ERR;
-			return RESP_ERR_INVALID;
-		}
-		c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey), va, 8,
-					 IBV_ACCESS_REMOTE_WRITE, &c->target_odp);
-		if (!c->target)
-			return RESP_ERR_ACCESS;
-		if (unlikely(c->target_odp) && rc_odp_populate_write(c->target, 8))
-			return RESP_ERR_ACCESS;
-		if ((uintptr_t)c->target & 7) {
-			c->status = IBV_WC_REM_INV_REQ_ERR;
-			return RESP_ERR_INVALID;
-		}
+		/* Remote write access, as rxe's atomic_write_reply(). */
+		return check_target8(c, wire_get32(reth->rkey), wire_get64(reth->va),
+				     IBV_ACCESS_REMOTE_WRITE);
 	} else if (c->fl & WIRE_OPF_FLUSH) {
 		const struct wire_reth *reth = pkt_reth(c->pkt);
 		uint32_t sel = (pkt_feth(c->pkt) & WIRE_FETH_SEL_MASK) >> WIRE_FETH_SEL_SHIFT;
