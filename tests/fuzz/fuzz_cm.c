@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_sim.h"
 #include "port_sim.h"
 #include "uroce/cm.h"
 
@@ -27,43 +28,9 @@ struct fz {
 	uint32_t		last_comm_id;	/* of the newest connection */
 };
 
-struct in {
-	const uint8_t	*p;
-	size_t		n;
-};
-
-static uint8_t u8(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
-}
-
-static uint16_t u16(struct in *in)
-{
-	return (uint16_t)(u8(in) | u8(in) << 8);
-}
-
 static uint64_t clock_now(void *arg)
 {
 	return ((struct fz *)arg)->now;
-}
-
-static bool drop_replies(void *arg, int from, const uint8_t *frame, uint32_t len)
-{
-	(void)arg;
-	(void)frame;
-	(void)len;
-	return from == 1;	/* nobody listens on the other end */
-}
-
-static void gid_of(int side, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	gid[10] = gid[11] = 0xff;
-	gid[12] = 10;
-	gid[15] = (uint8_t)(side + 1);
 }
 
 static void must(bool ok, const char *what)
@@ -98,11 +65,11 @@ static void setup(struct fz *f)
 	f->now = 1;
 	f->link = port_sim_create(&sc);
 	must(f->link, "link");
-	port_sim_set_filter(f->link, drop_replies, NULL);
+	port_sim_set_filter(f->link, fuzz_drop_replies, NULL);
 	ec.port = port_sim_port(f->link, 1);
 	f->eng = rc_engine_create(&ec);
 	must(f->eng, "engine");
-	gid_of(1, g.gid);
+	fuzz_gid_of(1, g.gid);
 	rc_engine_set_gid(f->eng, 0, &g);
 	cc.eng = f->eng;
 	cc.arg = f;
@@ -147,8 +114,8 @@ static void send_mad(struct fz *f, const uint8_t *mad, uint16_t len)
 	d.src_mac[0] = d.dst_mac[0] = 0x02;
 	d.src_mac[5] = 1;
 	d.dst_mac[5] = 2;
-	gid_of(0, d.src_gid);
-	gid_of(1, d.dst_gid);
+	fuzz_gid_of(0, d.src_gid);
+	fuzz_gid_of(1, d.dst_gid);
 	n = wire_build(frame, sizeof(frame), &d, mad, len);
 	must(n && port_sim_inject(f->link, 1, frame, n) == 0, "inject");
 	cm_counters(f->cm, &before);
@@ -177,7 +144,7 @@ int fuzz_cm_one(const uint8_t *data, size_t size);
 
 int fuzz_cm_one(const uint8_t *data, size_t size)
 {
-	struct in in = { data, size };
+	struct fuzz_in in = { data, size };
 	uint8_t mad[MAD_MAX];
 	uint16_t len = 0;
 	struct fz f;
@@ -185,11 +152,11 @@ int fuzz_cm_one(const uint8_t *data, size_t size)
 	setup(&f);
 	memset(mad, 0, sizeof(mad));
 	while (in.n) {
-		uint8_t kind = u8(&in) % 8;
+		uint8_t kind = fuzz_u8(&in) % 8;
 
 		switch (kind) {
 		case 6:
-			f.now += (uint64_t)u16(&in) * 1000000;
+			f.now += (uint64_t)fuzz_u16(&in) * 1000000;
 			rc_engine_progress(f.eng, 0);
 			cm_process(f.cm);
 			break;
@@ -197,9 +164,9 @@ int fuzz_cm_one(const uint8_t *data, size_t size)
 			send_mad(&f, mad, len);
 			break;
 		default:
-			len = (uint16_t)(u16(&in) % MAD_MAX + 1);
+			len = (uint16_t)(fuzz_u16(&in) % MAD_MAX + 1);
 			for (uint16_t i = 0; i < len; i++)
-				mad[i] = u8(&in);
+				mad[i] = fuzz_u8(&in);
 			if (kind == 5 && len >= WIRE_MAD_HDR_LEN + 8)
 				wire_set32((wire_be32 *)(mad + WIRE_MAD_HDR_LEN + 4), f.last_comm_id);
 			send_mad(&f, mad, len);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_sim.h"
 #include "port_sim.h"
 #include "uroce/rc.h"
 
@@ -41,57 +42,11 @@ struct fz {
 	uint32_t		next_psn[NQ];
 };
 
-/* ---- Input reader ---- */
-
-struct in {
-	const uint8_t	*p;
-	size_t		n;
-};
-
-static uint8_t u8(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
-}
-
-static uint16_t u16(struct in *in)
-{
-	return (uint16_t)(u8(in) | u8(in) << 8);
-}
-
-static uint32_t u32(struct in *in)
-{
-	return (uint32_t)u16(in) | (uint32_t)u16(in) << 16;
-}
-
-static uint64_t u64(struct in *in)
-{
-	return (uint64_t)u32(in) | (uint64_t)u32(in) << 32;
-}
-
 /* ---- The engine under test ---- */
 
 static uint64_t clock_now(void *arg)
 {
 	return ((struct fz *)arg)->now;
-}
-
-static bool drop_replies(void *arg, int from, const uint8_t *frame, uint32_t len)
-{
-	(void)arg;
-	(void)frame;
-	(void)len;
-	return from == 1;	/* nobody listens on the other end */
-}
-
-static void gid_of(int side, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	gid[10] = gid[11] = 0xff;
-	gid[12] = 10;
-	gid[15] = (uint8_t)(side + 1);
 }
 
 static void must(bool ok, const char *what)
@@ -124,7 +79,7 @@ static void qp_connect(struct fz *f, struct rc_qp *qp, enum ibv_qp_type t)
 		a.min_rnr_timer = 1;
 		a.ah_attr.is_global = 1;
 		a.ah_attr.port_num = 1;
-		gid_of(0, a.ah_attr.grh.dgid.raw);
+		fuzz_gid_of(0, a.ah_attr.grh.dgid.raw);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (t == IBV_QPT_RC)
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -155,11 +110,11 @@ static void setup(struct fz *f)
 	f->now = 1;
 	f->link = port_sim_create(&sc);
 	must(f->link, "link");
-	port_sim_set_filter(f->link, drop_replies, NULL);
+	port_sim_set_filter(f->link, fuzz_drop_replies, NULL);
 	ec.port = port_sim_port(f->link, 1);
 	f->eng = rc_engine_create(&ec);
 	must(f->eng, "engine");
-	gid_of(1, g.gid);
+	fuzz_gid_of(1, g.gid);
 	rc_engine_set_gid(f->eng, 0, &g);
 	f->pd = rc_pd_alloc(f->eng);
 	f->cq = rc_cq_create(f->eng, 4096, NULL);
@@ -238,10 +193,10 @@ static void check_memory(const struct fz *f)
 
 /* ---- Actions ---- */
 
-static uint64_t pick_va(struct fz *f, struct in *in)
+static uint64_t pick_va(struct fz *f, struct fuzz_in *in)
 {
-	uint8_t sel = u8(in);
-	int32_t off = (int16_t)u16(in);
+	uint8_t sel = fuzz_u8(in);
+	int32_t off = (int16_t)fuzz_u16(in);
 	uintptr_t base = (uintptr_t)f->mem;
 
 	switch (sel % 6) {
@@ -256,13 +211,13 @@ static uint64_t pick_va(struct fz *f, struct in *in)
 	case 4:
 		return base + (uint32_t)off % MEM_LEN;
 	default:
-		return u64(in);
+		return fuzz_u64(in);
 	}
 }
 
-static uint32_t pick_rkey(struct fz *f, struct in *in)
+static uint32_t pick_rkey(struct fz *f, struct fuzz_in *in)
 {
-	switch (u8(in) % 6) {
+	switch (fuzz_u8(in) % 6) {
 	case 0:
 		return rc_mr_rkey(f->a);
 	case 1:
@@ -272,42 +227,42 @@ static uint32_t pick_rkey(struct fz *f, struct in *in)
 	case 3:
 		return rc_mr_lkey(f->a);
 	case 4:
-		return rc_mr_rkey(f->a) ^ (1u << (u8(in) & 31));
+		return rc_mr_rkey(f->a) ^ (1u << (fuzz_u8(in) & 31));
 	default:
-		return u32(in);
+		return fuzz_u32(in);
 	}
 }
 
-static void post_recv(struct fz *f, struct in *in)
+static void post_recv(struct fz *f, struct fuzz_in *in)
 {
-	struct rc_qp *qp = f->qp[u8(in) % NQ];
-	uint16_t off = u16(in), len = u16(in);
-	uint8_t sel = u8(in);
+	struct rc_qp *qp = f->qp[fuzz_u8(in) % NQ];
+	uint16_t off = fuzz_u16(in), len = fuzz_u16(in);
+	uint8_t sel = fuzz_u8(in);
 	struct ibv_sge s[2];
 	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = s, .num_sge = 1 + (sel & 1) }, *bad;
 
 	s[0].addr = (uintptr_t)f->mem + OFF_R + off % R_LEN;
 	s[0].length = len % (R_LEN + 64);
-	s[0].lkey = sel & 2 ? rc_mr_lkey(f->a) : sel & 4 ? u32(in) : rc_mr_lkey(f->r);
+	s[0].lkey = sel & 2 ? rc_mr_lkey(f->a) : sel & 4 ? fuzz_u32(in) : rc_mr_lkey(f->r);
 	s[1].addr = (uintptr_t)f->mem + OFF_R + (off / 2) % R_LEN;
 	s[1].length = (len / 3) % R_LEN;
 	s[1].lkey = rc_mr_lkey(f->r);
 	rc_post_recv(qp, &wr, &bad);
 }
 
-static void send_packet(struct fz *f, struct in *in)
+static void send_packet(struct fz *f, struct fuzz_in *in)
 {
 	static const uint8_t base[NQ] = { WIRE_OPC_RC, WIRE_OPC_UC, WIRE_OPC_UD };
-	uint8_t qsel = u8(in) % NQ, op = u8(in), flags = u8(in);
-	int8_t delta = (int8_t)u8(in);
+	uint8_t qsel = fuzz_u8(in) % NQ, op = fuzz_u8(in), flags = fuzz_u8(in);
+	int8_t delta = (int8_t)fuzz_u8(in);
 	struct wire_build_desc d = { 0 };
 	uint8_t frame[4400], payload[4096];
-	uint32_t len = u16(in), n;
+	uint32_t len = fuzz_u16(in), n;
 
 	d.opcode = flags & 0x80 ? op : (uint8_t)(base[qsel] | (op & 0x1f));
 	if (!wire_opcode_valid(d.opcode))
 		d.opcode = (uint8_t)(base[qsel] | WIRE_OP_SEND_ONLY);
-	d.dest_qp = flags & 0x40 ? u32(in) & 0xffffff : rc_qp_num(f->qp[qsel]);
+	d.dest_qp = flags & 0x40 ? fuzz_u32(in) & 0xffffff : rc_qp_num(f->qp[qsel]);
 	d.psn = (f->next_psn[qsel] + (uint32_t)(int32_t)delta) & 0xffffff;
 	if (!delta)
 		f->next_psn[qsel] = (f->next_psn[qsel] + 1) & 0xffffff;
@@ -318,18 +273,18 @@ static void send_packet(struct fz *f, struct in *in)
 	d.src_mac[0] = d.dst_mac[0] = 0x02;
 	d.src_mac[5] = 1;
 	d.dst_mac[5] = 2;
-	gid_of(0, d.src_gid);
-	gid_of(1, d.dst_gid);
+	fuzz_gid_of(0, d.src_gid);
+	fuzz_gid_of(1, d.dst_gid);
 	d.reth.va = pick_va(f, in);
 	d.reth.rkey = pick_rkey(f, in);
-	d.reth.len = flags & 8 ? u32(in) : u16(in);
+	d.reth.len = flags & 8 ? fuzz_u32(in) : fuzz_u16(in);
 	d.atomic.va = d.reth.va;
 	d.atomic.rkey = d.reth.rkey;
-	d.atomic.swap_add = u64(in);
-	d.atomic.compare = u64(in);
-	d.imm = u32(in);
+	d.atomic.swap_add = fuzz_u64(in);
+	d.atomic.compare = fuzz_u64(in);
+	d.imm = fuzz_u32(in);
 	d.ieth_rkey = flags & 16 ? rc_mr_rkey(f->a) : pick_rkey(f, in);
-	d.deth.qkey = flags & 32 ? u32(in) : QKEY;
+	d.deth.qkey = flags & 32 ? fuzz_u32(in) : QKEY;
 	d.deth.src_qp = PEER_QPN;
 	/* Payload: a PMTU for FIRST/MIDDLE, else what the input says. */
 	if (wire_opcode[d.opcode].flags & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE) && !(len & 0x8000))
@@ -337,19 +292,19 @@ static void send_packet(struct fz *f, struct in *in)
 	len %= sizeof(payload) + 1;
 	if (!(wire_opcode[d.opcode].flags & WIRE_OPF_PAYLOAD))
 		len = 0;
-	memset(payload, u8(in), len);
+	memset(payload, fuzz_u8(in), len);
 	n = wire_build(frame, sizeof(frame), &d, payload, len);
 	if (n && port_sim_inject(f->link, 1, frame, n) == 0)
 		rc_engine_progress(f->eng, 0);
 }
 
-static void raw_frame(struct fz *f, struct in *in)
+static void raw_frame(struct fz *f, struct fuzz_in *in)
 {
 	uint8_t frame[512];
-	uint32_t n = u16(in) % sizeof(frame);
+	uint32_t n = fuzz_u16(in) % sizeof(frame);
 
 	for (uint32_t i = 0; i < n; i++)
-		frame[i] = u8(in);
+		frame[i] = fuzz_u8(in);
 	if (port_sim_inject(f->link, 1, frame, n) == 0)
 		rc_engine_progress(f->eng, 0);
 }
@@ -359,20 +314,20 @@ int fuzz_responder_one(const uint8_t *data, size_t size);
 
 int fuzz_responder_one(const uint8_t *data, size_t size)
 {
-	struct in in = { data, size };
+	struct fuzz_in in = { data, size };
 	struct ibv_wc wc[64];
 	struct fz f;
 
 	setup(&f);
 	while (in.n) {
-		uint8_t kind = u8(&in);
+		uint8_t kind = fuzz_u8(&in);
 
 		switch (kind % 8) {
 		case 5:
 			post_recv(&f, &in);
 			break;
 		case 6:
-			f.now += (uint64_t)u16(&in) * 1000;
+			f.now += (uint64_t)fuzz_u16(&in) * 1000;
 			rc_engine_progress(f.eng, 0);
 			break;
 		case 7:
