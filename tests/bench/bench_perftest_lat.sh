@@ -10,7 +10,7 @@ UROCE=${UROCE:?UROCE must point at the uroce command}
 PORTTEST=${PORTTEST:-unused}
 NS_PREFIX=${NS_PREFIX:-ub}
 SUFFIX=l$$
-. "$(dirname "$0")/../dp/lib.sh"
+. "$(dirname "$0")/../dpdk/lib.sh"
 ITERS=${1:-5000}
 RUNS=${2:-3}
 shift 2 2>/dev/null
