@@ -12,7 +12,7 @@
 PORTTEST=${PORTTEST:?PORTTEST must point at uroce-porttest}
 ENGINETEST=${ENGINETEST:?ENGINETEST must point at uroce-enginetest}
 SUFFIX=e$$
-. "$(dirname "$0")/../dp/lib.sh"
+. "$(dirname "$0")/../dpdk/lib.sh"
 ITERS=${1:-20000}
 SECS=${2:-5}
 mkdir -p $UROCE_RUN_DIR/devices

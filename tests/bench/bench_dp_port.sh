@@ -7,7 +7,7 @@
 #   PORTTEST=build/tests/dpdk/uroce-porttest tests/bench/bench_dp_port.sh [ITERS]
 PORTTEST=${PORTTEST:?PORTTEST must point at uroce-porttest}
 SUFFIX=b$$
-. "$(dirname "$0")/../dp/lib.sh"
+. "$(dirname "$0")/../dpdk/lib.sh"
 ITERS=${1:-20000}
 
 median() { field rtt_median_us "$1"; }
