@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The packet-socket broker: root's process that hands unprivileged verbs programs their socket. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -126,27 +126,12 @@ static void on_term(int sig)
 	broker_stop = 1;
 }
 
-/* Is this process's network namespace one that `ip netns add` named (in /run/netns)? */
+/* Is this process's network namespace one that `ip netns add` named? */
 static bool netns_named(void)
 {
-	struct stat me, st;
-	struct dirent *e;
-	bool found = false;
-	DIR *d;
+	char name[NAME_MAX + 1];
 
-	if (stat("/proc/self/ns/net", &me))
-		return false;
-	d = opendir("/run/netns");
-	if (!d)
-		return false;
-	while (!found && (e = readdir(d))) {
-		char path[300];
-
-		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
-		found = !stat(path, &st) && st.st_dev == me.st_dev && st.st_ino == me.st_ino;
-	}
-	closedir(d);
-	return found;
+	return host_netns_name(name, sizeof(name));
 }
 
 /*

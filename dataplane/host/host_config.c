@@ -27,11 +27,7 @@ static const char *const pmd_names[] = {
 	[HOST_PMD_TAP]		= "tap",
 };
 
-/*
- * The name `ip netns` gave the network namespace this process is in: the
- * entry of /run/netns that is a bind mount of the same namespace.
- */
-static bool named_netns(char *name, size_t len)
+bool host_netns_name(char *name, size_t len)
 {
 	struct stat self, st;
 	struct dirent *e;
@@ -60,7 +56,7 @@ static void find_netns_run_dir(void)
 {
 	char name[NAME_MAX + 1];
 
-	if (named_netns(name, sizeof(name)))
+	if (host_netns_name(name, sizeof(name)))
 		snprintf(per_netns_dir, sizeof(per_netns_dir), "%s/netns/%s",
 			 UROCE_RUN_DIR_DEFAULT, name);
 }

@@ -21,6 +21,13 @@
 const char *host_run_dir(void);
 
 /*
+ * The name `ip netns` gave the network namespace this process is in (the
+ * entry of /run/netns that is a bind mount of the same namespace) into
+ * @name.  Return: false when the namespace has no such name.
+ */
+bool host_netns_name(char *name, size_t len);
+
+/*
  * host_run_dir_stale() - 1 if this named namespace's run directory was made
  * for another namespace of the same name, one deleted since (its devices
  * belong to nobody); 0 otherwise, and for run directories not per namespace.
