@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The kernel's rdma_cm as librdmacm sees it (the ucma ABI, version 4), answered in the process over uroce's CM. */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +23,7 @@
 #include "uroce/cm.h"
 #include "uroce/sysfs.h"
 #include "host_cm_listen.h"
+#include "host_stats.h"
 
 /*
  * What the kernel's ucma.c and cma.c do for a process, done here: IDs,
@@ -656,7 +656,7 @@ static bool ucma_answers(void *arg, uint64_t service_id)
 _Static_assert(CM_VALUES <= DP_EXTRA_COUNTERS_MAX, "dp_open_args.extra_names");
 
 static const char *cm_counter_names[CM_VALUES + 1];
-static char cm_drop_names[WIRE_MAD_DROP_COUNT][32];
+static char cm_drop_names[WIRE_MAD_DROP_COUNT][HOST_STATS_NAME_LEN];
 static pthread_once_t cm_counter_names_once = PTHREAD_ONCE_INIT;
 
 static void name_cm_counters(void)
@@ -666,15 +666,9 @@ static void name_cm_counters(void)
 #define CM_COUNTER_NAME(f) cm_counter_names[n++] = "cm_" #f;
 	CM_COUNTERS(CM_COUNTER_NAME)
 #undef CM_COUNTER_NAME
-	for (unsigned i = 1; i < WIRE_MAD_DROP_COUNT; i++) {
-		char *s = cm_drop_names[i];
-
-		snprintf(s, sizeof(cm_drop_names[i]), "cm_drop_%s",
-			 wire_mad_drop_name((enum wire_mad_drop)i));
-		for (; *s; s++)
-			*s = (char)tolower((unsigned char)*s);
-		cm_counter_names[n++] = cm_drop_names[i];
-	}
+	for (unsigned i = 1; i < WIRE_MAD_DROP_COUNT; i++)
+		cm_counter_names[n++] = host_stats_drop_name(cm_drop_names[i], sizeof(cm_drop_names[i]),
+							     "cm_drop_", wire_mad_drop_name((enum wire_mad_drop)i));
 }
 
 const char *const *prov_ucma_counter_names(void)

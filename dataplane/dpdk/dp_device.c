@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* A device: configuration + EAL + DPDK port + GID table + engine + a progress thread that backs off. */
-#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -177,14 +176,6 @@ static int load_gids(struct dp_device *dev, char *err, size_t errlen)
 /* ---- Counters for `uroce stat` ---- */
 
 /* A drop reason as `uroce stat` shows it: "drop_" and its name in lower case, in @s. */
-static const char *drop_counter_name(char *s, const char *reason)
-{
-	snprintf(s, HOST_STATS_NAME_LEN, "drop_%s", reason);
-	for (char *p = s; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	return s;
-}
-
 static void name_counters(struct dp_device *dev)
 {
 	unsigned n = 0, q = 0;
@@ -196,11 +187,12 @@ static void name_counters(struct dp_device *dev)
 	for (unsigned i = 0; rc_counter_names[i]; i++)
 		dev->dev_names[n++] = dev->qp_names[q++] = rc_counter_names[i];
 	for (unsigned i = 1; i < WIRE_DROP_COUNT; i++)
-		dev->dev_names[n++] = drop_counter_name(dev->wire_drop_names[i],
-							wire_drop_name((enum wire_drop)i));
+		dev->dev_names[n++] = host_stats_drop_name(dev->wire_drop_names[i], HOST_STATS_NAME_LEN,
+							   "drop_", wire_drop_name((enum wire_drop)i));
 	for (unsigned i = 1; i < RC_DROP_COUNT; i++)
-		dev->dev_names[n++] = dev->qp_names[q++] = drop_counter_name(
-			dev->rc_drop_names[i], rc_drop_info((enum rc_drop)i)->name);
+		dev->dev_names[n++] = dev->qp_names[q++] = host_stats_drop_name(
+			dev->rc_drop_names[i], HOST_STATS_NAME_LEN, "drop_",
+			rc_drop_info((enum rc_drop)i)->name);
 	for (dev->n_extra = 0; dev->args.extra_names && dev->args.extra_names[dev->n_extra] &&
 	     dev->n_extra < DP_EXTRA_COUNTERS_MAX; dev->n_extra++)
 		dev->dev_names[n++] = dev->args.extra_names[dev->n_extra];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Shared-memory counter files: written by the progress thread, read by `uroce stat`. */
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -247,4 +248,12 @@ int host_stats_read_all(int (*cb)(void *arg, const struct host_stats_view *v), v
 	}
 	closedir(d);
 	return visited;
+}
+
+const char *host_stats_drop_name(char *buf, size_t len, const char *prefix, const char *reason)
+{
+	snprintf(buf, len, "%s%s", prefix, reason);
+	for (char *p = buf + strlen(prefix); *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return buf;
 }

@@ -103,4 +103,10 @@ static inline const struct host_stats_qp_slot *host_stats_qp_view(const struct h
 int host_stats_read_all(int (*cb)(void *arg, const struct host_stats_view *v), void *arg,
 		      bool remove_stale);
 
+/*
+ * The counter name of a drop reason: @prefix, then @reason in lower case
+ * ("drop_" and "UNKNOWN_QP": "drop_unknown_qp"), into @buf.  Return: @buf.
+ */
+const char *host_stats_drop_name(char *buf, size_t len, const char *prefix, const char *reason);
+
 #endif
