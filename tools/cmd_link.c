@@ -317,6 +317,9 @@ static int link_add(int argc, char **argv)
 		}
 	}
 
+	if (group && cfg.pmd != HOST_PMD_AF_PACKET)
+		return fail("add", "--group is for af_packet devices only");
+
 	/* The link as the dataplane will see it (a pci or pcap IFACE only labels the device). */
 	ret = host_link_query(&cfg, &link, err, sizeof(err));
 	if (ret == -ENODEV)
@@ -382,10 +385,6 @@ static int link_add(int argc, char **argv)
 			host_link_cfg_remove(cfg.name);
 			goto err_remove_filter;
 		}
-	} else if (group) {
-		fail("add", "--group is for af_packet devices only");
-		host_link_cfg_remove(cfg.name);
-		goto err_remove_filter;
 	}
 	return 0;
 
