@@ -598,6 +598,11 @@ struct rc_qp *rc_qp_open_xrc(struct rc_xrcd *xrcd, uint32_t qpn)
 	return qp;
 }
 
+void *rc_qp_user(const struct rc_qp *qp)
+{
+	return qp->user;
+}
+
 static void qp_free(struct rc_qp *qp)
 {
 	free(qp->resp.wqe);

@@ -399,6 +399,8 @@ uint32_t rc_qp_num(const struct rc_qp *qp);
  * EINVAL when there is none.  The QP stays the creator's: it is not counted again.
  */
 struct rc_qp *rc_qp_open_xrc(struct rc_xrcd *xrcd, uint32_t qpn);
+/* The @user pointer the QP was created with. */
+void *rc_qp_user(const struct rc_qp *qp);
 /*
  * ibv_modify_qp semantics: the transition must be legal from the current
  * state with exactly the required and allowed attributes of that
