@@ -297,6 +297,8 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	a.odp_caps.per_transport_caps.uc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 						    IBV_ODP_SUPPORT_WRITE;
 	a.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV;
+	/* XRC runs RC's requester and responder, the copies the same. */
+	a.xrc_odp_caps = a.odp_caps.per_transport_caps.rc_odp_caps;
 	a.max_dm_size = PROV_MAX_DM_SIZE;
 	/* Completion stamps count the engine clock's nanoseconds, in 64 bits. */
 	a.completion_timestamp_mask = UINT64_MAX;

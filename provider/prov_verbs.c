@@ -500,6 +500,8 @@ static int prov_qp_check(struct ibv_context *ctx, const struct ibv_qp_init_attr_
 static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
 	bool target = attr->qp_type == IBV_QPT_XRC_RECV;
+	/* An XRC initiator receives nothing: a receive CQ or SRQ given is ignored, as the kernel does. */
+	bool receives = !target && attr->qp_type != IBV_QPT_XRC_SEND;
 	struct rc_qp_init init = { 0 };
 	struct prov_qp *qp;
 	struct ibv_qp *ib;
@@ -523,8 +525,8 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	} else {
 		init.pd = to_ppd(attr->pd)->rc;
 		init.send_cq = to_pcq(attr->send_cq)->rc;
-		init.recv_cq = attr->recv_cq ? to_pcq(attr->recv_cq)->rc : NULL;
-		init.srq = attr->srq ? to_psrq(attr->srq)->rc : NULL;
+		init.recv_cq = receives ? to_pcq(attr->recv_cq)->rc : NULL;
+		init.srq = receives && attr->srq ? to_psrq(attr->srq)->rc : NULL;
 	}
 	init.cap = attr->cap;
 	init.sq_sig_all = attr->sq_sig_all != 0;
@@ -547,8 +549,8 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	ib->qp_context = attr->qp_context;
 	ib->pd = target ? NULL : attr->pd;
 	ib->send_cq = target ? NULL : attr->send_cq;
-	ib->recv_cq = target ? NULL : attr->recv_cq;
-	ib->srq = target ? NULL : attr->srq;
+	ib->recv_cq = receives ? attr->recv_cq : NULL;
+	ib->srq = receives ? attr->srq : NULL;
 	ib->handle = prov_handle();
 	ib->qp_num = rc_qp_num(qp->rc);
 	ib->state = IBV_QPS_RESET;
