@@ -92,6 +92,19 @@ START_TEST(soak_zero_copy)
 }
 END_TEST
 
+/* The mix over XRC: every pair an initiator, a target and an XRC SRQ, under the same faults. */
+START_TEST(soak_xrc)
+{
+	struct soak_cfg c;
+	struct soak_result r;
+
+	soak_defaults(&c, 4000 + (uint64_t)_i);
+	c.xrc = true;
+	run_checked(&c, &r);
+	ck_assert_uint_gt(r.retransmits, 0);
+}
+END_TEST
+
 Suite *rc_soak_suite(void)
 {
 	Suite *s = suite_create("rc_soak");
@@ -102,6 +115,7 @@ Suite *rc_soak_suite(void)
 	tcase_add_loop_test(tc, soak_mixed, 0, 4);
 	tcase_add_loop_test(tc, soak_heavy_loss, 0, 3);
 	tcase_add_loop_test(tc, soak_zero_copy, 0, 3);
+	tcase_add_loop_test(tc, soak_xrc, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

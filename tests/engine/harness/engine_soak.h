@@ -17,6 +17,8 @@ struct soak_cfg {
 	uint64_t	delay_ns, jitter_ns;
 	uint64_t	max_virtual_ns;	/* a run taking longer than this has hung */
 	bool		zero_copy;	/* the link takes RC payloads by reference */
+	/* Each pair an XRC initiator and target, the receives from an XRC SRQ of its own domain. */
+	bool		xrc;
 };
 
 struct soak_result {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--ops N] [--pairs N] [--zero-copy]`. */
+/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--ops N] [--pairs N] [--zero-copy] [--xrc]`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] "
-			"[--ops N] [--pairs N] [--depth N] [--max-msg BYTES] [--zero-copy]\n");
+			"[--ops N] [--pairs N] [--depth N] [--max-msg BYTES] [--zero-copy] [--xrc]\n");
 	exit(2);
 }
 
@@ -25,6 +25,11 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--zero-copy")) {
 			base.zero_copy = true;
+			i--;
+			continue;
+		}
+		if (!strcmp(argv[i], "--xrc")) {
+			base.xrc = true;
 			i--;
 			continue;
 		}
