@@ -271,6 +271,39 @@ START_TEST(srq_not_in_domain)
 END_TEST
 
 /*
+ * The R_Key of a write is checked against the PD of the SRQ its XRCETH
+ * names: through an SRQ of the same domain on another PD, side 1's region
+ * is out of reach (NAK remote access error, IBV_WC_REM_ACCESS_ERR).
+ */
+START_TEST(rkey_checked_against_srq_pd)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct rc_pd *other_pd;
+	struct rc_srq *srq_c;
+	struct ibv_wc wc;
+	struct xrc x;
+
+	xrc_init(&x);
+	other_pd = rc_pd_alloc(x.e.eng[1]);
+	ck_assert_ptr_nonnull(other_pd);
+	srq_c = rc_srq_create_xrc(other_pd, x.xrcd, x.e.cq[1], &sa, NULL);
+	ck_assert_ptr_nonnull(srq_c);
+	h_fill(x.buf[0], 64, 4);
+	xrc_post(&x, IBV_WR_RDMA_WRITE, 1, rc_srq_num(srq_c), 0, 64, remote(&x, 0));
+
+	ck_assert_int_eq(h_wait_cq(&x.e, x.e.cq[0], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(h_qp_counters(x.tgt).rem_access_naks_tx, 1);
+	ck_assert_int_eq(h_qp_state(x.tgt), IBV_QPS_ERR);
+	for (int i = 0; i < 64; i++)
+		ck_assert_uint_eq(x.buf[1][i], 0);
+	ck_assert_int_eq(rc_srq_destroy(srq_c), 0);
+	ck_assert_int_eq(rc_pd_free(other_pd), 0);
+	xrc_fini(&x);
+}
+END_TEST
+
+/*
  * The objects: SRQ numbers, references on the domain, ibv_open_qp's lookup,
  * and the verbs XRC QPs refuse.
  */
@@ -325,6 +358,7 @@ Suite *rc_xrc_suite(void)
 	tcase_add_test(t, send_to_two_srqs);
 	tcase_add_test(t, write_read_atomic);
 	tcase_add_loop_test(t, srq_not_in_domain, 0, 2);
+	tcase_add_test(t, rkey_checked_against_srq_pd);
 	tcase_add_test(t, objects_and_refusals);
 	suite_add_tcase(s, t);
 	return s;
