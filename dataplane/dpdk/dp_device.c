@@ -510,6 +510,12 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ecfg.frame_tap_arg = dev->port;
 	ecfg.local_forward = dp_port_forward;
 	ecfg.local_forward_arg = dev->port;
+	_Static_assert(sizeof(struct rc_direct_table) <= HOST_RING_SHARED_BYTES, "direct table");
+	if (!dev->cfg.no_direct) {
+		ecfg.direct_table = host_ring_shared(dev->loop);
+		ecfg.direct_peer = dp_port_direct_peer;
+		ecfg.direct_arg = dev->port;
+	}
 	ecfg.rto_min_us = dev->cfg.rto_min_us;
 	ecfg.restart_window = dev->cfg.restart_window;
 	ecfg.no_adaptive_rto = dev->cfg.no_adaptive_rto;

@@ -112,6 +112,7 @@ struct rc_mr {
 	uint32_t		lkey, rkey;
 	bool			keys_live;	/* false once invalidated */
 	unsigned		n_mw;		/* windows bound to it */
+	uint32_t		direct_slot;	/* its entry in the direct table + 1; 0: none */
 	struct rc_list		link;
 };
 
@@ -371,6 +372,8 @@ struct rc_qp {
 	struct ibv_qp_cap	cap;
 	struct ibv_qp_attr	attr;		/* as last set, for query */
 	uint32_t		pmtu;		/* bytes */
+	bool			direct_published;	/* in the direct table (rc_direct.c) */
+	bool			direct_off;	/* the peer's memory refused a direct copy */
 	uint64_t		timeout_ns;	/* 0: infinite */
 	struct rc_path		path;
 	struct wire_build_desc	tmpl;		/* headers common to this connection */
@@ -658,5 +661,12 @@ void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);
 #else
 #define RC_TRACE(qp, machine, state) do { (void)(qp); (void)(state); } while (0)
 #endif
+
+/* rc_direct.c: direct placement between the processes of one host. */
+void rc_direct_publish_mr(struct rc_mr *mr);
+void rc_direct_withdraw_mr(struct rc_mr *mr);
+void rc_direct_update_qp(struct rc_qp *qp, bool destroyed);
+/* @w, an RDMA WRITE or READ, done in the peer's memory: true when done. */
+bool rc_direct_try(struct rc_qp *qp, struct rc_send_wqe *w);
 
 #endif

@@ -163,6 +163,14 @@ static enum req_state start_wqe(struct req_ctx *c)
 	st = check_local(qp, w);
 	if (st != IBV_WC_SUCCESS)
 		return fail_wqe(c, st);
+	/* To another process of this host: copied into or from its memory, no packet. */
+	if (rc_direct_try(qp, w)) {
+		w->npkts = 0;
+		w->first_psn = qp->req.psn;
+		w->last_psn = psn_add(qp->req.psn, WIRE_PSN_MASK);
+		w->state = RC_WQE_DONE;
+		return REQ_NEXT_WQE;
+	}
 
 	if (kind & RC_WR_READ_OR_ATOMIC) {
 		w->rd_atomic_held = true;

@@ -336,6 +336,10 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		*why = "tlp must be on or off";
 		return parse_off(val, &cfg->no_tail_probe);
 	}
+	if (!strcmp(key, "direct")) {
+		*why = "direct must be on or off";
+		return parse_off(val, &cfg->no_direct);
+	}
 	if (!strcmp(key, "mac")) {
 		*why = "mac must look like 02:00:00:00:00:01";
 		return parse_mac(val, cfg->mac);
@@ -533,6 +537,8 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		fprintf(f, "adaptive = off\n");
 	if (cfg->no_tail_probe)
 		fprintf(f, "tlp = off\n");
+	if (cfg->no_direct)
+		fprintf(f, "direct = off\n");
 	if (fflush(f) || fsync(fileno(f))) {
 		ret = -errno;
 		fclose(f);

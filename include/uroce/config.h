@@ -73,6 +73,8 @@ struct host_link_cfg {
 	uint32_t	restart_window;
 	bool		no_adaptive_rto;
 	bool		no_tail_probe;
+	/* Same-host RDMA WRITE and READ by frames only (docs/dataplane.md, "Direct placement"). */
+	bool		no_direct;
 };
 
 const char *host_pmd_name(enum host_pmd pmd);
