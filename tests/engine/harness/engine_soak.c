@@ -524,7 +524,7 @@ static bool retry_exhausted(struct soak *k, struct spair *p, const struct ibv_wc
 	 * loss a packet and its ACK can be lost that often in a row, and then
 	 * IBV_WC_RETRY_EXC_ERR is the right answer: accepted there, checked.
 	 */
-	if (wc->status != IBV_WC_RETRY_EXC_ERR || k->cfg->loss < 0.1 ||
+	if (wc->status != IBV_WC_RETRY_EXC_ERR || soak_loss_rate(k->cfg) < 0.1 ||
 	    seq < p->completed || seq >= p->posted)
 		return false;
 	for (uint64_t t = p->completed; t < seq; t++) {
@@ -661,7 +661,8 @@ static int setup(struct soak *k)
 		.zero_copy = c->zero_copy,
 	};
 	struct port_sim_faults f = {
-		.loss = c->loss, .dup = c->dup, .reorder = c->reorder, .corrupt = c->corrupt,
+		.loss = c->loss, .burst = c->burst, .dup = c->dup, .reorder = c->reorder,
+		.corrupt = c->corrupt, .ce_mark = c->ce_mark,
 		.delay_ns = c->delay_ns, .jitter_ns = c->jitter_ns,
 		.reorder_ns = c->delay_ns + 20000,
 	};
@@ -722,6 +723,10 @@ static void collect(struct soak *k)
 		r->corrupted += st.corrupted;
 		r->duplicated += st.duplicated;
 		r->reordered += st.reordered;
+		r->ce_marked += st.ce_marked;
+		r->frames += st.sent;
+		r->cnps_tx += c.cnps_tx;
+		r->cnps_rx += c.cnps_rx;
 		r->by_reference += st.by_reference;
 		r->linearized += st.linearized;
 	}
@@ -845,6 +850,11 @@ void soak_defaults(struct soak_cfg *cfg, uint64_t seed)
 	cfg->delay_ns = 2000;
 	cfg->jitter_ns = 1000;
 	cfg->max_virtual_ns = 60ull * 1000 * 1000 * 1000;
+}
+
+double soak_loss_rate(const struct soak_cfg *cfg)
+{
+	return cfg->loss * (cfg->burst > 1 ? cfg->burst : 1);
 }
 
 void soak_run(const struct soak_cfg *cfg, struct soak_result *res)
