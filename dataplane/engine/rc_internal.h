@@ -295,6 +295,7 @@ struct rc_comp {
 	uint8_t		rnr_left;
 	bool		rewound;	/* a NAK or gap rewound at rewound_psn */
 	uint32_t	rewound_psn;
+	uint64_t	rewound_at;	/* engine clock of that rewind */
 };
 
 /*
@@ -305,6 +306,7 @@ struct rc_comp {
  */
 struct rc_rto {
 	uint64_t	srtt, rttvar;	/* RFC 6298 */
+	uint64_t	min_rtt;	/* the shortest sample: no answer comes back sooner */
 	bool		have_rtt;	/* srtt holds at least one sample */
 	bool		timing;		/* timed_psn was sent once at timed_at; not yet acknowledged */
 	bool		probed;		/* a probe is out for this tail */

@@ -180,7 +180,7 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(ecn_ce_rx)	X(tx_no_buffer)	X(cq_overflows)			\
 	X(acks_rx)	X(acks_tx)	X(completions)				\
 	X(rtt_samples)	X(early_retransmits)	X(tail_probes)		\
-	X(window_restarts)
+	X(window_restarts)	X(stale_naks)
 
 /*
  * Values of a QP's loss recovery as of the reading, after the counters:
