@@ -678,6 +678,7 @@ static int setup(struct soak *k)
 		struct rc_engine_cfg ec = {
 			.port = port_sim_port(k->link, s), .now_ns = clock_now, .clock_arg = k,
 			.seed = mix(c->seed + (uint64_t)s),
+			.dcqcn.on = c->dcqcn,
 		};
 		struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 
@@ -727,6 +728,9 @@ static void collect(struct soak *k)
 		r->frames += st.sent;
 		r->cnps_tx += c.cnps_tx;
 		r->cnps_rx += c.cnps_rx;
+		r->rate_cuts += c.rate_cuts;
+		r->rate_increases += c.rate_fast_recovery + c.rate_additive + c.rate_hyper;
+		r->rate_paced += c.rate_paced;
 		r->by_reference += st.by_reference;
 		r->linearized += st.linearized;
 	}

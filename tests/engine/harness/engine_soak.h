@@ -18,6 +18,7 @@ struct soak_cfg {
 	uint64_t	delay_ns, jitter_ns;
 	uint64_t	max_virtual_ns;	/* a run taking longer than this has hung */
 	bool		zero_copy;	/* the link takes RC payloads by reference */
+	bool		dcqcn;		/* CNPs slow the requesters (DCQCN defaults) */
 };
 
 struct soak_result {
@@ -33,6 +34,7 @@ struct soak_result {
 	uint64_t	lost, corrupted, duplicated, reordered, ce_marked;
 	uint64_t	frames;		/* sent by both ends of the link */
 	uint64_t	cnps_tx, cnps_rx;
+	uint64_t	rate_cuts, rate_increases, rate_paced;
 	uint64_t	by_reference, linearized;	/* zero-copy frames: as sent, copied in */
 };
 
