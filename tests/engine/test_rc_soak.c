@@ -8,15 +8,15 @@
 
 static void report(const struct soak_cfg *c, const struct soak_result *r)
 {
-	printf("soak seed %llu loss %.2f: %s, %llu ops, %llu bytes, %llu retransmits, "
+	printf("soak seed %llu loss %.2f: %s, %llu ops, %llu bytes, %llu frames, %llu retransmits, "
 	       "%llu timeouts, %llu seq NAKs, %llu RNR NAKs, %llu lost, %llu corrupted, "
-	       "%u QPs out of retries, digest %016llx%s%s\n",
+	       "%llu rate cuts, %u QPs out of retries, digest %016llx%s%s\n",
 	       (unsigned long long)c->seed, c->loss, r->ok ? "ok" : "FAILED",
 	       (unsigned long long)r->ops_done, (unsigned long long)r->bytes,
-	       (unsigned long long)r->retransmits, (unsigned long long)r->timeouts,
+	       (unsigned long long)r->frames, (unsigned long long)r->retransmits, (unsigned long long)r->timeouts,
 	       (unsigned long long)r->seq_naks, (unsigned long long)r->rnr_naks,
 	       (unsigned long long)r->lost, (unsigned long long)r->corrupted,
-	       r->pairs_retry_exhausted, (unsigned long long)r->digest, r->ok ? "" : ": ", r->error);
+	       (unsigned long long)r->rate_cuts, r->pairs_retry_exhausted, (unsigned long long)r->digest, r->ok ? "" : ": ", r->error);
 }
 
 /* Runs @c twice and checks both runs; the first one's result in *@out when set. */
@@ -101,11 +101,14 @@ static const struct soak_fault {
 	const char	*name;
 	double		loss, reorder, dup, corrupt, ce_mark;
 	unsigned	burst;
+	bool		dcqcn;
 } soak_faults[] = {
 	{ "reorder 10 %", .reorder = 0.10 },
 	{ "duplicate 10 %", .dup = 0.10 },
 	{ "corrupt 5 %", .corrupt = 0.05 },
 	{ "CE mark 20 %", .ce_mark = 0.20 },
+	{ "CE mark 20 %, DCQCN", .ce_mark = 0.20, .dcqcn = true },
+	{ "CE mark 5 %, loss 2 %, DCQCN", .ce_mark = 0.05, .loss = 0.02, .dcqcn = true },
 	{ "bursts of 8 lost at 1 %", .loss = 0.01, .burst = 8 },
 	{ "all at once", .loss = 0.02, .burst = 3, .reorder = 0.05, .dup = 0.05,
 	  .corrupt = 0.02, .ce_mark = 0.05 },
@@ -126,6 +129,7 @@ START_TEST(soak_one_fault)
 	c.dup = f->dup;
 	c.corrupt = f->corrupt;
 	c.ce_mark = f->ce_mark;
+	c.dcqcn = f->dcqcn;
 	printf("%s: ", f->name);
 	run_checked(&c, &r);
 	ck_assert_uint_eq(r.reordered > 0, c.reorder > 0);
@@ -139,6 +143,10 @@ START_TEST(soak_one_fault)
 		ck_assert_uint_eq(r.cnps_rx, r.cnps_tx);
 	if (c.burst)
 		ck_assert_uint_ge(r.lost, c.burst);
+	/* DCQCN: the CNPs cut the rates, and the rates came back up (the run converged). */
+	ck_assert_uint_eq(r.rate_cuts > 0, c.dcqcn);
+	ck_assert_uint_eq(r.rate_increases > 0, c.dcqcn);
+	ck_assert_uint_le(r.rate_cuts, r.cnps_rx);
 }
 END_TEST
 
