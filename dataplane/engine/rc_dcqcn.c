@@ -175,6 +175,19 @@ bool rc_dcqcn_may_send(struct rc_qp *qp)
 	return false;
 }
 
+static uint64_t gap_ns(const struct rc_dcqcn *cc, uint64_t bytes)
+{
+	return bytes * 8000000 / cc->rate;
+}
+
+bool rc_dcqcn_ackreq_due(const struct rc_qp *qp, uint32_t payload)
+{
+	const struct rc_dcqcn *cc = &qp->cc;
+
+	return qp->eng->now - cc->ackreq_at >= RC_PACE_ACKREQ_NS ||
+	       gap_ns(cc, payload + RC_PACE_HDR_BYTES) >= RC_PACE_ACKREQ_NS;
+}
+
 void rc_dcqcn_sent(struct rc_qp *qp, uint32_t bytes)
 {
 	struct rc_dcqcn *cc = &qp->cc;
@@ -182,7 +195,7 @@ void rc_dcqcn_sent(struct rc_qp *qp, uint32_t bytes)
 
 	if (cc->next_tx < now)
 		cc->next_tx = now;
-	cc->next_tx += (uint64_t)bytes * 8000000 / cc->rate;
+	cc->next_tx += gap_ns(cc, bytes);
 	cc->bytes += bytes;
 	while (cc->limited && cc->bytes >= reset) {
 		cc->bytes -= reset;

@@ -37,6 +37,8 @@
 #define RC_RTO_MAX_NS		67108864ull	/* ceiling without a local ACK timeout (14) */
 #define RC_RTO_BACKOFF_MAX	10		/* doublings of the early timer */
 #define RC_PROBE_MIN_NS		10000ull	/* a tail-loss probe waits at least 10 us */
+#define RC_PACE_ACKREQ_NS	25000ull	/* a paced QP asks for an ACK at least every 25 us */
+#define RC_PACE_HDR_BYTES	66		/* Ethernet, IPv4, UDP, BTH, RETH, ICRC: a frame's overhead */
 
 /* ---- Intrusive list ---- */
 
@@ -335,6 +337,7 @@ struct rc_dcqcn {
 	uint64_t	bytes;		/* sent since the last byte-counter event */
 	uint32_t	t_stage, b_stage;	/* increase events since the last cut */
 	uint64_t	next_tx;	/* the pacer lets the next packet go at this time */
+	uint64_t	ackreq_at;	/* the last AckReq went out then */
 };
 
 enum rc_resp_msg { RC_MSG_NONE, RC_MSG_SEND, RC_MSG_WRITE };
@@ -661,6 +664,13 @@ void rc_dcqcn_cnp(struct rc_qp *qp);
  * applied first.
  */
 bool rc_dcqcn_may_send(struct rc_qp *qp);
+/*
+ * A paced packet of @payload bytes asks for an ACK: the last AckReq is
+ * RC_PACE_ACKREQ_NS old, or the gap after this packet is that long.  The
+ * usual AckReq every 32 packets would otherwise leave the retransmission
+ * clocks without progress for 32 gaps.
+ */
+bool rc_dcqcn_ackreq_due(const struct rc_qp *qp, uint32_t payload);
 /* pace_deadline fired: increase events due, the requester kicked, the clock armed again. */
 void rc_dcqcn_timer(struct rc_qp *qp);
 /* A packet of about @bytes on the wire went out: the pacer's gap, the byte counter. */

@@ -382,14 +382,16 @@ static enum req_state send_packet(struct req_ctx *c)
 		qp->req.since_ackreq++;
 		/*
 		 * AckReq on the last packet, periodically inside long messages, twice
-		 * per window while it is small after a loss (the ACKs open it), and
-		 * at its edge.
+		 * per window while it is small after a loss (the ACKs open it), at
+		 * its edge, and often enough while paced that ACKs keep coming.
 		 */
-		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD || qp->cc.limited ||
+		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD ||
+		    (unlikely(qp->cc.limited) && rc_dcqcn_ackreq_due(qp, payload)) ||
 		    qp->req.since_ackreq >= qp->rto.cwnd / 2 ||
 		    psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd - 1) {
 			d.ackreq = true;
 			qp->req.since_ackreq = 0;
+			qp->cc.ackreq_at = qp->eng->now;
 		}
 	}
 	local = qp->type == IBV_QPT_UD ? w->u.ud.path.local : qp->path.local;
