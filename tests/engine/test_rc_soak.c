@@ -147,6 +147,12 @@ START_TEST(soak_one_fault)
 	ck_assert_uint_eq(r.rate_cuts > 0, c.dcqcn);
 	ck_assert_uint_eq(r.rate_increases > 0, c.dcqcn);
 	ck_assert_uint_le(r.rate_cuts, r.cnps_rx);
+	if (c.dcqcn) {
+		printf("  every QP back at %llu Mbit/s %llu us after the last completion\n",
+		       (unsigned long long)r.rate_mbps_settled,
+		       (unsigned long long)r.settle_ns / 1000);
+		ck_assert_uint_eq(r.rate_mbps_settled, 100000);
+	}
 }
 END_TEST
 

@@ -809,6 +809,41 @@ static void drive(struct soak *k)
 }
 
 /*
+ * DCQCN: with every operation done, the clock runs on until no timer is
+ * armed: each QP's rate must climb back to the line rate on its own.
+ */
+static void settle(struct soak *k)
+{
+	uint64_t limit = k->now + k->cfg->max_virtual_ns;
+
+	for (;;) {
+		uint64_t t = UINT64_MAX;
+
+		rc_engine_progress(k->eng[0], 0);
+		rc_engine_progress(k->eng[1], 0);
+		for (int s = 0; s < 2; s++)
+			if (rc_engine_next_deadline(k->eng[s]) < t)
+				t = rc_engine_next_deadline(k->eng[s]);
+		if (t == UINT64_MAX)
+			break;
+		if (t > limit) {
+			fail(k, "DCQCN: rates not back at the line rate after %llu ns idle",
+			     (unsigned long long)k->cfg->max_virtual_ns);
+			return;
+		}
+		k->now = t > k->now ? t : k->now + 1;
+	}
+	k->res->settle_ns = k->now - k->res->virtual_ns;
+	for (int s = 0; s < 2; s++) {
+		struct rc_counters c;
+
+		rc_engine_counters(k->eng[s], &c);
+		if (!k->res->rate_mbps_settled || c.rate_mbps < k->res->rate_mbps_settled)
+			k->res->rate_mbps_settled = c.rate_mbps;
+	}
+}
+
+/*
  * Every object the run made, destroyed through the API: the engines must
  * then hold none, so a leak fails the run without a sanitizer.
  */
@@ -874,6 +909,8 @@ void soak_run(const struct soak_cfg *cfg, struct soak_result *res)
 	res->virtual_ns = k.now;
 	if (k.eng[0] && k.eng[1])
 		collect(&k);
+	if (res->ok && cfg->dcqcn)
+		settle(&k);
 	if (res->ok)
 		teardown(&k);
 	for (int s = 0; s < 2; s++)

@@ -35,6 +35,8 @@ struct soak_result {
 	uint64_t	frames;		/* sent by both ends of the link */
 	uint64_t	cnps_tx, cnps_rx;
 	uint64_t	rate_cuts, rate_increases, rate_paced;
+	uint64_t	rate_mbps_settled;	/* DCQCN: the slowest QP once idle, no timer left */
+	uint64_t	settle_ns;		/* how long that took after the last completion */
 	uint64_t	by_reference, linearized;	/* zero-copy frames: as sent, copied in */
 };
 
