@@ -234,6 +234,7 @@ static void stop_timers(struct rc_qp *qp)
 {
 	rc_rto_stop(qp);
 	qp->rnr_deadline = 0;
+	qp->pace_deadline = 0;
 	if (qp->on_timer) {
 		rc_list_del(&qp->timer_link);
 		qp->on_timer = false;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "uroce/dcqcn.h"
 #include "uroce/port.h"
 #include "uroce/wire.h"
 
@@ -130,6 +131,8 @@ struct rc_engine_cfg {
 	uint32_t	restart_window;	/* PSNs in flight after a loss; 0: 16, 256 or more: no restart */
 	bool		no_adaptive_rto;	/* retransmit on the local ACK timeout only */
 	bool		no_tail_probe;	/* no tail-loss probes */
+	/* DCQCN's reaction point for RC requesters (docs/engine.md, "Congestion"); off by default. */
+	struct dcqcn_cfg dcqcn;
 };
 
 /*
@@ -223,13 +226,18 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(ecn_ce_rx)	X(tx_no_buffer)	X(cq_overflows)			\
 	X(acks_rx)	X(acks_tx)	X(completions)				\
 	X(rtt_samples)	X(early_retransmits)	X(tail_probes)		\
-	X(window_restarts)	X(direct_writes)	X(direct_reads)
+	X(window_restarts)	X(stale_naks)				\
+	X(rate_cuts)	X(rate_fast_recovery)	X(rate_additive)	\
+	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)
 
 /*
- * Values of a QP's loss recovery as of the reading, after the counters:
- * RC_COUNTERS adds them up, these do not (an engine's are its QPs' largest).
+ * Values of a QP's loss recovery and rate as of the reading, after the
+ * counters: RC_COUNTERS adds them up, these do not (an engine's are its QPs'
+ * largest; its rate_mbps the smallest).  rate_mbps and dcqcn_alpha (of
+ * 1024) are 0 with DCQCN off.
  */
-#define RC_QP_GAUGES(X)	X(srtt_ns)	X(rto_ns)	X(send_window)
+#define RC_QP_GAUGES(X)	X(srtt_ns)	X(rto_ns)	X(send_window)		\
+			X(rate_mbps)	X(dcqcn_alpha)
 
 /*
  * Why the engine dropped a frame wire_parse() accepted, as WIRE_DROP_REASONS

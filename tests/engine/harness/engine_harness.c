@@ -164,6 +164,7 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.restart_window = o->restart_window,
 			.no_adaptive_rto = o->no_adaptive_rto,
 			.no_tail_probe = o->no_tail_probe,
+			.dcqcn = o->dcqcn,
 		};
 
 		if (o->shared_gids) {

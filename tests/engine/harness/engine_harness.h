@@ -49,6 +49,7 @@ struct h_opts {
 	/* Loss recovery settings of both engines (rc_engine_cfg's; zero: the defaults). */
 	uint32_t	rto_min_us, restart_window;
 	bool		no_adaptive_rto, no_tail_probe;
+	struct dcqcn_cfg dcqcn;	/* the reaction point of both engines */
 };
 
 /*
