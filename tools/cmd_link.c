@@ -29,7 +29,11 @@ static int link_usage(FILE *out)
 	fprintf(out,
 		"usage: uroce link add NAME netdev IFACE [--pmd af_packet|af_xdp|pci:BDF|pcap:ARGS]"
 		" [--eal ARGS] [--group GROUP]\n"
-		"           [rto_min_us US] [restart_window PSNS] [adaptive on|off] [tlp on|off]\n"
+		"           [rto_min_us US] [restart_window PSNS] [adaptive on|off] [tlp on|off] [direct on|off]\n"
+		"           [dcqcn on|off] [rpg_time_reset US] [rpg_byte_reset BYTES] [rpg_threshold N]\n"
+		"           [rpg_ai_rate MBPS] [rpg_hai_rate MBPS] [rpg_gd N] [rpg_min_dec_fac PCT]\n"
+		"           [rpg_min_rate MBPS] [dce_tcp_g N] [dce_tcp_rtt US]\n"
+		"           [rate_reduce_monitor_period US] [initial_alpha_value N] [line_rate MBPS]\n"
 		"       uroce link del NAME\n"
 		"       uroce link show [-j] [NAME]\n"
 		"       uroce link refresh NAME\n");
@@ -60,17 +64,6 @@ static bool valid_name(const char *s)
 		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
 			return false;
 	return true;
-}
-
-/* The loss recovery settings of the configuration file, taken as words on the command line. */
-static bool is_loss_key(const char *s)
-{
-	static const char *const keys[] = { "rto_min_us", "restart_window", "adaptive", "tlp" };
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(s, keys[i]))
-			return true;
-	return false;
 }
 
 static void sysfs_root(char *buf, size_t len)
@@ -306,7 +299,7 @@ static int link_add(int argc, char **argv)
 				return fail("add", "--eal arguments are too long");
 		} else if (!strcmp(argv[i], "--group") && i + 1 < argc) {
 			group = argv[++i];
-		} else if (is_loss_key(argv[i]) && i + 1 < argc) {
+		} else if (host_link_cfg_is_tunable(argv[i]) && i + 1 < argc) {
 			const char *why = "";
 
 			if (host_link_cfg_set(&cfg, argv[i], argv[i + 1], &why))

@@ -51,12 +51,15 @@
 #define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
 
 #define COUNT_ONE(n) + 1
-/* Port, neighbour and engine counters, both drop vocabularies but their NONE, extras, the NULL. */
+/*
+ * Port, neighbour and engine counters and gauges, both drop vocabularies but
+ * their NONE, extras, the NULL.
+ */
 #define DEV_NAMES_MAX	(0 DP_PORT_COUNTERS(COUNT_ONE) HOST_NEIGH_COUNTERS(COUNT_ONE) \
-			 RC_COUNTERS(COUNT_ONE) + WIRE_DROP_COUNT + RC_DROP_COUNT - 1 + \
-			 DP_EXTRA_COUNTERS_MAX)
-/* Per QP: the engine's counters and drop reasons but NONE, the NULL. */
-#define QP_NAMES_MAX	(0 RC_COUNTERS(COUNT_ONE) + RC_DROP_COUNT)
+			 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE) + WIRE_DROP_COUNT + \
+			 RC_DROP_COUNT - 1 + DP_EXTRA_COUNTERS_MAX)
+/* Per QP: the engine's counters, gauges and drop reasons but NONE, the NULL. */
+#define QP_NAMES_MAX	(0 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE) + RC_DROP_COUNT)
 
 struct dp_device {
 	struct host_link_cfg	cfg;
@@ -510,10 +513,17 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ecfg.frame_tap_arg = dev->port;
 	ecfg.local_forward = dp_port_forward;
 	ecfg.local_forward_arg = dev->port;
+	_Static_assert(sizeof(struct rc_direct_table) <= HOST_RING_SHARED_BYTES, "direct table");
+	if (!dev->cfg.no_direct) {
+		ecfg.direct_table = host_ring_shared(dev->loop);
+		ecfg.direct_peer = dp_port_direct_peer;
+		ecfg.direct_arg = dev->port;
+	}
 	ecfg.rto_min_us = dev->cfg.rto_min_us;
 	ecfg.restart_window = dev->cfg.restart_window;
 	ecfg.no_adaptive_rto = dev->cfg.no_adaptive_rto;
 	ecfg.no_tail_probe = dev->cfg.no_tail_probe;
+	ecfg.dcqcn = dev->cfg.dcqcn;
 	dev->eng = rc_engine_create(&ecfg);
 	if (!dev->eng) {
 		ret = errno ? -errno : -ENOMEM;

@@ -1031,6 +1031,21 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 	return 0;
 }
 
+struct rc_direct_table *dp_port_direct_peer(void *arg, uint32_t qpn, int32_t *pid)
+{
+	struct dp_port *dp = arg;
+	uint32_t start;
+	int32_t owner;
+
+	if (!dp->loop || !dp->qpns)
+		return NULL;
+	owner = host_qpn_owner(dp->qpns, qpn, &start);
+	if (!owner || owner == (int32_t)getpid())
+		return NULL;
+	*pid = owner;
+	return host_ring_peer_shared(dp->loop, owner, start);
+}
+
 int dp_port_rx_fd(struct dp_port *dp)
 {
 	return dp->rx_fd;

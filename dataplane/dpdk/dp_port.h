@@ -117,6 +117,12 @@ struct host_ring;
 void dp_port_set_ring(struct dp_port *dp, struct host_ring *loop);
 int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len);
 /*
+ * The engine's rc_engine_cfg.direct_peer (@arg: the dp_port): the direct
+ * table another process on this netdev publishes for QPN @qpn, mapped from
+ * its receive ring, and its PID; NULL for our own QPs and unknown ones.
+ */
+struct rc_direct_table *dp_port_direct_peer(void *arg, uint32_t qpn, int32_t *pid);
+/*
  * A file descriptor that polls readable (POLLIN) while received frames wait
  * for rx_burst: the PMD's own socket (af_packet, af_xdp), found at open.
  * -1 for the other PMDs.  Only for poll(); never read from it.

@@ -299,6 +299,23 @@ static enum comp_state complete(struct comp_ctx *c)
 }
 
 /*
+ * A NAK or gap at a PSN the last rewind has resent already, less than a
+ * round trip after that rewind, was caused by packets sent before it: the
+ * ones that overtook a reordered packet, or arrived behind it after the
+ * responder took it late.  The resend is on its way; going back again would
+ * only send every packet a third time.  The shortest RTT measured bounds
+ * how soon a resent packet can be answered; without one nothing is stale.
+ */
+static bool stale_rewind(const struct rc_qp *qp)
+{
+	const struct rc_comp *c = &qp->comp;
+
+	return c->rewound && qp->rto.have_rtt && psn_cmp(c->psn, c->rewound_psn) > 0 &&
+	       psn_cmp(c->psn, qp->req.psn) < 0 &&
+	       qp->eng->now - c->rewound_at < qp->rto.min_rtt;
+}
+
+/*
  * Rewind once per PSN for NAKs and gaps; the timeout covers a lost retry.
  * At once, not left to the requester's next service pass behind a kick:
  * the rest of the burst (progress() arms or stops the timer by the send
@@ -311,8 +328,13 @@ static void rewind_once(struct rc_qp *qp)
 {
 	if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn)
 		return;
+	if (stale_rewind(qp)) {
+		qp->cnt.stale_naks++;
+		return;
+	}
 	qp->comp.rewound = true;
 	qp->comp.rewound_psn = qp->comp.psn;
+	qp->comp.rewound_at = qp->eng->now;
 	rc_rto_loss(qp);
 	rc_req_rewind(qp);
 }

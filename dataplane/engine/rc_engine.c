@@ -185,6 +185,7 @@ void rc_engine_counters(struct rc_engine *eng, struct rc_counters *out)
 
 		counters_add(out, &qp->cnt);
 		rc_rto_gauges(qp, out);
+		rc_dcqcn_gauges(qp, out);
 	}
 	pthread_mutex_unlock(&eng->lock);
 }
@@ -194,6 +195,7 @@ int rc_qp_counters(struct rc_qp *qp, struct rc_counters *out)
 	pthread_mutex_lock(&qp->eng->lock);
 	*out = qp->cnt;
 	rc_rto_gauges(qp, out);
+	rc_dcqcn_gauges(qp, out);
 	pthread_mutex_unlock(&qp->eng->lock);
 	return 0;
 }
@@ -233,10 +235,22 @@ void rc_timer_arm(struct rc_qp *qp, uint64_t *deadline, uint64_t when)
 		eng->next_deadline = *deadline;
 }
 
+/* The earliest of @qp's armed timers, UINT64_MAX when none is. */
+static uint64_t qp_deadline(const struct rc_qp *qp)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (const uint64_t *d = (const uint64_t[]){ qp->rnr_deadline, qp->retx_deadline,
+						     qp->pace_deadline }, *end = d + 3; d != end; d++)
+		if (*d && *d < next)
+			next = *d;
+	return next;
+}
+
 static unsigned run_timers(struct rc_engine *eng)
 {
 	struct rc_list *pos, *tmp;
-	uint64_t now = eng->now, next = UINT64_MAX;
+	uint64_t now = eng->now, next = UINT64_MAX, qp_next;
 	unsigned fired = 0;
 
 	if (now < eng->next_deadline)
@@ -255,11 +269,15 @@ static unsigned run_timers(struct rc_engine *eng)
 			rc_req_timeout(qp);
 			fired++;
 		}
-		if (qp->rnr_deadline && qp->rnr_deadline < next)
-			next = qp->rnr_deadline;
-		if (qp->retx_deadline && qp->retx_deadline < next)
-			next = qp->retx_deadline;
-		if (!qp->rnr_deadline && !qp->retx_deadline) {
+		if (qp->pace_deadline && qp->pace_deadline <= now) {
+			qp->pace_deadline = 0;
+			rc_dcqcn_timer(qp);
+			fired++;
+		}
+		qp_next = qp_deadline(qp);
+		if (qp_next < next)
+			next = qp_next;
+		if (qp_next == UINT64_MAX) {
 			rc_list_del(&qp->timer_link);
 			qp->on_timer = false;
 		}
@@ -353,12 +371,10 @@ uint64_t rc_engine_next_deadline(struct rc_engine *eng)
 
 	pthread_mutex_lock(&eng->lock);
 	rc_list_for_each_safe(pos, tmp, &eng->timers) {
-		struct rc_qp *qp = container_of(pos, struct rc_qp, timer_link);
+		uint64_t qp_next = qp_deadline(container_of(pos, struct rc_qp, timer_link));
 
-		if (qp->rnr_deadline && qp->rnr_deadline < next)
-			next = qp->rnr_deadline;
-		if (qp->retx_deadline && qp->retx_deadline < next)
-			next = qp->retx_deadline;
+		if (qp_next < next)
+			next = qp_next;
 	}
 	/* Exact now: forget timers disarmed since they were armed. */
 	eng->next_deadline = next;

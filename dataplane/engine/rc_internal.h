@@ -37,6 +37,8 @@
 #define RC_RTO_MAX_NS		67108864ull	/* ceiling without a local ACK timeout (14) */
 #define RC_RTO_BACKOFF_MAX	10		/* doublings of the early timer */
 #define RC_PROBE_MIN_NS		10000ull	/* a tail-loss probe waits at least 10 us */
+#define RC_PACE_ACKREQ_NS	25000ull	/* a paced QP asks for an ACK at least every 25 us */
+#define RC_PACE_HDR_BYTES	66		/* Ethernet, IPv4, UDP, BTH, RETH, ICRC: a frame's overhead */
 
 /* ---- Intrusive list ---- */
 
@@ -112,6 +114,7 @@ struct rc_mr {
 	uint32_t		lkey, rkey;
 	bool			keys_live;	/* false once invalidated */
 	unsigned		n_mw;		/* windows bound to it */
+	uint32_t		direct_slot;	/* its entry in the direct table + 1; 0: none */
 	struct rc_list		link;
 };
 
@@ -306,6 +309,7 @@ struct rc_comp {
 	uint8_t		rnr_left;
 	bool		rewound;	/* a NAK or gap rewound at rewound_psn */
 	uint32_t	rewound_psn;
+	uint64_t	rewound_at;	/* engine clock of that rewind */
 };
 
 /*
@@ -316,6 +320,7 @@ struct rc_comp {
  */
 struct rc_rto {
 	uint64_t	srtt, rttvar;	/* RFC 6298 */
+	uint64_t	min_rtt;	/* the shortest sample: no answer comes back sooner */
 	bool		have_rtt;	/* srtt holds at least one sample */
 	bool		timing;		/* timed_psn was sent once at timed_at; not yet acknowledged */
 	bool		probed;		/* a probe is out for this tail */
@@ -326,6 +331,25 @@ struct rc_rto {
 	uint64_t	early_deadline;	/* the adaptive RTO: retransmits without counting */
 	uint64_t	probe_deadline;	/* tail-loss probe */
 	uint32_t	cwnd;		/* PSNs the requester may have unacknowledged */
+};
+
+/*
+ * DCQCN's reaction point for one RC requester (rc_dcqcn.c): the rate a CNP
+ * cut and the increases that bring it back.  Rates in kbit/s, times in ns
+ * on the engine clock.  Not limited: the requester is not paced at all.
+ */
+struct rc_dcqcn {
+	bool		limited;	/* below the line rate: packets are paced */
+	bool		have_alpha;	/* a CNP came since the QP started */
+	uint64_t	rate, target;	/* RC and RT of the DCQCN paper */
+	uint32_t	alpha;		/* of 1 << RC_ALPHA_SHIFT */
+	uint64_t	alpha_at;	/* alpha is up to date to this time */
+	uint64_t	last_cut;
+	uint64_t	timer_at;	/* the next timer increase event */
+	uint64_t	bytes;		/* sent since the last byte-counter event */
+	uint32_t	t_stage, b_stage;	/* increase events since the last cut */
+	uint64_t	next_tx;	/* the pacer lets the next packet go at this time */
+	uint64_t	ackreq_at;	/* the last AckReq went out then */
 };
 
 enum rc_resp_msg { RC_MSG_NONE, RC_MSG_SEND, RC_MSG_WRITE };
@@ -386,6 +410,8 @@ struct rc_qp {
 	struct ibv_qp_cap	cap;
 	struct ibv_qp_attr	attr;		/* as last set, for query */
 	uint32_t		pmtu;		/* bytes */
+	bool			direct_published;	/* in the direct table (rc_direct.c) */
+	bool			direct_off;	/* the peer's memory refused a direct copy */
 	uint64_t		timeout_ns;	/* 0: infinite */
 	struct rc_path		path;
 	struct wire_build_desc	tmpl;		/* headers common to this connection */
@@ -402,11 +428,13 @@ struct rc_qp {
 	struct rc_req		req;
 	struct rc_comp		comp;
 	struct rc_rto		rto;
+	struct rc_dcqcn		cc;
 	struct rc_resp		resp;
 	struct rc_counters	cnt;
 
 	uint64_t		retx_deadline;	/* 0: not armed; the earliest of rto's */
 	uint64_t		rnr_deadline;
+	uint64_t		pace_deadline;	/* DCQCN: the next paced packet or rate increase */
 	bool			on_work, on_timer;
 	struct rc_list		link, work_link, timer_link;
 };
@@ -675,6 +703,31 @@ void rc_rto_stop(struct rc_qp *qp);
 /* srtt_ns, rto_ns and window of @qp into @out, keeping the larger where @out has one. */
 void rc_rto_gauges(const struct rc_qp *qp, struct rc_counters *out);
 
+/* DCQCN reaction point (rc_dcqcn.c). */
+#define RC_ALPHA_SHIFT	20
+void rc_dcqcn_reset(struct rc_qp *qp);
+/* A CNP for @qp arrived: alpha up, the rate cut (at most once per monitor period). */
+void rc_dcqcn_cnp(struct rc_qp *qp);
+/*
+ * The pacer: true when the requester may send its next packet now; false
+ * with pace_deadline armed for when it may.  Increase events due by now are
+ * applied first.
+ */
+bool rc_dcqcn_may_send(struct rc_qp *qp);
+/*
+ * A paced packet of @payload bytes asks for an ACK: the last AckReq is
+ * RC_PACE_ACKREQ_NS old, or the gap after this packet is that long.  The
+ * usual AckReq every 32 packets would otherwise leave the retransmission
+ * clocks without progress for 32 gaps.
+ */
+bool rc_dcqcn_ackreq_due(const struct rc_qp *qp, uint32_t payload);
+/* pace_deadline fired: increase events due, the requester kicked, the clock armed again. */
+void rc_dcqcn_timer(struct rc_qp *qp);
+/* A packet of about @bytes on the wire went out: the pacer's gap, the byte counter. */
+void rc_dcqcn_sent(struct rc_qp *qp, uint32_t bytes);
+/* rate_mbps and dcqcn_alpha of @qp into @out: the smaller rate where @out has one. */
+void rc_dcqcn_gauges(const struct rc_qp *qp, struct rc_counters *out);
+
 /* Completer (rc_comp.c). */
 void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt);
 /* Complete what needs no response (UC/UD sends, local errors); no packet. */
@@ -705,5 +758,12 @@ void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);
 #else
 #define RC_TRACE(qp, machine, state) do { (void)(qp); (void)(state); } while (0)
 #endif
+
+/* rc_direct.c: direct placement between the processes of one host. */
+void rc_direct_publish_mr(struct rc_mr *mr);
+void rc_direct_withdraw_mr(struct rc_mr *mr);
+void rc_direct_update_qp(struct rc_qp *qp, bool destroyed);
+/* @w, an RDMA WRITE or READ, done in the peer's memory: true when done. */
+bool rc_direct_try(struct rc_qp *qp, struct rc_send_wqe *w);
 
 #endif

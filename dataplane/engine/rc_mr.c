@@ -178,6 +178,7 @@ static int issue_keys(struct rc_engine *eng, struct rc_mr *mr)
 		return ret;
 	}
 	mr->keys_live = true;
+	rc_direct_publish_mr(mr);
 	return 0;
 }
 
@@ -185,6 +186,7 @@ static void revoke_keys(struct rc_engine *eng, struct rc_mr *mr)
 {
 	if (!mr->keys_live)
 		return;
+	rc_direct_withdraw_mr(mr);
 	rc_hash_del(&eng->keys, mr->lkey);
 	rc_hash_del(&eng->keys, mr->rkey);
 	mr->keys_live = false;
@@ -269,6 +271,8 @@ int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_
 	 * invalidated meanwhile gets fresh keys (its old values may be reused).
 	 */
 	pthread_mutex_lock(&eng->lock);
+	/* No copy from another process lands while the region changes. */
+	rc_direct_withdraw_mr(mr);
 	if (!mr->keys_live) {
 		ret = issue_keys(eng, mr);
 		if (ret) {
@@ -288,6 +292,7 @@ int rc_mr_rereg(struct rc_mr *mr, int flags, struct rc_pd *pd, void *addr, size_
 		mr->pd = pd;
 		pd->refs++;
 	}
+	rc_direct_publish_mr(mr);
 	pthread_mutex_unlock(&eng->lock);
 	return 0;
 }

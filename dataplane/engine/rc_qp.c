@@ -256,6 +256,7 @@ static void stop_timers(struct rc_qp *qp)
 {
 	rc_rto_stop(qp);
 	qp->rnr_deadline = 0;
+	qp->pace_deadline = 0;
 	if (qp->on_timer) {
 		rc_list_del(&qp->timer_link);
 		qp->on_timer = false;
@@ -304,6 +305,7 @@ int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor 
 	qp->state = to;
 	qp->attr.qp_state = to;
 	RC_TRACE(qp, "qp", rc_qp_state_name(to));
+	rc_direct_update_qp(qp, false);
 
 	switch (to) {
 	case IBV_QPS_RESET:
@@ -618,6 +620,7 @@ int rc_qp_destroy(struct rc_qp *qp)
 	rc_tx_drain(eng);
 	stop_timers(qp);
 	stop_work(qp);
+	rc_direct_update_qp(qp, true);
 	rc_list_del(&qp->link);
 	rc_hash_del(&eng->qps, qp->qpn);
 	rc_engine_retire_counters(eng, &qp->cnt);
@@ -818,6 +821,8 @@ int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask)
 		rc_tx_drain(eng);
 	if (next != cur || next == IBV_QPS_RESET || next == IBV_QPS_ERR)
 		ret = rc_qp_set_state(qp, next, RC_BY_USER);
+	else if (mask & IBV_QP_ACCESS_FLAGS)
+		rc_direct_update_qp(qp, false);
 out:
 	pthread_mutex_unlock(&eng->lock);
 	return ret;

@@ -91,8 +91,11 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		return;
 	}
 	if (unlikely(pkt.op->flags & WIRE_OPF_CNP)) {
-		/* Annex A17.9: the requester counts it; rate control is not done here. */
+		/* Annex A17.9: a CNP that passes its ICRC slows the requester (DCQCN on). */
+		if (unchecked && !rc_icrc_ok(eng, &pkt))
+			return;
 		qp->cnt.cnps_rx++;
+		rc_dcqcn_cnp(qp);
 		return;
 	}
 	if (unlikely(!type_matches(qp, pkt.op->flags))) {

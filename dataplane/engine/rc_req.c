@@ -66,6 +66,7 @@ void rc_req_reset(struct rc_qp *qp)
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.rewound = false;
 	rc_rto_reset(qp);
+	rc_dcqcn_reset(qp);
 }
 
 /* The WQE fails locally: the completer reports it once the WQEs before it are done. */
@@ -163,6 +164,14 @@ static enum req_state start_wqe(struct req_ctx *c)
 	st = check_local(qp, w);
 	if (st != IBV_WC_SUCCESS)
 		return fail_wqe(c, st);
+	/* To another process of this host: copied into or from its memory, no packet. */
+	if (rc_direct_try(qp, w)) {
+		w->npkts = 0;
+		w->first_psn = qp->req.psn;
+		w->last_psn = psn_add(qp->req.psn, WIRE_PSN_MASK);
+		w->state = RC_WQE_DONE;
+		return REQ_NEXT_WQE;
+	}
 
 	if (kind & RC_WR_READ_OR_ATOMIC) {
 		w->rd_atomic_held = true;
@@ -189,6 +198,8 @@ static enum req_state check_window(struct req_ctx *c)
 	if (c->sent >= c->quota)
 		return REQ_AGAIN;
 	if (rc_qp_reliable(qp) && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
+		return REQ_STALL;
+	if (unlikely(qp->cc.limited) && !rc_dcqcn_may_send(qp))
 		return REQ_STALL;
 	return REQ_CHECK_ROUTE;
 }
@@ -371,6 +382,7 @@ static enum req_state send_packet(struct req_ctx *c)
 	struct wire_build_desc d;
 	uint32_t payload, npsn;
 	bool last, local, first;
+	uint64_t tx_bytes = qp->cnt.tx_bytes;
 	int ret;
 
 	build_desc(qp, w, &d, &payload, &npsn, &last);
@@ -378,14 +390,16 @@ static enum req_state send_packet(struct req_ctx *c)
 		qp->req.since_ackreq++;
 		/*
 		 * AckReq on the last packet, periodically inside long messages, twice
-		 * per window while it is small after a loss (the ACKs open it), and
-		 * at its edge.
+		 * per window while it is small after a loss (the ACKs open it), at
+		 * its edge, and often enough while paced that ACKs keep coming.
 		 */
 		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD ||
+		    (unlikely(qp->cc.limited) && rc_dcqcn_ackreq_due(qp, payload)) ||
 		    qp->req.since_ackreq >= qp->rto.cwnd / 2 ||
 		    psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd - 1) {
 			d.ackreq = true;
 			qp->req.since_ackreq = 0;
+			qp->cc.ackreq_at = qp->eng->now;
 		}
 	}
 	local = qp->type == IBV_QPT_UD ? w->u.ud.path.local : qp->path.local;
@@ -406,6 +420,8 @@ static enum req_state send_packet(struct req_ctx *c)
 	}
 	if (unlikely(ret))
 		return fail_wqe(c, IBV_WC_LOC_PROT_ERR);
+	if (unlikely(qp->cc.limited))
+		rc_dcqcn_sent(qp, (uint32_t)(qp->cnt.tx_bytes - tx_bytes));
 
 	first = psn_cmp(qp->req.psn, qp->req.max_psn) >= 0;
 	if (!first)
@@ -468,7 +484,9 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 			return c.err ? c.err : (int)c.sent;
 		case REQ_STALL:
 		case REQ_DONE:
-			if (rc_qp_reliable(qp))
+			/* Held by the pacer, it has more to send: no tail to probe. */
+			if (rc_qp_reliable(qp) &&
+			    !(qp->cc.limited && qp->cc.next_tx > qp->eng->now))
 				rc_rto_idle(qp);
 			return (int)c.sent;
 		}

@@ -103,6 +103,8 @@ static void rtt_sample(struct rc_qp *qp, uint64_t r)
 	struct rc_rto *t = &qp->rto;
 
 	qp->cnt.rtt_samples++;
+	if (!t->have_rtt || r < t->min_rtt)
+		t->min_rtt = r;
 	if (!t->have_rtt) {
 		t->have_rtt = true;
 		t->srtt = r;

@@ -289,9 +289,50 @@ static int parse_off(const char *val, bool *off)
 	return 0;
 }
 
+/* DCQCN's parameters: name, bounds, the message for a bad value. */
+static const struct dcqcn_param {
+	const char	*name;
+	size_t		off;
+	uint32_t	min, max;
+	const char	*why;
+} dcqcn_params[] = {
+#define DCQCN_PARAM(name, def, min, max, what)					\
+	{ #name, offsetof(struct dcqcn_cfg, name), min, max,			\
+	  #name " must be a number from " #min " to " #max " (" what ")" },
+	DCQCN_PARAMS(DCQCN_PARAM)
+#undef DCQCN_PARAM
+};
+
+static const struct dcqcn_param *dcqcn_param(const char *key)
+{
+	for (size_t i = 0; i < sizeof(dcqcn_params) / sizeof(dcqcn_params[0]); i++)
+		if (!strcmp(key, dcqcn_params[i].name))
+			return &dcqcn_params[i];
+	return NULL;
+}
+
+static uint32_t *dcqcn_field(struct dcqcn_cfg *c, const struct dcqcn_param *p)
+{
+	return (uint32_t *)(void *)((char *)c + p->off);
+}
+
+bool host_link_cfg_is_tunable(const char *key)
+{
+	static const char *const keys[] = {
+		"rto_min_us", "restart_window", "adaptive", "tlp", "dcqcn",
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return dcqcn_param(key) != NULL;
+}
+
 int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *val,
 		      const char **why)
 {
+	const struct dcqcn_param *param;
+	
 	if (!strcmp(key, "name")) {
 		*why = "name too long";
 		return copy_value(cfg->name, sizeof(cfg->name), val);
@@ -336,6 +377,24 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		*why = "tlp must be on or off";
 		return parse_off(val, &cfg->no_tail_probe);
 	}
+	if (!strcmp(key, "direct")) {
+		*why = "direct must be on or off";
+		return parse_off(val, &cfg->no_direct);
+	}
+	if (!strcmp(key, "dcqcn")) {
+		bool off;
+		int ret;
+
+		*why = "dcqcn must be on or off";
+		ret = parse_off(val, &off);
+		cfg->dcqcn.on = !ret && !off;
+		return ret;
+	}
+	param = dcqcn_param(key);
+	if (param) {
+		*why = param->why;
+		return parse_uint(val, param->min, param->max, dcqcn_field(&cfg->dcqcn, param));
+	}
 	if (!strcmp(key, "mac")) {
 		*why = "mac must look like 02:00:00:00:00:01";
 		return parse_mac(val, cfg->mac);
@@ -362,7 +421,8 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		return 0;
 	}
 	*why = "unknown key (known: name netdev pmd pmd_args eal_args mtu mac ipv4 ipv6 uverbs "
-	       "rto_min_us restart_window adaptive tlp)";
+	       "rto_min_us restart_window adaptive tlp dcqcn, and DCQCN's rpg_* dce_tcp_* "
+	       "rate_reduce_monitor_period initial_alpha_value line_rate)";
 	return -EINVAL;
 }
 
@@ -533,6 +593,16 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		fprintf(f, "adaptive = off\n");
 	if (cfg->no_tail_probe)
 		fprintf(f, "tlp = off\n");
+	if (cfg->no_direct)
+		fprintf(f, "direct = off\n");
+	if (cfg->dcqcn.on)
+		fprintf(f, "dcqcn = on\n");
+	for (size_t i = 0; i < sizeof(dcqcn_params) / sizeof(dcqcn_params[0]); i++) {
+		uint32_t v = *dcqcn_field((struct dcqcn_cfg *)&cfg->dcqcn, &dcqcn_params[i]);
+
+		if (v)
+			fprintf(f, "%s = %u\n", dcqcn_params[i].name, v);
+	}
 	if (fflush(f) || fsync(fileno(f))) {
 		ret = -errno;
 		fclose(f);

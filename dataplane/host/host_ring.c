@@ -19,7 +19,7 @@
 #include "host_qpn.h"
 
 #define RING_MAGIC	0x474e49524f4f4c55ull	/* "ULOORING" */
-#define RING_VERSION	2
+#define RING_VERSION	3
 
 struct loop_slot {
 	uint32_t	len;
@@ -43,6 +43,7 @@ struct host_ring_ring {
 	pthread_mutex_t		lock;
 	alignas(64) _Atomic uint32_t tail;
 	alignas(64) _Atomic uint32_t head;
+	alignas(64) uint8_t	shared[HOST_RING_SHARED_BYTES];
 	alignas(64) struct loop_slot slots[HOST_RING_SLOTS];
 };
 
@@ -318,6 +319,18 @@ int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void 
 		(void)!write(p->wake_fd, &bell, 1);	/* a full FIFO already rings */
 	}
 	return ret;
+}
+
+void *host_ring_shared(struct host_ring *l)
+{
+	return l->ring->shared;
+}
+
+void *host_ring_peer_shared(struct host_ring *l, int32_t pid, uint32_t start)
+{
+	struct host_ring_peer *p = peer_of(l, pid, start);
+
+	return p ? p->ring->shared : NULL;
 }
 
 bool host_ring_sleep_begin(struct host_ring *l)

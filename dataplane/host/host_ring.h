@@ -21,6 +21,8 @@
 #define HOST_RING_PEERS		8
 #define HOST_RING_SLOTS		512
 #define HOST_RING_FRAME_MAX	4320	/* a full RoCE v2 frame at IB MTU 4096 */
+/* Bytes of each ring its owner publishes to the other processes (the engine's direct table). */
+#define HOST_RING_SHARED_BYTES	(128 * 1024)
 
 struct host_ring_ring;
 
@@ -73,6 +75,11 @@ bool host_ring_ready(const struct host_ring *l);
 bool host_ring_sleep_begin(struct host_ring *l);
 void host_ring_sleep_end(struct host_ring *l);
 int host_ring_wake_fd(const struct host_ring *l);
+
+/* Our ring's published area (HOST_RING_SHARED_BYTES, zeroed at open). */
+void *host_ring_shared(struct host_ring *l);
+/* The published area of process @pid's ring (@start as for host_ring_send()), or NULL. */
+void *host_ring_peer_shared(struct host_ring *l, int32_t pid, uint32_t start);
 
 /* The next frame into @buf (at most @cap bytes).  Return: its length, or 0 when none is left. */
 uint32_t host_ring_recv(struct host_ring *l, void *buf, uint32_t cap);

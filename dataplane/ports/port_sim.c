@@ -26,6 +26,7 @@ struct sim_dir {
 	struct port_sim_stats	st;
 	uint64_t		rng[4];	/* xoshiro256** */
 	uint64_t		last_at;	/* jitter never reorders: a link is FIFO */
+	unsigned		burst_left;	/* frames the current loss burst still takes */
 	/*
 	 * Frames in arrival order: the FIFO holds those sent in order (their
 	 * arrival times never decrease), the heap reordered, duplicated and
@@ -373,7 +374,11 @@ static void send_one(struct port_sim *s, int from, const struct port_frame *fr, 
 			return;
 		}
 	}
-	if (chance(d, d->f.loss)) {
+	if (d->burst_left || chance(d, d->f.loss)) {
+		if (d->burst_left)
+			d->burst_left--;
+		else if (d->f.burst > 1)
+			d->burst_left = d->f.burst - 1;
 		d->st.lost++;
 		slot_put(s, slot);
 		return;

@@ -13,6 +13,7 @@ struct port_sim;
 /* Per direction; probabilities in [0, 1]. */
 struct port_sim_faults {
 	double		loss;		/* frame dropped */
+	unsigned	burst;		/* a loss takes this many frames in a row (0, 1: one) */
 	double		dup;		/* frame delivered twice */
 	double		reorder;	/* frame held back by reorder_ns: later ones overtake it */
 	double		corrupt;	/* one bit flipped after the UDP header: bad ICRC */

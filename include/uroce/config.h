@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uroce/dcqcn.h"
+
 /* Everything uroce keeps at run time lives here; UROCE_RUN_DIR overrides it (tests). */
 #define UROCE_RUN_DIR_DEFAULT	"/run/uroce"
 /* Where `ip netns` keeps its named network namespaces. */
@@ -54,7 +56,9 @@ enum host_pmd {
  *   uverbs (the uverbsN name of the sysfs tree); loss recovery of RC QPs
  *   (docs/engine.md, "Loss recovery"): rto_min_us (1-1000000, default 100),
  *   restart_window (1-256, default 16; 256: no restart), adaptive and tlp
- *   (on|off, default on).
+ *   (on|off, default on); DCQCN's reaction point (docs/engine.md,
+ *   "Congestion"): dcqcn (on|off, default off) and its parameters by their
+ *   mlx5 names (DCQCN_PARAMS in uroce/dcqcn.h, ConnectX's defaults).
  */
 #define HOST_MAX_ADDRS 8
 struct host_link_cfg {
@@ -73,7 +77,13 @@ struct host_link_cfg {
 	uint32_t	restart_window;
 	bool		no_adaptive_rto;
 	bool		no_tail_probe;
+	/* Same-host RDMA WRITE and READ by frames only (docs/dataplane.md, "Direct placement"). */
+	bool		no_direct;
+	struct dcqcn_cfg dcqcn;		/* as rc_engine_cfg takes it */
 };
+
+/* A key of the loss and congestion settings, which `uroce link add` takes as words. */
+bool host_link_cfg_is_tunable(const char *key);
 
 const char *host_pmd_name(enum host_pmd pmd);
 int host_pmd_parse(const char *s, enum host_pmd *out);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "uroce/dcqcn.h"
 #include "uroce/port.h"
 #include "uroce/wire.h"
 
@@ -103,6 +104,18 @@ struct rc_engine_cfg {
 	void		*local_forward_arg;
 
 	/*
+	 * Optional: direct placement between the processes of one host
+	 * (docs/dataplane.md, "Direct placement").  The engine publishes its
+	 * regions and responder QPs in @direct_table, memory the other
+	 * processes map; an RDMA WRITE or READ to a QP @direct_peer finds in
+	 * another process is then copied straight between the two processes'
+	 * memory, no frame.  @direct_peer: that process's table and PID, or NULL.
+	 */
+	struct rc_direct_table	*direct_table;
+	struct rc_direct_table	*(*direct_peer)(void *arg, uint32_t qpn, int32_t *pid);
+	void		*direct_arg;
+
+	/*
 	 * Optional, and called only when built with -Dtrace=true: each step of
 	 * the requester, completer and responder state machines
 	 * (@machine "req"/"comp"/"resp", @state the step's name).
@@ -119,6 +132,39 @@ struct rc_engine_cfg {
 	uint32_t	restart_window;	/* PSNs in flight after a loss; 0: 16, 256 or more: no restart */
 	bool		no_adaptive_rto;	/* retransmit on the local ACK timeout only */
 	bool		no_tail_probe;	/* no tail-loss probes */
+	/* DCQCN's reaction point for RC requesters (docs/engine.md, "Congestion"); off by default. */
+	struct dcqcn_cfg dcqcn;
+};
+
+/*
+ * The published table: entries change only under the owner's engine lock,
+ * each framed by @seq (odd while it changes); a reader from another process
+ * announces itself in @busy before it looks, so that withdrawing a region
+ * waits until no copy into it is under way.  Slots are hashed; a key or QPN
+ * whose slot is taken is not published and goes by frames.
+ */
+#define RC_DIRECT_MRS	1024
+#define RC_DIRECT_QPS	1024
+
+struct rc_direct_mr {
+	_Atomic uint32_t	seq;
+	_Atomic uint32_t	busy;
+	_Atomic uint32_t	rkey;		/* 0: free */
+	_Atomic int32_t		access;
+	_Atomic uint64_t	pd, iova, len, addr;
+};
+
+struct rc_direct_qp {
+	_Atomic uint32_t	seq;
+	_Atomic uint32_t	qpn;		/* 0: free (QPN 0 is never an RC QP) */
+	_Atomic int32_t		access;		/* qp_access_flags */
+	_Atomic uint32_t	unused;
+	_Atomic uint64_t	pd;
+};
+
+struct rc_direct_table {
+	struct rc_direct_qp	qp[RC_DIRECT_QPS];
+	struct rc_direct_mr	mr[RC_DIRECT_MRS];
 };
 
 struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg);
@@ -181,13 +227,18 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(ecn_ce_rx)	X(tx_no_buffer)	X(cq_overflows)			\
 	X(acks_rx)	X(acks_tx)	X(completions)				\
 	X(rtt_samples)	X(early_retransmits)	X(tail_probes)		\
-	X(window_restarts)
+	X(window_restarts)	X(stale_naks)				\
+	X(rate_cuts)	X(rate_fast_recovery)	X(rate_additive)	\
+	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)
 
 /*
- * Values of a QP's loss recovery as of the reading, after the counters:
- * RC_COUNTERS adds them up, these do not (an engine's are its QPs' largest).
+ * Values of a QP's loss recovery and rate as of the reading, after the
+ * counters: RC_COUNTERS adds them up, these do not (an engine's are its QPs'
+ * largest; its rate_mbps the smallest).  rate_mbps and dcqcn_alpha (of
+ * 1024) are 0 with DCQCN off.
  */
-#define RC_QP_GAUGES(X)	X(srtt_ns)	X(rto_ns)	X(send_window)
+#define RC_QP_GAUGES(X)	X(srtt_ns)	X(rto_ns)	X(send_window)		\
+			X(rate_mbps)	X(dcqcn_alpha)
 
 /*
  * Why the engine dropped a frame wire_parse() accepted, as WIRE_DROP_REASONS

@@ -14,7 +14,12 @@
 #     same veth: sockperf UDP ping-pong (busy-polling, non-blocking), the plain DPDK ping-pong
 #     (uroce-porttest --plain: raw rx/tx bursts on the same PMD), iperf3 TCP;
 #   af_xdp (MTU 3500, path MTU 2048): write bandwidth and latency, plain DPDK ping-pong, iperf3;
-#   memif (two devices in one namespace): write bandwidth and latency, memcpy() of the same sizes.
+#   memif (two devices in one namespace): write bandwidth and latency, memcpy() of the same sizes;
+#   same host (two processes on one device): write and read bandwidth, write, read and send
+#     latency, with direct placement (pmd same_host) and by frames (`direct = off`:
+#     same_host_frames).
+# Every latency figure comes with its 99th percentile (op OP_p99); ib_write_lat 64 B runs with
+# perftest's -H, whose samples give latency.png's companion percentiles.png.
 # Output in --out (default BUILD/bench-results/DATE): results.csv (one row per figure), table.md
 # (medians, spread, ratios against the baselines), latency.png, bandwidth.png, loss.png, machine.txt
 # and logs/. --update-docs also puts the table and plots into docs/performance.md and docs/img/.
@@ -58,11 +63,12 @@ BUILD=$(cd "$BUILD" && pwd) || { echo "run-suite: no build directory (run meson 
 if [ $QUICK = 1 ]; then
 	REPEATS=1; SECS=${SECS:-1}; ITERS=${ITERS:-500}
 	BW_SIZES="65536"; LAT_SIZES="64"; LOSS_RATES="1"
-	XDP_BW_SIZES="65536"; XDP_LAT_SIZES="64"; MEMIF_BW_SIZES="65536"
+	XDP_BW_SIZES="65536"; XDP_LAT_SIZES="64"; MEMIF_BW_SIZES="65536"; SAME_BW_SIZES="65536"
 else
 	SECS=${SECS:-3}; ITERS=${ITERS:-1000}
 	BW_SIZES="64 4096 65536 1048576"; LAT_SIZES="2 64 4096"; LOSS_RATES="0.1 1 5"
 	XDP_BW_SIZES="64 4096 65536 1048576"; XDP_LAT_SIZES="2 64"; MEMIF_BW_SIZES="64 4096 65536 1048576"
+	SAME_BW_SIZES="65536 1048576"
 fi
 LOSS_SIZE=65536
 
@@ -159,6 +165,17 @@ set_sides_memif() {
 	S_NS=$NSA S_RUN=$RUNM S_DEV=umA C_NS=$NSA C_RUN=$RUNM C_DEV=umB PEER=127.0.0.1
 	S_GID=1 C_GID=1		# the RoCE v2 link-local GID: memif devices have no IP address
 }
+# Same host: server and client in namespace A on one uroce0, the client at A's loopback.
+set_sides_samehost() {
+	S_NS=$NSA S_RUN=$RUNA S_DEV=uroce0 C_NS=$NSA C_RUN=$RUNA C_DEV=uroce0 PEER=127.0.0.1
+	S_GID=$(gid_v4 $NSA $RUNA uroce0) C_GID=$S_GID
+}
+# direct_placement on|off: the same-host device's setting, read by each program as it opens it.
+direct_placement() {
+	local conf=$RUNA/devices/uroce0.conf
+	sed -i '/^direct/d' $conf
+	[ $1 = off ] && echo "direct = off" >>$conf
+}
 gid_v4() { UROCE_RUN_DIR=$2 ip netns exec $1 $UROCE link show $3 | awk '/::ffff:.*RoCE v2/ { print $2; exit }'; }
 
 # perftest LOGNAME TOOL ARGS...: run a perftest pair through `uroce exec`; the client's output
@@ -208,6 +225,23 @@ lat() {
 	fi
 	record $tool $(op_of $tool) $size $pmd 0 "$($PY $SUITE_PY perftest $OUT/logs/$name.log t_typical)" \
 		$unit $OUT/logs/$name.log
+	record $tool $(op_of $tool)_p99 $size $pmd 0 \
+		"$($PY $SUITE_PY perftest $OUT/logs/$name.log '99% percentile')" $unit $OUT/logs/$name.log
+}
+
+# same_host LABEL: the same-host figures, with the device's direct placement as it is set.
+same_host() {
+	local pmd=$1
+	for s in $SAME_BW_SIZES; do
+		bw $pmd ib_write_bw $s 0
+		[ $pmd = same_host ] || continue
+		bw $pmd ib_read_bw $s 0
+		memcpy_bw $s hot
+	done
+	lat $pmd ib_write_lat 64 -H
+	[ $pmd = same_host ] || return 0
+	lat $pmd ib_read_lat 64
+	lat $pmd ib_send_lat 64
 }
 
 # msgrate PMD: 8-byte RDMA writes on 4 QPs, messages per second.
@@ -264,10 +298,13 @@ iperf() {
 	record iperf3 tcp_bw 0 $1 0 "$($PY $SUITE_PY iperf3 $OUT/logs/$name.json)" Gbit/s $OUT/logs/$name.json
 }
 
+# memcpy_bw SIZE [hot]: memcpy() of SIZE blocks through 64 MiB buffers (pmd memif), or of one
+# block again and again as perftest reuses its buffer (hot: op memcpy_hot, pmd same_host).
 memcpy_bw() {
-	local name=memcpy-$1-r$REP
-	$ENGINETEST none none --mode memcpy --size $1 --seconds $SECS >$OUT/logs/$name.log 2>&1
-	record memcpy memcpy $1 memif 0 "$(grep -o 'goodput_gbps=[^ ]*' $OUT/logs/$name.log | cut -d= -f2)" \
+	local name=memcpy-$1${2:+-$2}-r$REP mode=memcpy op=memcpy pmd=memif
+	[ "${2:-}" = hot ] && mode=memcpy-hot op=memcpy_hot pmd=same_host
+	$ENGINETEST none none --mode $mode --size $1 --seconds $SECS >$OUT/logs/$name.log 2>&1
+	record memcpy $op $1 $pmd 0 "$(grep -o 'goodput_gbps=[^ ]*' $OUT/logs/$name.log | cut -d= -f2)" \
 		Gbit/s $OUT/logs/$name.log
 }
 
@@ -381,7 +418,13 @@ run_suite() {
 			for s in $BW_SIZES; do bw af_packet $tool $s 0; done
 		done
 		for tool in ib_write_lat ib_read_lat ib_send_lat; do
-			for s in $LAT_SIZES; do lat af_packet $tool $s; done
+			for s in $LAT_SIZES; do
+				if [ $tool = ib_write_lat ] && [ $s = 64 ]; then
+					lat af_packet $tool $s -H
+				else
+					lat af_packet $tool $s
+				fi
+			done
 		done
 		lat af_packet ib_atomic_lat 8 -A FETCH_AND_ADD
 		msgrate af_packet
@@ -389,16 +432,28 @@ run_suite() {
 		iperf af_packet
 		loss_runs
 
+		log "repeat $REP/$REPEATS: same host, two processes on one device"
+		set_sides_samehost
+		direct_placement on
+		same_host same_host
+		direct_placement off
+		same_host same_host_frames
+		direct_placement on
+		set_sides_veth
+
 		log "repeat $REP/$REPEATS: af_xdp, veth MTU 3500"
 		veth_link af_xdp 3500 || { echo "run-suite: uroce link add --pmd af_xdp failed" >&2; exit 1; }
 		for s in $XDP_BW_SIZES; do bw af_xdp ib_write_bw $s 0; done
-		for s in $XDP_LAT_SIZES; do lat af_xdp ib_write_lat $s; plain_dpdk af_xdp $s; done
+		for s in $XDP_LAT_SIZES; do
+			[ $s = 64 ] && lat af_xdp ib_write_lat $s -H || lat af_xdp ib_write_lat $s
+			plain_dpdk af_xdp $s
+		done
 		iperf af_xdp
 
 		log "repeat $REP/$REPEATS: memif"
 		set_sides_memif
 		for s in $MEMIF_BW_SIZES; do bw memif ib_write_bw $s 0; memcpy_bw $s; done
-		lat memif ib_write_lat 64
+		lat memif ib_write_lat 64 -H
 	done
 
 	echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $OUT/machine.txt

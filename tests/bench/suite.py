@@ -5,7 +5,8 @@ usage: suite.py perftest LOG COLUMN      value of perftest's result column (pref
        suite.py sockperf LOG             sockperf's median (50th percentile), half round trip in us
        suite.py iperf3 JSON              iperf3's received goodput in Gbit/s
        suite.py report DIR [--doc FILE --img DIR]
-                                         DIR/table.md and DIR/{latency,bandwidth,loss}.png from
+                                         DIR/table.md and DIR/{latency,percentiles,bandwidth,
+                                         loss}.png from
                                          DIR/results.csv; with --doc, the table goes between the
                                          bench markers of FILE and the plots into --img
        suite.py check DIR --quick        every figure of a --quick run is there and positive,
@@ -25,7 +26,7 @@ from collections import defaultdict
 KEY = ('tool', 'op', 'size', 'pmd', 'loss')
 DOC_BEGIN = '<!-- bench-suite table: begin (written by tests/bench/run-suite.sh --update-docs) -->'
 DOC_END = '<!-- bench-suite table: end -->'
-PLOTS = ('latency', 'bandwidth', 'loss')
+PLOTS = ('latency', 'percentiles', 'bandwidth', 'loss')
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
 
@@ -56,6 +57,19 @@ def perftest_value(path, column):
             if len(f) == len(cols) and re.fullmatch(r'\d+', f[0]):
                 return f[k]
     return ''
+
+
+def perftest_samples(path):
+    """The sorted latency samples perftest -H prints ("#, usec" then "N, VALUE" lines)."""
+    try:
+        with open(path, errors='replace') as f:
+            text = f.read()
+    except OSError:
+        return []
+    _, sep, rest = text.partition('#, usec')
+    if not sep:
+        return []
+    return sorted(float(m.group(1)) for m in re.finditer(r'^\d+, ([0-9.]+)$', rest, re.M))
 
 
 def sockperf_value(path):
@@ -138,6 +152,9 @@ class Results:
                        and k[4] != '0'})
 
 
+LAT_PMDS = ('af_packet', 'af_xdp', 'memif', 'same_host', 'same_host_frames')
+
+
 def ratio(a, b):
     return a.median / b.median if a and b and b.median else None
 
@@ -182,39 +199,69 @@ def table(res, machine):
     target_row('af_xdp 64 KiB write goodput (Gbit/s) vs iperf3 TCP',
                res.get('ib_write_bw', 'write', 65536, 'af_xdp'),
                res.get('iperf3', 'tcp_bw', 0, 'af_xdp'), 'iperf3', '≥ 1.0', lambda r: r >= 1.0)
+    # perftest copies one buffer again and again: the fair baseline is memcpy() of one block, hot.
+    for size in (65536, 1048576):
+        for tool, op in (('ib_write_bw', 'write'), ('ib_read_bw', 'read')):
+            target_row(f'same host {size_label(size)} {op} goodput (Gbit/s) vs memcpy of one block',
+                       res.get(tool, op, size, 'same_host'),
+                       res.get('memcpy', 'memcpy_hot', size, 'same_host'), 'memcpy', '≥ 0.50',
+                       lambda r: r >= 0.50)
+    for pmd in ('same_host', 'memif', 'af_packet'):
+        wl = res.get('ib_write_lat', 'write', 64, pmd)
+        if not wl:
+            continue
+        if pmd != 'af_packet':
+            w(f'| {pmd} write latency 64 B median (µs, ½ RTT) | {fmt(wl.median)} | - | - | ≤ 1.5: '
+              f'{"met" if wl.median <= 1.5 else "not met"} |')
+            target_row(f'{pmd} write latency 64 B: 99th percentile vs median',
+                       res.get('ib_write_lat', 'write_p99', 64, pmd), wl, 'median', '≤ 5',
+                       lambda r: r <= 5)
+        target_row(f'{pmd} send latency 64 B vs write latency (½ RTT each)',
+                   res.get('ib_send_lat', 'send', 64, pmd), wl, 'write', '≤ 1.25', lambda r: r <= 1.25)
+        target_row(f'{pmd} read latency 64 B (RTT) vs write latency (½ RTT)',
+                   res.get('ib_read_lat', 'read', 64, pmd), wl, 'write', '≤ 2.5', lambda r: r <= 2.5)
     target_row('memif 64 KiB write goodput (Gbit/s) vs memcpy',
                res.get('ib_write_bw', 'write', 65536, 'memif'),
                res.get('memcpy', 'memcpy', 65536, 'memif'), 'memcpy', '≥ 0.40',
                lambda r: r >= 0.40)
     w('')
 
-    w('### Latency (µs): perftest t_typical (median); write and send: ½ round trip, '
-      'read and atomic: a whole one')
+    w('### Latency (µs): perftest t_typical (median) and 99th percentile; write and send: '
+      '½ round trip, read and atomic: a whole one')
     w('')
-    w('| tool | pmd | size | uroce | plain DPDK (½ RTT) | kernel UDP sockperf (½ RTT) |')
-    w('| --- | --- | --- | --- | --- | --- |')
-    for pmd in ('af_packet', 'af_xdp', 'memif'):
+    w('same_host: two processes on one device, writes and reads placed directly; '
+      'same_host_frames: the same with `direct = off`.')
+    w('')
+    w('| tool | pmd | size | uroce median | uroce p99 | p99/median | plain DPDK (½ RTT) | '
+      'kernel UDP sockperf (½ RTT) |')
+    w('| --- | --- | --- | --- | --- | --- | --- | --- |')
+    for pmd in LAT_PMDS:
         for tool in ('ib_write_lat', 'ib_read_lat', 'ib_send_lat', 'ib_atomic_lat'):
             op = tool[3:-4]
             for s in res.sizes(tool, op, pmd):
                 st = res.get(tool, op, s, pmd)
+                p99 = res.get(tool, op + '_p99', s, pmd)
+                r = ratio(p99, st)
                 d = res.get('dpdk_plain', 'pingpong', s, pmd)
-                k = res.get('sockperf', 'udp_pingpong', s, 'af_packet') if pmd != 'memif' else None
-                w(f'| {tool} | {pmd} | {size_label(s)} | {st.cell()} | '
-                  f'{d.cell() if d else "-"} | {k.cell() if k else "-"} |')
+                k = res.get('sockperf', 'udp_pingpong', s, 'af_packet') if pmd in ('af_packet', 'af_xdp') else None
+                w(f'| {tool} | {pmd} | {size_label(s)} | {st.cell()} | {p99.cell() if p99 else "-"} | '
+                  f'{f"{r:.1f}" if r else "-"} | {d.cell() if d else "-"} | {k.cell() if k else "-"} |')
     w('')
 
     w('### Bandwidth (Gbit/s): perftest BW average, one QP')
     w('')
     w('| tool | pmd | size | uroce | baseline | uroce/baseline |')
     w('| --- | --- | --- | --- | --- | --- |')
-    for pmd in ('af_packet', 'af_xdp', 'memif'):
-        base = (res.get('iperf3', 'tcp_bw', 0, pmd), 'iperf3 TCP') if pmd != 'memif' else None
+    for pmd in ('af_packet', 'af_xdp', 'memif', 'same_host', 'same_host_frames'):
+        base = (res.get('iperf3', 'tcp_bw', 0, pmd), 'iperf3 TCP') if pmd in ('af_packet', 'af_xdp') else None
         for tool in ('ib_write_bw', 'ib_read_bw', 'ib_send_bw'):
             op = tool[3:-3]
             for s in res.sizes(tool, op, pmd):
                 st = res.get(tool, op, s, pmd)
-                b, bname = base if base else (res.get('memcpy', 'memcpy', s, 'memif'), 'memcpy')
+                b, bname = base if base else (res.get('memcpy', 'memcpy', s, 'memif'),
+                                              'memcpy (64 MiB span)')
+                if pmd.startswith('same_host'):
+                    b, bname = res.get('memcpy', 'memcpy_hot', s, 'same_host'), 'memcpy (one block)'
                 r = ratio(st, b)
                 w(f'| {tool} | {pmd} | {size_label(s)} | {st.cell()} | '
                   f'{bname + " " + b.cell() if b else "-"} | {f"{r:.2f}" if r else "-"} |')
@@ -273,6 +320,9 @@ def plots(res, d):
             ('ib_atomic_lat', 'atomic', 'af_packet', 'ib_atomic_lat af_packet (RTT)'),
             ('ib_write_lat', 'write', 'af_xdp', 'ib_write_lat af_xdp'),
             ('ib_write_lat', 'write', 'memif', 'ib_write_lat memif'),
+            ('ib_write_lat', 'write', 'same_host', 'ib_write_lat same host'),
+            ('ib_read_lat', 'read', 'same_host', 'ib_read_lat same host (RTT)'),
+            ('ib_send_lat', 'send', 'same_host', 'ib_send_lat same host'),
             ('dpdk_plain', 'pingpong', 'af_packet', 'plain DPDK af_packet'),
             ('dpdk_plain', 'pingpong', 'af_xdp', 'plain DPDK af_xdp'),
             ('sockperf', 'udp_pingpong', 'af_packet', 'kernel UDP (sockperf)')):
@@ -293,7 +343,10 @@ def plots(res, d):
     lines = []
     for tool, op, pmd in (('ib_write_bw', 'write', 'af_packet'), ('ib_read_bw', 'read', 'af_packet'),
                           ('ib_send_bw', 'send', 'af_packet'), ('ib_write_bw', 'write', 'af_xdp'),
-                          ('ib_write_bw', 'write', 'memif'), ('memcpy', 'memcpy', 'memif')):
+                          ('ib_write_bw', 'write', 'memif'), ('memcpy', 'memcpy', 'memif'),
+                          ('ib_write_bw', 'write', 'same_host'), ('ib_read_bw', 'read', 'same_host'),
+                          ('ib_write_bw', 'write', 'same_host_frames'),
+                          ('memcpy', 'memcpy_hot', 'same_host')):
         pts = [(s, st.median, st.lo, st.hi) for s in res.sizes(tool, op, pmd)
                for st in [res.get(tool, op, s, pmd)]]
         if pts:
@@ -313,6 +366,23 @@ def plots(res, d):
                        'set xlabel "message size (bytes)"\nset ylabel "goodput (Gbit/s)"\n'
                        'set logscale xy\nset xrange [32:2097152]\n'
                        'set xtics ("64 B" 64, "1 KiB" 1024, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)\n'
+                       'plot ' + ', \\\n  '.join(lines) + '\n')
+
+    # Latency against percentile: ib_write_lat 64 B of repeat 1, every sample perftest -H printed;
+    # x is 1 / (1 - percentile), so that the tail gets the room.
+    lines = []
+    for pmd in LAT_PMDS:
+        v = perftest_samples(os.path.join(d, 'logs', f'{pmd}-ib_write_lat-64-r1.log'))
+        if v:
+            pts = [(len(v) / (len(v) - i - 0.5), x) for i, x in enumerate(v)]
+            p = series(os.path.join(data, f'pct-{pmd}.dat'), pts)
+            lines.append(f'"{p}" using 1:2 with lines lw 2 title "{pmd}"')
+    if lines:
+        scripts.append(common + f'set output "{os.path.join(d, "percentiles.png")}"\n'
+                       'set title "ib_write_lat 64 B: latency against percentile (every sample of repeat 1)"\n'
+                       'set xlabel "percentile"\nset ylabel "latency (µs, ½ RTT)"\n'
+                       'set logscale xy\n'
+                       'set xtics ("0%%" 1, "50%%" 2, "90%%" 10, "99%%" 100, "99.9%%" 1000, "99.99%%" 10000)\n'
                        'plot ' + ', \\\n  '.join(lines) + '\n')
 
     base = res.get('ib_write_bw', 'write', 65536, 'af_packet')
@@ -360,7 +430,8 @@ def report(d, doc=None, img=None):
             f.write(body)
         os.makedirs(img, exist_ok=True)
         for p in PLOTS:
-            shutil.copy(os.path.join(d, f'{p}.png'), os.path.join(img, f'perf-{p}.png'))
+            if os.path.exists(os.path.join(d, f'{p}.png')):	# a partial run draws fewer
+                shutil.copy(os.path.join(d, f'{p}.png'), os.path.join(img, f'perf-{p}.png'))
         shutil.copy(os.path.join(d, 'results.csv'), os.path.join(img, 'perf-results.csv'))
         print(f'updated {doc} and {img}/perf-*.png')
 
@@ -387,7 +458,18 @@ QUICK_ROWS = [
     ('ib_write_bw', 'write', '65536', 'memif', '0'),
     ('memcpy', 'memcpy', '65536', 'memif', '0'),
     ('ib_write_lat', 'write', '64', 'memif', '0'),
+    ('ib_write_bw', 'write', '65536', 'same_host', '0'),
+    ('memcpy', 'memcpy_hot', '65536', 'same_host', '0'),
+    ('ib_read_bw', 'read', '65536', 'same_host', '0'),
+    ('ib_write_lat', 'write', '64', 'same_host', '0'),
+    ('ib_read_lat', 'read', '64', 'same_host', '0'),
+    ('ib_send_lat', 'send', '64', 'same_host', '0'),
+    ('ib_write_bw', 'write', '65536', 'same_host_frames', '0'),
+    ('ib_write_lat', 'write', '64', 'same_host_frames', '0'),
 ]
+# Every latency figure comes with its 99th percentile.
+QUICK_ROWS += [(t, op + '_p99', size, pmd, loss) for t, op, size, pmd, loss in QUICK_ROWS
+               if t.endswith('_lat')]
 
 
 def check(d):

@@ -17,6 +17,8 @@
  *             server is passive (progress thread only), the client polls.
  *   memcpy    no device: memcpy() of --size blocks through 64 MiB buffers for
  *             --seconds (the memif benchmark's baseline).
+ *   memcpy-hot  the same, one --size block copied again and again, as perftest
+ *             reuses its one buffer (the same-host benchmark's baseline).
  * Results are printed as "key=value" on one line; non-zero exit on any error.
  */
 #include <errno.h>
@@ -561,9 +563,9 @@ static int server_bw(struct ctx *c)
 	return *flag == 0x600d ? 0 : 1;
 }
 
-static int memcpy_bw(const struct opts *o)
+static int memcpy_bw(const struct opts *o, bool hot)
 {
-	size_t span = 64u << 20;
+	size_t span = hot ? o->size + 1 : 64u << 20;
 	uint8_t *src = malloc(span), *dst = malloc(span);
 	uint64_t t0, bytes = 0;
 	size_t off = 0;
@@ -620,8 +622,8 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (!strcmp(o.mode, "memcpy"))
-		return memcpy_bw(&o);
+	if (!strcmp(o.mode, "memcpy") || !strcmp(o.mode, "memcpy-hot"))
+		return memcpy_bw(&o, !strcmp(o.mode, "memcpy-hot"));
 	if (!o.dir || o.depth > MAX_DEPTH || o.size > 65536 * 2)
 		return 2;
 	client = !strcmp(o.role, "client");

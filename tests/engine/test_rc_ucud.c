@@ -476,6 +476,137 @@ START_TEST(loopback_between_engines)
 }
 END_TEST
 
+/* Frames either engine put on the link or handed to the other. */
+static unsigned frames_moved(struct h_env *e)
+{
+	struct port_sim_stats st0, st1;
+
+	port_sim_get_stats(e->link, 0, &st0);
+	port_sim_get_stats(e->link, 1, &st1);
+	return (unsigned)(st0.sent + st1.sent) + e->forwarded[0] + e->forwarded[1];
+}
+
+/*
+ * Direct placement (rc_direct.c): a write or read to the other engine's QP is
+ * copied between the two memories, no frame; what the published tables do not
+ * allow, or what must stay in order behind a request in flight, goes by frames
+ * and the other engine's responder answers it.
+ */
+START_TEST(direct_between_engines)
+{
+	struct h_env e;
+	struct h_opts o = { .shared_gids = true, .direct = true };
+	struct h_qp_opts qo = { .type = IBV_QPT_RC };
+	static uint8_t mem[2][16384], ro[4096];
+	struct rc_mr *mr[2], *ro_mr, *gone;
+	struct rc_qp *a, *b;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[2];
+	uint32_t gone_rkey;
+	unsigned moved;
+
+	h_env_init(&e, &o);
+	for (int i = 0; i < 2; i++) {
+		memset(mem[i], 0, sizeof(mem[i]));
+		mr[i] = rc_mr_reg(e.pd[i], mem[i], sizeof(mem[i]), (uintptr_t)mem[i],
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ);
+	}
+	ro_mr = rc_mr_reg(e.pd[1], ro, sizeof(ro), (uintptr_t)ro, IBV_ACCESS_REMOTE_READ);
+	a = h_qp(&e, 0, &qo);
+	b = h_qp(&e, 1, &qo);
+	h_connect_one(a, 0, rc_qp_num(b), 0, 0, NULL);
+	h_connect_one(b, 0, rc_qp_num(a), 0, 0, NULL);
+	for (int i = 0; i < 6000; i++)
+		mem[0][i] = (uint8_t)(i * 7);
+
+	/* A write, then a read back: no frame at all. */
+	s = (struct ibv_sge){ (uintptr_t)mem[0], 6000, rc_mr_lkey(mr[0]) };
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)mem[1] + 100,
+				     rc_mr_rkey(mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, IBV_WC_RDMA_WRITE);
+	ck_assert_int_eq(memcmp(mem[0], mem[1] + 100, 6000), 0);
+	r = (struct ibv_sge){ (uintptr_t)mem[0] + 8000, 6000, rc_mr_lkey(mr[0]) };
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_READ, 2, &r, 1, (uintptr_t)mem[1] + 100,
+				     rc_mr_rkey(mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, IBV_WC_RDMA_READ);
+	ck_assert_uint_eq(wc[0].byte_len, 6000);
+	ck_assert_int_eq(memcmp(mem[0], mem[0] + 8000, 6000), 0);
+	ck_assert_uint_eq(frames_moved(&e), 0);
+	ck_assert_uint_eq(h_qp_counters(a).direct_writes, 1);
+	ck_assert_uint_eq(h_qp_counters(a).direct_reads, 1);
+
+	/* Behind a send in flight, a write keeps its place: by frames, completed in order. */
+	r = (struct ibv_sge){ (uintptr_t)mem[1] + 8000, 6000, rc_mr_lkey(mr[1]) };
+	ck_assert_int_eq(h_post_recv(b, 9, &r, 1), 0);
+	ck_assert_int_eq(h_post_send(a, IBV_WR_SEND, 3, &s, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_WRITE, 4, &s, 1, (uintptr_t)mem[1],
+				     rc_mr_rkey(mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 2, RUN_NS), 2);
+	ck_assert_uint_eq(wc[0].wr_id, 3);
+	ck_assert_uint_eq(wc[1].wr_id, 4);
+	ck_assert_int_eq(wc[1].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(h_qp_counters(a).direct_writes, 1);
+	ck_assert_uint_gt(frames_moved(&e), 0);
+	ck_assert_int_eq(memcmp(mem[0], mem[1], 6000), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[1], wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(memcmp(mem[0], mem[1] + 8000, 6000), 0);
+
+	/* A region deregistered is withdrawn: its old rkey goes by frames and the responder refuses it. */
+	gone = rc_mr_reg(e.pd[1], mem[1], 4096, (uintptr_t)mem[1], IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	gone_rkey = rc_mr_rkey(gone);
+	ck_assert_int_eq(rc_mr_dereg(gone), 0);
+	moved = frames_moved(&e);
+	s.length = 64;
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_WRITE, 5, &s, 1, (uintptr_t)mem[1], gone_rkey,
+				     IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_uint_gt(frames_moved(&e), moved);
+	ck_assert_uint_eq(h_qp_counters(a).direct_writes, 1);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
+
+	/* A region without remote write: the write goes by frames and fails there. */
+	a = h_qp(&e, 0, &qo);
+	b = h_qp(&e, 1, &qo);
+	h_connect_one(a, 0, rc_qp_num(b), 0, 0, NULL);
+	h_connect_one(b, 0, rc_qp_num(a), 0, 0, NULL);
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_WRITE, 6, &s, 1, (uintptr_t)ro,
+				     rc_mr_rkey(ro_mr), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&e, e.cq[0], wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(h_qp_counters(a).direct_writes, 0);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
+
+	/* A responder QP in ERR is withdrawn: nothing is placed in its memory. */
+	a = h_qp(&e, 0, &qo);
+	b = h_qp(&e, 1, &qo);
+	h_connect_one(a, 0, rc_qp_num(b), 0, 0, NULL);
+	h_connect_one(b, 0, rc_qp_num(a), 0, 0, NULL);
+	ck_assert_int_eq(rc_qp_modify(b, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR },
+				      IBV_QP_STATE), 0);
+	memset(mem[1], 0, 64);
+	ck_assert_int_eq(h_post_send(a, IBV_WR_RDMA_WRITE, 7, &s, 1, (uintptr_t)mem[1],
+				     rc_mr_rkey(mr[1]), IBV_SEND_SIGNALED), 0);
+	h_run(&e, 1000000);
+	ck_assert_uint_eq(h_qp_counters(a).direct_writes, 0);
+	ck_assert_uint_eq(mem[1][0], 0);
+	ck_assert_int_eq(rc_qp_destroy(a), 0);
+	ck_assert_int_eq(rc_qp_destroy(b), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(rc_mr_dereg(mr[i]), 0);
+	ck_assert_int_eq(rc_mr_dereg(ro_mr), 0);
+	h_env_fini(&e);
+}
+END_TEST
+
 /* Every request CE-marked on the way: the responder sends CNPs, the requester counts them. */
 START_TEST(cnp_end_to_end)
 {
@@ -515,6 +646,7 @@ Suite *rc_ucud_suite(void)
 	tcase_add_test(tc, loopback_rc);
 	tcase_add_test(tc, loopback_ud);
 	tcase_add_test(tc, loopback_between_engines);
+	tcase_add_test(tc, direct_between_engines);
 	tcase_add_test(tc, cnp_end_to_end);
 	suite_add_tcase(s, tc);
 	return s;

@@ -65,6 +65,10 @@ START_TEST(round_trip)
 	in.restart_window = 32;
 	in.no_adaptive_rto = true;
 	in.no_tail_probe = true;
+	in.dcqcn.on = true;
+	in.dcqcn.rpg_ai_rate = 10;
+	in.dcqcn.dce_tcp_g = 1000;
+	in.dcqcn.line_rate = 25000;
 	ck_assert_int_eq(host_link_cfg_save(&in, err, sizeof(err)), 0);
 	ck_assert_int_eq(host_link_cfg_load("uroce0", &out, err, sizeof(err)), 0);
 	ck_assert_mem_eq(&in, &out, sizeof(in));
@@ -87,6 +91,7 @@ START_TEST(defaults_and_comments)
 	ck_assert_uint_eq(c.rto_min_us, 0);
 	ck_assert_uint_eq(c.restart_window, 0);
 	ck_assert(!c.no_adaptive_rto && !c.no_tail_probe);
+	ck_assert(!c.dcqcn.on && !c.dcqcn.rpg_time_reset && !c.dcqcn.line_rate);
 }
 END_TEST
 
@@ -103,6 +108,10 @@ static const struct {
 	{ "netdev = a\nrestart_window = 257\n", "restart_window must be a number" },
 	{ "netdev = a\ntlp = yes\n", "tlp must be on or off" },
 	{ "netdev = a\nadaptive = 1\n", "adaptive must be on or off" },
+	{ "netdev = a\ndcqcn = yes\n", "dcqcn must be on or off" },
+	{ "netdev = a\nrpg_gd = 9\n", "rpg_gd must be a number from 10 to 20" },
+	{ "netdev = a\ndce_tcp_g = 1024\n", "dce_tcp_g must be a number from 1 to 1023" },
+	{ "netdev = a\nrpg_min_dec_fac = 0\n", "rpg_min_dec_fac must be a number from 1 to 100" },
 	{ "netdev = a\nipv4 = 10.0.0.300\n", "ipv4 must be a dotted quad" },
 	{ "netdev = a\nipv6 = ::ffff:1.2.3.4\n", "ipv6 must be an IPv6 address" },
 	{ "netdev = a\npmd = dpdk\n", "pmd must be af_packet" },

@@ -62,6 +62,47 @@ def capture_facts(pair, path):
     return len(ops), set(ops), dec.count('icrc ok')
 
 
+def set_direct(pair, on):
+    """The device's `direct` setting (docs/dataplane.md, "Direct placement"), read at each open."""
+    conf = os.path.join(pair.run_dirs[0], 'devices', 'uroce0.conf')
+    with open(conf) as f:
+        lines = [ln for ln in f if not ln.startswith('direct')]
+    if not on:
+        lines.append('direct = off\n')
+    with open(conf, 'w') as f:
+        f.writelines(lines)
+
+
+def direct_checks(tap, pair, gid4):
+    """Writes and reads between the two processes are copied between their memories, no frame;
+    with `direct = off` the same runs go by frames.  Data and errors: verbs_check's cases."""
+    prog = os.path.join(pair.build, 'tests', 'integration', 'verbs_check')
+    srv, cli = same_host(pair, [prog, '-d', 'uroce0', '-g', gid4], [prog, '-d', 'uroce0', '-g', gid4])
+    if it.both_ok(tap, 'verbs_check integrity and error cases same host, same device', srv, cli):
+        tap.diag(f'verbs_check: {cli.out.count("PASS ")} cases passed')
+    # RDMA WRITE First/Middle/Last/Only (6-8, 10) and READ Request (12) on the wire.
+    wire_ops = {'6', '7', '8', '10', '12'}
+    for on in (True, False):
+        set_direct(pair, on)
+        for tool, opts in (('ib_write_bw', ['-s', '65536', '-n', '2000']),
+                           ('ib_read_lat', ['-s', '64', '-n', '1000'])):
+            pcaps = os.path.join(pair.tmp, f'pcap{PORT + 1}')
+            os.makedirs(pcaps)
+            argv = [tool, '-d', 'uroce0', '-F', '-x', gid4] + opts
+            srv, cli = same_host(pair, argv, argv, pcap_dir=pcaps)
+            name = f'{tool} {" ".join(opts)} same host, direct {"on" if on else "off"}'
+            if not perf.check(tap, name, srv, cli):
+                continue
+            ops = set().union(*(capture_facts(pair, f)[1]
+                                for f in glob.glob(os.path.join(pcaps, '*.pcap'))))
+            if on:
+                tap.ok(not ops & wire_ops, f'{name}: placed directly, no write or read frame',
+                       sorted(ops))
+            else:
+                tap.ok(bool(ops & wire_ops), f'{name}: by frames', sorted(ops))
+    set_direct(pair, True)
+
+
 def body(tap, pair):
     gid4 = str(pair.gid_index(0, 4))
     gid6 = str(pair.gid_index(0, 6))
@@ -88,6 +129,8 @@ def body(tap, pair):
                f'{name}: each process\'s UROCE_PCAP holds both directions (tshark), '
                'ICRC good (uroce decode)',
                f'{files} {res}')
+
+    direct_checks(tap, pair, gid4)
 
     ud = ['ibv_ud_pingpong', '-d', 'uroce0', '-g', gid4, '-n', '500', '-s', '1024', '-c']
     srv, cli = same_host(pair, ud, ud)

@@ -78,10 +78,15 @@ out=$(ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" tlp maybe 2
 	fail "tlp maybe accepted"
 grep -q "bad tlp 'maybe': tlp must be on or off" <<<"$out" || fail "no word of the bad tlp: $out"
 [ ! -e "$conf" ] || fail "config written for a refused add"
+out=$(ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" dcqcn on rpg_gd 3 2>&1) &&
+	fail "rpg_gd 3 accepted"
+grep -q "bad rpg_gd '3': rpg_gd must be a number from 10 to 20" <<<"$out" ||
+	fail "no word of the bad rpg_gd: $out"
 ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" rto_min_us 50 restart_window 32 \
-	adaptive off tlp off
-for line in "rto_min_us = 50" "restart_window = 32" "adaptive = off" "tlp = off"; do
+	adaptive off tlp off dcqcn on rpg_ai_rate 10 line_rate 25000
+for line in "rto_min_us = 50" "restart_window = 32" "adaptive = off" "tlp = off" "dcqcn = on" \
+	    "rpg_ai_rate = 10" "line_rate = 25000"; do
 	grep -qx "$line" "$conf" || fail "'$line' not in $conf"
 done
 ip netns exec "$ns" "$uroce" link del uroce0
-echo "ok: loss recovery settings"
+echo "ok: loss recovery and DCQCN settings"

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine_harness.h"
 
@@ -103,6 +104,27 @@ static int forward1(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 	return forward(arg, 1, dest_qp, len, frame);
 }
 
+/* The other engine's table for its QPNs: both "processes" are this one. */
+static struct rc_direct_table *direct_peer(struct h_env *e, int from, uint32_t qpn, int32_t *pid)
+{
+	uint32_t base = from ? 0x100 : 0x8000;
+
+	if (qpn < base || qpn >= e->next_qpn[1 - from])
+		return NULL;
+	*pid = (int32_t)getpid();
+	return e->direct[1 - from];
+}
+
+static struct rc_direct_table *direct_peer0(void *arg, uint32_t qpn, int32_t *pid)
+{
+	return direct_peer(arg, 0, qpn, pid);
+}
+
+static struct rc_direct_table *direct_peer1(void *arg, uint32_t qpn, int32_t *pid)
+{
+	return direct_peer(arg, 1, qpn, pid);
+}
+
 void h_env_init(struct h_env *e, const struct h_opts *o)
 {
 	struct h_opts def = { 0 };
@@ -142,6 +164,7 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.restart_window = o->restart_window,
 			.no_adaptive_rto = o->no_adaptive_rto,
 			.no_tail_probe = o->no_tail_probe,
+			.dcqcn = o->dcqcn,
 		};
 
 		if (o->shared_gids) {
@@ -151,6 +174,13 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			cfg.qpn_arg = e;
 			cfg.local_forward = s ? forward1 : forward0;
 			cfg.local_forward_arg = e;
+		}
+		if (o->shared_gids && o->direct) {
+			e->direct[s] = calloc(1, sizeof(*e->direct[s]));
+			ck_assert_ptr_nonnull(e->direct[s]);
+			cfg.direct_table = e->direct[s];
+			cfg.direct_peer = s ? direct_peer1 : direct_peer0;
+			cfg.direct_arg = e;
 		}
 		e->eng[s] = rc_engine_create(&cfg);
 		ck_assert_ptr_nonnull(e->eng[s]);
@@ -186,6 +216,7 @@ void h_env_fini(struct h_env *e)
 		rc_engine_objects(e->eng[s], &o);
 		ck_assert_msg(!o.cq && !o.pd, "side %d: a CQ or PD counted after it was destroyed", s);
 		rc_engine_destroy(e->eng[s]);
+		free(e->direct[s]);
 	}
 	port_sim_destroy(e->link);
 }

@@ -27,6 +27,7 @@ struct h_env {
 	unsigned		cq_events;
 	unsigned		tapped[2];	/* frames each engine delivered to itself */
 	unsigned		forwarded[2];	/* frames each handed to the other (shared_gids) */
+	struct rc_direct_table	*direct[2];	/* each side's published table (direct) */
 	uint32_t		next_qpn[2];
 };
 
@@ -43,9 +44,12 @@ struct h_opts {
 	 * it through local_forward (counted in h_env.forwarded).
 	 */
 	bool		shared_gids;
+	/* With shared_gids: each engine publishes a direct table the other reaches (this process). */
+	bool		direct;
 	/* Loss recovery settings of both engines (rc_engine_cfg's; zero: the defaults). */
 	uint32_t	rto_min_us, restart_window;
 	bool		no_adaptive_rto, no_tail_probe;
+	struct dcqcn_cfg dcqcn;	/* the reaction point of both engines */
 };
 
 /*

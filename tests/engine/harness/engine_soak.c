@@ -560,7 +560,7 @@ static bool retry_exhausted(struct soak *k, struct spair *p, const struct ibv_wc
 	 * loss a packet and its ACK can be lost that often in a row, and then
 	 * IBV_WC_RETRY_EXC_ERR is the right answer: accepted there, checked.
 	 */
-	if (wc->status != IBV_WC_RETRY_EXC_ERR || k->cfg->loss < 0.1 ||
+	if (wc->status != IBV_WC_RETRY_EXC_ERR || soak_loss_rate(k->cfg) < 0.1 ||
 	    seq < p->completed || seq >= p->posted)
 		return false;
 	for (uint64_t t = p->completed; t < seq; t++) {
@@ -697,7 +697,8 @@ static int setup(struct soak *k)
 		.zero_copy = c->zero_copy,
 	};
 	struct port_sim_faults f = {
-		.loss = c->loss, .dup = c->dup, .reorder = c->reorder, .corrupt = c->corrupt,
+		.loss = c->loss, .burst = c->burst, .dup = c->dup, .reorder = c->reorder,
+		.corrupt = c->corrupt, .ce_mark = c->ce_mark,
 		.delay_ns = c->delay_ns, .jitter_ns = c->jitter_ns,
 		.reorder_ns = c->delay_ns + 20000,
 	};
@@ -713,6 +714,7 @@ static int setup(struct soak *k)
 		struct rc_engine_cfg ec = {
 			.port = port_sim_port(k->link, s), .now_ns = clock_now, .clock_arg = k,
 			.seed = mix(c->seed + (uint64_t)s),
+			.dcqcn.on = c->dcqcn,
 		};
 		struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 
@@ -758,6 +760,13 @@ static void collect(struct soak *k)
 		r->corrupted += st.corrupted;
 		r->duplicated += st.duplicated;
 		r->reordered += st.reordered;
+		r->ce_marked += st.ce_marked;
+		r->frames += st.sent;
+		r->cnps_tx += c.cnps_tx;
+		r->cnps_rx += c.cnps_rx;
+		r->rate_cuts += c.rate_cuts;
+		r->rate_increases += c.rate_fast_recovery + c.rate_additive + c.rate_hyper;
+		r->rate_paced += c.rate_paced;
 		r->by_reference += st.by_reference;
 		r->linearized += st.linearized;
 	}
@@ -836,6 +845,41 @@ static void drive(struct soak *k)
 }
 
 /*
+ * DCQCN: with every operation done, the clock runs on until no timer is
+ * armed: each QP's rate must climb back to the line rate on its own.
+ */
+static void settle(struct soak *k)
+{
+	uint64_t limit = k->now + k->cfg->max_virtual_ns;
+
+	for (;;) {
+		uint64_t t = UINT64_MAX;
+
+		rc_engine_progress(k->eng[0], 0);
+		rc_engine_progress(k->eng[1], 0);
+		for (int s = 0; s < 2; s++)
+			if (rc_engine_next_deadline(k->eng[s]) < t)
+				t = rc_engine_next_deadline(k->eng[s]);
+		if (t == UINT64_MAX)
+			break;
+		if (t > limit) {
+			fail(k, "DCQCN: rates not back at the line rate after %llu ns idle",
+			     (unsigned long long)k->cfg->max_virtual_ns);
+			return;
+		}
+		k->now = t > k->now ? t : k->now + 1;
+	}
+	k->res->settle_ns = k->now - k->res->virtual_ns;
+	for (int s = 0; s < 2; s++) {
+		struct rc_counters c;
+
+		rc_engine_counters(k->eng[s], &c);
+		if (!k->res->rate_mbps_settled || c.rate_mbps < k->res->rate_mbps_settled)
+			k->res->rate_mbps_settled = c.rate_mbps;
+	}
+}
+
+/*
  * Every object the run made, destroyed through the API: the engines must
  * then hold none, so a leak fails the run without a sanitizer.
  */
@@ -884,6 +928,11 @@ void soak_defaults(struct soak_cfg *cfg, uint64_t seed)
 	cfg->max_virtual_ns = 60ull * 1000 * 1000 * 1000;
 }
 
+double soak_loss_rate(const struct soak_cfg *cfg)
+{
+	return cfg->loss * (cfg->burst > 1 ? cfg->burst : 1);
+}
+
 void soak_run(const struct soak_cfg *cfg, struct soak_result *res)
 {
 	struct soak k = { .cfg = cfg, .res = res };
@@ -897,6 +946,8 @@ void soak_run(const struct soak_cfg *cfg, struct soak_result *res)
 	res->virtual_ns = k.now;
 	if (k.eng[0] && k.eng[1])
 		collect(&k);
+	if (res->ok && cfg->dcqcn)
+		settle(&k);
 	if (res->ok)
 		teardown(&k);
 	for (int s = 0; s < 2; s++)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--ops N] [--pairs N] [--zero-copy] [--xrc]`. */
+/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--reorder P] ... [--zero-copy] [--xrc]`. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +9,17 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] "
-			"[--ops N] [--pairs N] [--depth N] [--max-msg BYTES] [--zero-copy] [--xrc]\n");
+	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] [--burst N] "
+			"[--reorder P] [--dup P] [--corrupt P] [--ce-mark P] [--ops N] [--pairs N] "
+			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc]\n"
+			"  P is a probability per frame and direction; --burst N: each loss takes "
+			"N frames in a row\n");
 	exit(2);
+}
+
+static bool probability(double p)
+{
+	return p >= 0 && p < 1;
 }
 
 int main(int argc, char **argv)
@@ -23,8 +32,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i += 2) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(argv[i], "--zero-copy")) {
-			base.zero_copy = true;
+		if (!strcmp(argv[i], "--zero-copy") || !strcmp(argv[i], "--dcqcn")) {
+			*(argv[i][2] == 'z' ? &base.zero_copy : &base.dcqcn) = true;
 			i--;
 			continue;
 		}
@@ -41,6 +50,16 @@ int main(int argc, char **argv)
 			first = strtoull(v, NULL, 0);
 		else if (!strcmp(argv[i], "--loss"))
 			base.loss = strtod(v, NULL);
+		else if (!strcmp(argv[i], "--burst"))
+			base.burst = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(argv[i], "--reorder"))
+			base.reorder = strtod(v, NULL);
+		else if (!strcmp(argv[i], "--dup"))
+			base.dup = strtod(v, NULL);
+		else if (!strcmp(argv[i], "--corrupt"))
+			base.corrupt = strtod(v, NULL);
+		else if (!strcmp(argv[i], "--ce-mark"))
+			base.ce_mark = strtod(v, NULL);
 		else if (!strcmp(argv[i], "--ops"))
 			base.ops = (unsigned)strtoul(v, NULL, 0);
 		else if (!strcmp(argv[i], "--pairs"))
@@ -52,7 +71,9 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (!base.depth || !base.ops || !base.max_msg || base.loss < 0 || base.loss >= 1)
+	if (!base.depth || !base.ops || !base.max_msg || !probability(base.loss) ||
+	    !probability(base.reorder) || !probability(base.dup) || !probability(base.corrupt) ||
+	    !probability(base.ce_mark) || base.burst > 1000)
 		usage();
 	for (unsigned long long s = first; s < first + seeds; s++) {
 		struct soak_cfg c = base;
@@ -61,12 +82,15 @@ int main(int argc, char **argv)
 		c.seed = s;
 		soak_run(&c, &r);
 		printf("seed %llu: %s ops %llu flushed %llu bytes %llu retransmits %llu timeouts %llu "
-		       "lost %llu corrupted %llu digest %016llx%s%s\n", s, r.ok ? "ok" : "FAILED",
+		       "lost %llu corrupted %llu digest %016llx frames %llu cnps %llu cuts %llu%s%s\n", s,
+		       r.ok ? "ok" : "FAILED",
 		       (unsigned long long)r.ops_done, (unsigned long long)r.ops_flushed,
 		       (unsigned long long)r.bytes,
 		       (unsigned long long)r.retransmits, (unsigned long long)r.timeouts,
 		       (unsigned long long)r.lost, (unsigned long long)r.corrupted,
-		       (unsigned long long)r.digest, r.ok ? "" : ": ", r.error);
+		       (unsigned long long)r.digest, (unsigned long long)r.frames,
+		       (unsigned long long)r.cnps_rx, (unsigned long long)r.rate_cuts,
+		       r.ok ? "" : ": ", r.error);
 		fflush(stdout);
 		failed += !r.ok;
 		exhausted += r.pairs_retry_exhausted;
