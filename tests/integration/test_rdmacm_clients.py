@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
-from test_rdmacm import CM_ENV, cm_client_server, wait_listening  # noqa: E402
+from test_rdmacm import CM_ENV, RDMA_PS_TCP, cm_client_server, wait_listening  # noqa: E402
 
 STORM = 100
 STORM_ROUNDS = 3
@@ -23,6 +23,25 @@ def proc_stat(pair, side, pid):
         if d['pid'] == pid:
             return d['counters'], sorted(q['qpn'] for q in d['qps'])
     return None, None
+
+
+def listeners(pair, side, port):
+    """The PIDs the host's listen table (RUN_DIR/cm/NETDEV) has for the port's service ID."""
+    sid = f'{RDMA_PS_TCP << 16 | port:016x}'
+    try:
+        with open(os.path.join(pair.run_dirs[side], 'cm', pair.ifs[side])) as f:
+            return [int(w[1]) for w in (ln.split() for ln in f) if w[:1] == [sid]]
+    except FileNotFoundError:
+        return []
+
+
+def wait_until(cond, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def fds(pid):
@@ -85,8 +104,89 @@ def storm(tap, pair):
     it.both_ok(tap, f'ucmatose -c {STORM}: connections, data, disconnects', srv, cli)
 
 
+def killed_listener(tap, pair):
+    """A listener killed (SIGKILL, nothing said to anyone) while its clients connect, and one
+    killed under a running rping: the clients end in error events or error completions, never
+    hang; the dead process's port is free again and a new listener on it takes connections."""
+    a = pair.ip4[0]
+    port = 7310
+    srv = pair.start(0, CM_ENV + ['cmtime', '-b', a, '-p', str(port)])
+    if not wait_listening(pair, 0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        return tap.ok(False, 'cmtime server listens', srv.out)
+    dead = srv.p.pid
+    # Killed as soon as the client says it starts connecting (its output line-buffered).
+    cli = pair.start(1, CM_ENV + ['stdbuf', '-oL', 'cmtime', '-s', a, '-p', str(port),
+                                  '-c', str(STORM)], log='cmtime-killed.log')
+    taken = wait_until(lambda: 'connecting' in cli.so_far(), 30)
+    srv.kill()
+    srv.wait(5)
+    t0 = time.monotonic()
+    cli.wait(60)
+    took = time.monotonic() - t0
+    events = re.findall(r'event: (RDMA_CM_EVENT_\w+)', cli.out)
+    events = [f'{events.count(e)} {e}' for e in sorted(set(events))]
+    tap.ok(taken and cli.rc not in (None, -9) and re.search(r'^disconnect\s*:', cli.out, re.M),
+           f'cmtime -c {STORM}, its listener killed while they connect: the client ends '
+           f'({took:.1f} s, {", ".join(events) or "no error event"})', cli.out)
+
+    # Another process's CM on that netdev now answers for the dead one: the port is nobody's.
+    other = pair.start(0, CM_ENV + ['rping', '-s', '-a', a, '-p', str(port + 1)])
+    if wait_listening(pair, 0, port + 1, other):
+        cli = pair.start(1, CM_ENV + ['rping', '-c', '-a', a, '-p', str(port), '-C', '1'])
+        cli.wait(60)
+        tap.ok('RDMA_CM_EVENT_REJECTED, error 8' in cli.out and dead not in listeners(pair, 0, port),
+               'the dead listener\'s port: a connect is rejected (invalid service ID), its entry gone',
+               cli.out)
+    else:
+        tap.ok(False, 'rping -s listens', other.out)
+
+    # A new listener on the port: every connection of a storm established.
+    srv = pair.start(0, CM_ENV + ['cmtime', '-b', a, '-p', str(port)])
+    up = wait_until(lambda: srv.p.pid in listeners(pair, 0, port) or srv.p.poll() is not None, 30)
+    cli = pair.start(1, CM_ENV + ['cmtime', '-s', a, '-p', str(port), '-c', str(STORM)])
+    cli.wait(60)
+    srv.kill()
+    srv.wait(5)
+    tap.ok(up and cli.rc == 0 and 'event:' not in cli.out and 'error' not in cli.out,
+           f'a new listener on the dead one\'s port: cmtime -c {STORM} connects and disconnects',
+           srv.out + cli.out)
+
+    # Killed under a running ib_write_bw -R: the client's writes end in error completions
+    # (retry exceeded), and it exits.
+    perf_port = port + 2
+    argv = ['ib_write_bw', '-d', 'uroce0', '-F', '-R', '-D', '30', '-p', str(perf_port)]
+    srv = pair.start(0, CM_ENV + argv)
+    if not wait_listening(pair, 0, perf_port, srv):
+        return tap.ok(False, 'ib_write_bw -R listens', srv.out)
+    cli = pair.start(1, CM_ENV + argv + [a], log='write-bw-killed.log')
+
+    def writing_qps():
+        return [q for d in json.loads(pair.uroce_cmd(1, 'stat', '-j').stdout)
+                if d['pid'] == cli.p.pid for q in d['qps'] if q.get('tx_packets', 0) > 1000]
+    running = wait_until(writing_qps, 30)
+    qp = writing_qps()
+    tap.ok(qp and all(k in qp[0] for k in ('rx_packets', 'tx_packets', 'srtt_ns',
+                                           'drop_seq_after_nak')) and
+           not any(k.startswith('cm_') for k in qp[0]),
+           'uroce stat -j: a QP\'s counters under the engine\'s names', json.dumps(qp))
+    srv.kill()
+    srv.wait(5)
+    t0 = time.monotonic()
+    cli.wait(60)
+    took = time.monotonic() - t0
+    tap.ok(running and cli.rc not in (0, -9) and
+           re.search(r'completion with error|wc status 12', cli.out, re.I),
+           f'ib_write_bw -R, its server killed while it writes: error completions, the client '
+           f'exits ({took:.1f} s)', cli.out[-3000:])
+    other.kill()
+    other.wait(5)
+
+
 def body(tap, pair):
     storm(tap, pair)
+    killed_listener(tap, pair)
 
 
 if __name__ == '__main__':
