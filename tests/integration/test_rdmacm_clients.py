@@ -184,9 +184,31 @@ def killed_listener(tap, pair):
     other.wait(5)
 
 
+QPERF_PORT = 19765	# qperf's TCP listen port (its parameters; the RC QPs meet by rdma_cm)
+
+
+def qperf(tap, pair):
+    """qperf -cm1: rc_bw and rc_lat with their QPs connected by rdma_cm."""
+    srv = pair.start(0, CM_ENV + ['qperf'])
+    if not pair.wait_listen(0, QPERF_PORT, srv):
+        srv.kill()
+        srv.wait(5)
+        return tap.ok(False, 'qperf server listens', srv.out)
+    cli = pair.start(1, CM_ENV + ['qperf', '-v', '-t', '2', '-cm1', pair.ip4[0], 'rc_bw',
+                                  'rc_lat'])
+    cli.wait(120)
+    srv.kill()
+    srv.wait(5)
+    bw = re.search(r'^rc_bw:\n\s+bw\s+=\s+([\d.]+ \S+)', cli.out, re.M)
+    lat = re.search(r'^rc_lat:\n\s+latency\s+=\s+([\d.]+ \S+)', cli.out, re.M)
+    tap.ok(cli.rc == 0 and bw and lat and len(re.findall(r'use_cm\s+=\s+1', cli.out)) == 2,
+           f'qperf -cm1 rc_bw rc_lat: {bw and bw[1]}, {lat and lat[1]}', srv.out + cli.out)
+
+
 def body(tap, pair):
     storm(tap, pair)
     killed_listener(tap, pair)
+    qperf(tap, pair)
 
 
 if __name__ == '__main__':
