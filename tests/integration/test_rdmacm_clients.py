@@ -205,10 +205,47 @@ def qperf(tap, pair):
            f'qperf -cm1 rc_bw rc_lat: {bw and bw[1]}, {lat and lat[1]}', srv.out + cli.out)
 
 
+RSPRELOAD = '/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so'
+RSTREAM_LINE = re.compile(r'^custom\s+(\S+)\s+(\S+)\s+\S+\s+\S+\s+\S+\s+([\d.]+)\s+([\d.]+)$', re.M)
+
+
+def rstream_pair(tap, pair, name, port, opts, preload=()):
+    """rstream server and client with OPTS (and -v's data check); the client's figures."""
+    a = pair.ip4[0]
+    o = ['-p', str(port), '-T', 'v'] + opts
+    srv, cli = cm_client_server(pair, list(preload) + ['rstream', '-b', a] + o,
+                                list(preload) + ['rstream', '-s', a] + o, port)
+    if not it.both_ok(tap, name, srv, cli):
+        return
+    got = RSTREAM_LINE.search(cli.out)
+    tap.ok(got and 'verification failed' not in cli.out + srv.out,
+           f'{name}: {got and got[2]} transfers of {got and got[1]} verified, '
+           f'{got and got[3]} Gb/s, {got and got[4]} us each', srv.out + cli.out)
+
+
+def rsockets(tap, pair):
+    """rsockets, librdmacm's socket API over RC QPs connected by rdma_cm: rstream's own
+    calls (blocking, poll, non-blocking) and plain socket calls turned into rsockets by
+    librspreload.so, preloaded after uroce's libraries."""
+    port = 7420
+    for opts in (['-S', '4096', '-C', '1000'], ['-T', 'a', '-S', '65536', '-C', '200'],
+                 ['-T', 'n', '-S', '1000000', '-C', '20']):
+        port += 1
+        rstream_pair(tap, pair, f'rstream {" ".join(opts)} -T v', port, opts)
+    if not os.path.exists(RSPRELOAD):
+        return tap.ok(False, 'librspreload.so installed', 'librdmacm1: tools/install-deps.sh')
+    # -T s: the socket calls of libc, each an rsocket under the preload (no TCP socket listens).
+    port += 1
+    preload = ['sh', '-c', f'LD_PRELOAD="$LD_PRELOAD:{RSPRELOAD}" exec "$@"', 'sh']
+    rstream_pair(tap, pair, 'rstream -T s (sockets) under librspreload -S 65536 -C 500', port,
+                 ['-T', 's', '-S', '65536', '-C', '500'], preload)
+
+
 def body(tap, pair):
     storm(tap, pair)
     killed_listener(tap, pair)
     qperf(tap, pair)
+    rsockets(tap, pair)
 
 
 if __name__ == '__main__':
