@@ -904,6 +904,8 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	if (st == IBV_WC_SUCCESS) {
 		wc.byte_len = RC_GRH_LEN + len;
 		wc.wc_flags = IBV_WC_GRH;
+		wc.sl = pkt->roce_v1 ? RC_UD_SL_GRH :
+			RC_UD_SL_UDP | (pkt->ip_version == 4 ? RC_UD_SL_IPV4 : RC_UD_SL_IPV6);
 		if (pkt->op->flags & WIRE_OPF_IMM) {
 			const struct wire_immdt *imm = wire_pkt_ext(pkt, WIRE_EXT_IMMDT);
 
