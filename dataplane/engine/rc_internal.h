@@ -282,6 +282,13 @@ struct rc_resp_res {
 	uint32_t	rkey;
 	uint32_t	len;
 	uint64_t	orig;		/* atomic: the value before the operation */
+	/*
+	 * read: run again for a duplicate request.  The original may have
+	 * completed and the application unmapped the memory while it is still
+	 * registered (UCX's registration cache does, pages pinned on hardware),
+	 * so it is copied as ODP memory is and dropped if the memory is gone.
+	 */
+	bool		replay;
 };
 
 /* ---- Per-QP state of the requester, completer and responder ---- */

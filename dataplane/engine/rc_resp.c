@@ -255,6 +255,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		x->rkey = wire_get32(reth->rkey);
 		x->len = len;
 		x->pending = true;
+		x->replay = true;
 		rc_qp_kick(qp);
 		return RESP_DONE;
 	}
@@ -1018,7 +1019,7 @@ static int send_cnp(struct rc_qp *qp)
 
 struct read_arg {
 	const uint8_t	*src;
-	bool		odp;		/* in an ODP region: rc_odp_read() */
+	bool		may_fault;	/* ODP region or a replay: rc_odp_read() */
 };
 
 static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
@@ -1026,7 +1027,7 @@ static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 	const struct read_arg *a = arg;
 	const uint8_t *src = a->src;
 
-	if (unlikely(a->odp)) {
+	if (unlikely(a->may_fault)) {
 		if (rc_odp_read(dst, src, len))
 			return -EFAULT;
 		if (crc)
@@ -1065,9 +1066,10 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 					  last ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE);
 		if (payload) {
 			a.src = rc_mr_remote(qp->eng, qp->pd, qp->qpn, x->rkey, x->va + off, payload,
-					     IBV_ACCESS_REMOTE_READ, &a.odp);
+					     IBV_ACCESS_REMOTE_READ, &a.may_fault);
 			if (!a.src)
 				return -EFAULT;
+			a.may_fault |= x->replay;
 		}
 	}
 	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, payload, copy_read, &a, NULL);
@@ -1154,6 +1156,12 @@ int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more)
 				return (int)sent;
 			}
 			ret = send_response(qp, x);
+			if (ret == -EFAULT && x->replay) {
+				/* The requester had the original: nothing of its waits on this. */
+				x->pending = false;
+				qp->cnt.rc_drops.count[RC_DROP_DUP_NOT_HELD]++;
+				break;
+			}
 			if (ret == -EFAULT) {
 				/* The region was deregistered under a read: remote access error. */
 				x->pending = false;
