@@ -53,6 +53,9 @@ struct prov_context {
 	struct prov_dataplane	*dpl;
 	int			async_wfd;	/* write end of the pipe behind context.async_fd */
 	struct prov_context	*next_ctx;	/* on dpl->contexts */
+	/* Destroyed QPs kept while an event about them is unread or unacknowledged. */
+	pthread_mutex_t		destroyed_lock;
+	struct prov_qp		*destroyed;
 };
 
 /*
@@ -154,7 +157,9 @@ struct prov_wr_batch {
 struct prov_qp {
 	struct verbs_qp		vqp;
 	struct rc_qp		*rc;
+	atomic_uint		async_written;	/* events put in the context's async pipe */
 	atomic_uint		async_reported;
+	struct prov_qp		*next_destroyed;	/* on prov_context.destroyed */
 	uint64_t		send_ops;	/* IBV_QP_EX_WITH_* allowed by create_qp_ex */
 	struct prov_wr_batch	batch;
 	/*
@@ -234,6 +239,17 @@ static inline void *prov_null_errno(int neg)
  */
 void prov_wait_events_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
 			    const uint32_t *completed, unsigned reported);
+/*
+ * prov_qp_release() - free a destroyed QP, or keep it while events about it
+ * are still in the async pipe or read but not acknowledged.
+ *
+ * The kernel drops a destroyed QP's queued events; a pipe cannot, so the
+ * application may still read one (UCX does, under Open MPI) and then
+ * ibv_ack_async_event() locks the QP's mutex: its memory must outlive that.
+ * Kept QPs are freed once done, when a later event is read or QP destroyed,
+ * or with the context.
+ */
+void prov_qp_release(struct prov_qp *qp);
 
 /* prov_dm.c */
 #define PROV_MAX_DM_SIZE	(256 * 1024)

@@ -24,7 +24,8 @@
 static pthread_mutex_t prov_dataplanes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct prov_dataplane *prov_dataplanes;
 
-static void prov_async_write(struct prov_context *ctx, uint64_t element, enum ibv_event_type type)
+/* Return: false when the event was dropped. */
+static bool prov_async_write(struct prov_context *ctx, uint64_t element, enum ibv_event_type type)
 {
 	struct ib_uverbs_async_event_desc ev = {
 		.element = element,
@@ -35,8 +36,7 @@ static void prov_async_write(struct prov_context *ctx, uint64_t element, enum ib
 	 * Non-blocking: a full pipe means the application ignores its events;
 	 * dropping one then beats stalling the engine, which holds its lock.
 	 */
-	if (write(ctx->async_wfd, &ev, sizeof(ev)) != sizeof(ev))
-		return;
+	return write(ctx->async_wfd, &ev, sizeof(ev)) == sizeof(ev);
 }
 
 static void prov_sync_gids(struct prov_dataplane *dpl);
@@ -92,7 +92,10 @@ static void prov_engine_async_event(void *arg, enum ibv_event_type type, void *o
 	case PROV_EVENT_QP: {
 		struct prov_qp *qp = obj_user;
 
-		prov_async_write(to_pctx(qp->vqp.qp.context), (uintptr_t)&qp->vqp.qp, type);
+		/* Counted before the write: the application may read it at once. */
+		atomic_fetch_add(&qp->async_written, 1);
+		if (!prov_async_write(to_pctx(qp->vqp.qp.context), (uintptr_t)&qp->vqp.qp, type))
+			atomic_fetch_sub(&qp->async_written, 1);
 		return;
 	}
 	case PROV_EVENT_SRQ: {
@@ -390,16 +393,62 @@ static int prov_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_por
 
 /* ---- Asynchronous events as the application reads them ---- */
 
+/* True once every event written about @qp was read and acknowledged. */
+static bool prov_qp_events_done(struct prov_qp *qp)
+{
+	struct ibv_qp *ib = &qp->vqp.qp;
+	unsigned reported = atomic_load(&qp->async_reported);
+	bool done;
+
+	pthread_mutex_lock(&ib->mutex);
+	done = ib->events_completed == reported && reported == atomic_load(&qp->async_written);
+	pthread_mutex_unlock(&ib->mutex);
+	return done;
+}
+
+/* Free the destroyed QPs of @ctx whose events are done; @all: every one (the context goes). */
+static void prov_reap_destroyed(struct prov_context *ctx, bool all)
+{
+	pthread_mutex_lock(&ctx->destroyed_lock);
+	for (struct prov_qp **p = &ctx->destroyed; *p;) {
+		struct prov_qp *qp = *p;
+
+		if (!all && !prov_qp_events_done(qp)) {
+			p = &qp->next_destroyed;
+			continue;
+		}
+		*p = qp->next_destroyed;
+		free(qp);
+	}
+	pthread_mutex_unlock(&ctx->destroyed_lock);
+}
+
+void prov_qp_release(struct prov_qp *qp)
+{
+	struct prov_context *ctx = to_pctx(qp->vqp.qp.context);
+
+	if (prov_qp_events_done(qp)) {
+		free(qp);
+	} else {
+		pthread_mutex_lock(&ctx->destroyed_lock);
+		qp->next_destroyed = ctx->destroyed;
+		ctx->destroyed = qp;
+		pthread_mutex_unlock(&ctx->destroyed_lock);
+	}
+	prov_reap_destroyed(ctx, false);
+}
+
 /* Called by ibv_get_async_event() after the read: counts what destroy must wait for. */
 static void prov_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
-	(void)ctx;
 	switch (prov_event_object(event->event_type)) {
 	case PROV_EVENT_CQ:
 		atomic_fetch_add(&to_pcq(event->element.cq)->async_reported, 1);
 		break;
 	case PROV_EVENT_QP:
 		atomic_fetch_add(&to_pqp(event->element.qp)->async_reported, 1);
+		/* This one waits for its acknowledgement; earlier ones may be done. */
+		prov_reap_destroyed(to_pctx(ctx), false);
 		break;
 	case PROV_EVENT_SRQ:
 		atomic_fetch_add(&to_psrq(event->element.srq)->async_reported, 1);
@@ -486,6 +535,7 @@ static struct verbs_context *prov_alloc_context(struct ibv_device *ibdev, int cm
 						    offsetof(struct prov_context, vctx), 0);
 	if (!ctx)
 		return NULL;
+	pthread_mutex_init(&ctx->destroyed_lock, NULL);
 	if (pipe2(pfd, O_CLOEXEC))
 		goto err_uninit;
 	if (fcntl(pfd[1], F_SETFL, O_NONBLOCK)) {
@@ -533,6 +583,8 @@ static void prov_free_context(struct ibv_context *ibctx)
 	prov_dataplane_put(dpl);
 	close(ctx->async_wfd);
 	verbs_uninit_context(&ctx->vctx);
+	prov_reap_destroyed(ctx, true);
+	pthread_mutex_destroy(&ctx->destroyed_lock);
 	free(ctx);
 }
 

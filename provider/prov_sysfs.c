@@ -318,6 +318,29 @@ int prov_sysfs_remove(const char *root, const char *ibdev, const char *uverbs)
 	return ret;
 }
 
+/*
+ * device/net/NETDEV, as the kernel links a RoCE device to its netdev: a
+ * symlink to /sys/class/net/NETDEV, so readers that list the directory
+ * (rdma-core's tests) or follow it (to the netdev's attributes) find it.
+ */
+static int link_netdev(const char *ibdev_path, const char *netdev)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	int ret;
+
+	if (!netdev || !*netdev)
+		return 0;
+	if (path_fmt(path, sizeof(path), "%s/device/net", ibdev_path) ||
+	    path_fmt(target, sizeof(target), "/sys/class/net/%s", netdev))
+		return -ENAMETOOLONG;
+	ret = make_dirs(path);
+	if (ret)
+		return ret;
+	if (path_fmt(path, sizeof(path), "%s/device/net/%s", ibdev_path, netdev))
+		return -ENAMETOOLONG;
+	return symlink(target, path) ? -errno : 0;
+}
+
 int prov_sysfs_create(const struct prov_sysfs_dev *d, const struct wire_gid_entry *gids,
 		      unsigned n, char *err, size_t errlen)
 {
@@ -352,6 +375,7 @@ int prov_sysfs_create(const struct prov_sysfs_dev *d, const struct wire_gid_entr
 		snprintf(text, sizeof(text), UROCE_MODALIAS_PREFIX "%s\n", d->ibdev);
 		ret = write_fmt(text, "%s/device/modalias", ibdev_path);
 	}
+	ret = ret ? ret : link_netdev(ibdev_path, d->netdev);
 	ret = ret ? ret : prov_sysfs_write_gids(ibdev_path, gids, n, d->netdev);
 	/* The uverbs entry last: libibverbs discovers devices from it. */
 	if (!ret) {

@@ -684,7 +684,7 @@ int prov_destroy_qp(struct ibv_qp *ibqp)
 	if (ibqp->pd && to_ppd(ibqp->pd)->base)
 		atomic_fetch_sub(&to_ppd(ibqp->pd)->users, 1);
 	prov_qp_ex_fini(qp);
-	free(qp);
+	prov_qp_release(qp);
 	return 0;
 }
 

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* `uroce exec -- PROGRAM ARGS`: run an unmodified verbs program on the uroce devices. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/netlink.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,9 +39,12 @@
 static int exec_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: uroce exec [--] PROGRAM [ARGS...]\n"
+		"usage: uroce exec [--no-sys-view] [--] PROGRAM [ARGS...]\n"
 		"Runs PROGRAM with SYSFS_PATH=%s/%s, the uroce provider, the completion-channel\n"
 		"interposer (for event mode, e.g. -e) and kernel RDMA netlink hidden.\n"
+		"With CAP_SYS_ADMIN, PROGRAM also sees uroce's devices in /sys/class/infiniband and\n"
+		"/sys/class/infiniband_verbs (a mount namespace of its own; the host's /sys is left\n"
+		"as it is); --no-sys-view leaves /sys as it is for PROGRAM too.\n"
 		"Polling programs also run with just `export SYSFS_PATH=%s/%s`.\n",
 		host_run_dir(), UROCE_SYSFS_DIR, host_run_dir(), UROCE_SYSFS_DIR);
 	return 2;
@@ -97,6 +104,100 @@ static int hide_rdma_netlink(void)
 	return ret;
 }
 
+/* The classes uroce's tree supplies in place of the host's. */
+static const char *const view_classes[] = { "infiniband", "infiniband_verbs" };
+
+static bool is_view_class(const char *name)
+{
+	for (size_t i = 0; i < sizeof(view_classes) / sizeof(view_classes[0]); i++)
+		if (!strcmp(name, view_classes[i]))
+			return true;
+	return false;
+}
+
+/* Bind @src on a new directory /sys/class/@name, read-only when @ro. */
+static int bind_class(const char *src, const char *name, bool ro)
+{
+	char dst[PATH_MAX];
+
+	snprintf(dst, sizeof(dst), "/sys/class/%s", name);
+	if (mkdir(dst, 0755) || mount(src, dst, NULL, MS_BIND | MS_REC, NULL))
+		return -errno;
+	if (ro && mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID |
+			MS_NODEV | MS_NOEXEC, NULL))
+		return -errno;
+	return 0;
+}
+
+/*
+ * sys_view() - show uroce's devices at the real sysfs paths, to this process only.
+ * @sysfs: uroce's tree (<run dir>/sysfs)
+ *
+ * UCX and rdma-core's tests read /sys/class/infiniband themselves, not
+ * SYSFS_PATH.  In a mount namespace of its own (slave to the host's, so
+ * nothing leaks out), a tmpfs goes over /sys/class holding every host class
+ * bound back in, reached through a descriptor opened before it, but
+ * infiniband and infiniband_verbs bound read-only from @sysfs; the tmpfs is
+ * then made read-only, as sysfs is.
+ * Return: 0; -EPERM before anything changed without CAP_SYS_ADMIN; -errno
+ * with the step in @what otherwise.
+ */
+static int sys_view(const char *sysfs, const char **what)
+{
+	char src[PATH_MAX + 64];
+	struct dirent *de;
+	int ret = 0, real;
+	DIR *dir;
+
+	*what = "unshare the mount namespace";
+	if (unshare(CLONE_NEWNS))
+		return -errno;
+	*what = "make / a slave mount";
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL))
+		return -errno;
+	/* Opened in the new namespace: a bind's source must be a mount of the caller's. */
+	*what = "open /sys/class";
+	real = open("/sys/class", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (real < 0)
+		return -errno;
+	dir = fdopendir(real);
+	if (!dir) {
+		ret = -errno;
+		close(real);
+		return ret;
+	}
+	*what = "mount a tmpfs on /sys/class";
+	if (mount("uroce-sys-class", "/sys/class", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755"))
+		goto out_errno;
+	*what = "bind the host's classes";
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.' || is_view_class(de->d_name))
+			continue;
+		snprintf(src, sizeof(src), "/proc/self/fd/%d/%s", real, de->d_name);
+		ret = bind_class(src, de->d_name, false);
+		if (ret)
+			goto out_close;
+	}
+	*what = "bind uroce's classes";
+	for (size_t i = 0; i < sizeof(view_classes) / sizeof(view_classes[0]); i++) {
+		snprintf(src, sizeof(src), "%s/class/%s", sysfs, view_classes[i]);
+		ret = bind_class(src, view_classes[i], true);
+		if (ret)
+			goto out_close;
+	}
+	*what = "make /sys/class read-only";
+	if (mount(NULL, "/sys/class", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV |
+		  MS_NOEXEC, NULL))
+		goto out_errno;
+	goto out_close;
+out_errno:
+	ret = -errno;
+out_close:
+	closedir(dir);
+	return ret;
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	bool build = from_build_tree();
@@ -105,13 +206,25 @@ int cmd_exec(int argc, char **argv)
 	const char *ucma = build ? UROCE_UCMA_BUILD : UROCE_UCMA_INSTALL;
 	char sysfs[PATH_MAX], path[PATH_MAX + 64];
 	struct stat st;
+	bool view = true;
+	const char *what;
 	int first = 1, ret;
 
-	if (argc > 1 && !strcmp(argv[1], "--"))
-		first = 2;
-	else if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		exec_usage(stdout);
-		return 0;
+	for (; first < argc && argv[first][0] == '-'; first++) {
+		if (!strcmp(argv[first], "--")) {
+			first++;
+			break;
+		}
+		if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
+			exec_usage(stdout);
+			return 0;
+		}
+		if (strcmp(argv[first], "--no-sys-view")) {
+			fprintf(stderr, "uroce exec: unknown option %s (a program's options go after "
+				"`--`)\n", argv[first]);
+			return 2;
+		}
+		view = false;
 	}
 	if (first >= argc)
 		return exec_usage(stderr);
@@ -145,6 +258,12 @@ int cmd_exec(int argc, char **argv)
 	    env_prepend("RDMAV_DRIVERS", provider, ':') || env_prepend("LD_PRELOAD", compchan, ':') ||
 	    env_prepend("LD_PRELOAD", ucma, ':')) {
 		fprintf(stderr, "uroce exec: cannot set the environment: %s\n", strerror(errno));
+		return 1;
+	}
+	ret = view ? sys_view(sysfs, &what) : 0;
+	if (ret && ret != -EPERM) {
+		fprintf(stderr, "uroce exec: cannot give %s its /sys view (%s: %s); run it with "
+			"--no-sys-view\n", argv[first], what, strerror(-ret));
 		return 1;
 	}
 	ret = hide_rdma_netlink();

@@ -24,6 +24,8 @@ else
 	iperf3 sockperf qperf gnuplot-nox linux-perf
 	# interop with the kernel's Soft-RoCE in a qemu guest (tests/interop)
 	qemu-system-x86 debootstrap zstd cpio kmod tcpdump openssh-client
+	# real clients: UCX and Open MPI over UCX (tests/integration it-ucx, it-mpi)
+	ucx-utils libucx0 openmpi-bin libopenmpi-dev
 	)
 fi
 

@@ -29,6 +29,16 @@
 #define RC_L3_OVERHEAD		(40 + 8 + 12 + 16 + 4 + 4)
 #define RC_CNP_INTERVAL_NS	50000ull	/* at most one CNP per QP per 50 us */
 #define RC_GRH_LEN		40		/* UD receive buffers start with a GRH area */
+/*
+ * A UD receive completion's sl on RoCE is the frame's type, as mlx5 reports it
+ * and UCX's ud_verbs reads it to find the destination address in the GRH area
+ * (A17.4.5.1: the CQE tells an IPv4 from an IPv6 or a RoCE v1 frame): bit 3 set
+ * for a UDP (RoCE v2) frame, bits 2:0 the L3 header: 0 GRH, 1 IPv6, 2 IPv4.
+ */
+#define RC_UD_SL_UDP		0x8
+#define RC_UD_SL_GRH		0x0
+#define RC_UD_SL_IPV6		0x1
+#define RC_UD_SL_IPV4		0x2
 #define RC_ICRC_IN_COPY_MIN	256		/* payload from which rx ICRC and copy are one pass */
 #define RC_DEFAULT_QPN		0x11
 /* Loss recovery defaults (rc_rto.c; rc_engine_cfg overrides the first two). */
@@ -286,6 +296,13 @@ struct rc_resp_res {
 	uint32_t	len;
 	uint32_t	srqn;		/* XRC target: the SRQ whose PD the read is checked against */
 	uint64_t	orig;		/* atomic: the value before the operation */
+	/*
+	 * read: run again for a duplicate request.  The original may have
+	 * completed and the application unmapped the memory while it is still
+	 * registered (UCX's registration cache does, pages pinned on hardware),
+	 * so it is copied as ODP memory is and dropped if the memory is gone.
+	 */
+	bool		replay;
 };
 
 /* ---- Per-QP state of the requester, completer and responder ---- */

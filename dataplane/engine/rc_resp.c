@@ -279,6 +279,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		x->rkey = wire_get32(reth->rkey);
 		x->len = len;
 		x->pending = true;
+		x->replay = true;
 		rc_qp_kick(qp);
 		return RESP_DONE;
 	}
@@ -950,6 +951,8 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	if (st == IBV_WC_SUCCESS) {
 		wc.byte_len = RC_GRH_LEN + len;
 		wc.wc_flags = IBV_WC_GRH;
+		wc.sl = pkt->roce_v1 ? RC_UD_SL_GRH :
+			RC_UD_SL_UDP | (pkt->ip_version == 4 ? RC_UD_SL_IPV4 : RC_UD_SL_IPV6);
 		if (pkt->op->flags & WIRE_OPF_IMM) {
 			const struct wire_immdt *imm = wire_pkt_ext(pkt, WIRE_EXT_IMMDT);
 
@@ -1062,7 +1065,7 @@ static int send_cnp(struct rc_qp *qp)
 
 struct read_arg {
 	const uint8_t	*src;
-	bool		odp;		/* in an ODP region: rc_odp_read() */
+	bool		may_fault;	/* ODP region or a replay: rc_odp_read() */
 };
 
 static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
@@ -1070,7 +1073,7 @@ static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 	const struct read_arg *a = arg;
 	const uint8_t *src = a->src;
 
-	if (unlikely(a->odp)) {
+	if (unlikely(a->may_fault)) {
 		if (rc_odp_read(dst, src, len))
 			return -EFAULT;
 		if (crc)
@@ -1122,9 +1125,10 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 			struct rc_pd *pd = res_pd(qp, x);
 
 			a.src = pd ? rc_mr_remote(qp->eng, pd, qp->qpn, x->rkey, x->va + off, payload,
-						  IBV_ACCESS_REMOTE_READ, &a.odp) : NULL;
+						  IBV_ACCESS_REMOTE_READ, &a.may_fault) : NULL;
 			if (!a.src)
 				return -EFAULT;
+			a.may_fault |= x->replay;
 		}
 	}
 	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, payload, copy_read, &a, NULL);
@@ -1211,6 +1215,12 @@ int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more)
 				return (int)sent;
 			}
 			ret = send_response(qp, x);
+			if (ret == -EFAULT && x->replay) {
+				/* The requester had the original: nothing of its waits on this. */
+				x->pending = false;
+				qp->cnt.rc_drops.count[RC_DROP_DUP_NOT_HELD]++;
+				break;
+			}
 			if (ret == -EFAULT) {
 				/* The region was deregistered under a read: remote access error. */
 				x->pending = false;

@@ -21,6 +21,7 @@
  *   class/infiniband/<ibdev>/node_type            "1: CA"
  *   class/infiniband/<ibdev>/node_guid            EUI-64 of the MAC
  *   class/infiniband/<ibdev>/device/modalias      "uroce:N<ibdev>", what the provider matches
+ *   class/infiniband/<ibdev>/device/net/<netdev>  symlink to /sys/class/net/<netdev>
  *   class/infiniband/<ibdev>/ports/1/gids/N       the GID table (as the kernel prints it)
  *   class/infiniband/<ibdev>/ports/1/gid_attrs/types/N   "IB/RoCE v1" or "RoCE v2"
  *   class/infiniband/<ibdev>/ports/1/gid_attrs/ndevs/N   netdev of a valid entry

@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "engine_harness.h"
 #include "suites.h"
@@ -763,6 +765,49 @@ START_TEST(duplicate_read_reexecuted)
 END_TEST
 
 /*
+ * UCX's registration cache keeps a region registered after the application
+ * unmapped it (hardware has the pages pinned).  A duplicate of a read that
+ * completed then finds no memory: it is dropped and counted, not a SIGSEGV,
+ * and the QP goes on (no NAK, not in error).
+ */
+START_TEST(duplicate_read_of_unmapped_memory_dropped)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct wire_build_desc d;
+	struct rc_mr *mr;
+	struct rsp r;
+	uint8_t *mem;
+
+	rsp_init(&r);
+	mem = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(mem, MAP_FAILED);
+	memset(mem, 0x5a, page);
+	mr = rc_mr_reg(r.e.pd[1], mem, page, (uintptr_t)mem, IBV_ACCESS_REMOTE_READ);
+	ck_assert_ptr_nonnull(mr);
+	d = req(&r, WIRE_OP_READ_REQUEST, EPSN, true);
+	d.reth.va = (uintptr_t)mem;
+	d.reth.rkey = rc_mr_rkey(mr);
+	d.reth.len = 1024;
+	inject(&r, &d, NULL, 0);
+	ck_assert_ptr_nonnull(h_cap_find(&r.cap, 1, WIRE_OP_READ_RESP_ONLY, 0));
+
+	ck_assert_int_eq(munmap(mem, page), 0);
+	inject(&r, &d, NULL, 0);
+	ck_assert_uint_eq(qp_cnt(r.qp).duplicates, 1);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_DUP_NOT_HELD], 1);
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, 0xffff), 1);
+	ck_assert_int_eq(qp_state(r.qp), IBV_QPS_RTS);
+
+	/* A write after it is taken and acknowledged as usual. */
+	write_only(&r, EPSN + 1, true, (uintptr_t)r.mem, rc_mr_rkey(r.mr), "abcd", 4);
+	ck_assert_uint_eq(n_acks(&r), 1);
+	ck_assert_int_eq(memcmp(r.mem, "abcd", 4), 0);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
+	rsp_fini(&r);
+}
+END_TEST
+
+/*
  * A new read arriving while the oldest responder resource still has
  * responses queued takes that slot and is executed (the requester no longer
  * waits for the old one); found against rxe, which re-sends reads in bursts.
@@ -1472,6 +1517,7 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, rnr_on_write_imm_last);
 	tcase_add_test(tc, duplicate_atomic_replayed);
 	tcase_add_test(tc, duplicate_read_reexecuted);
+	tcase_add_test(tc, duplicate_read_of_unmapped_memory_dropped);
 	tcase_add_test(tc, send_with_invalidate);
 	tcase_add_test(tc, send_with_invalidate_unknown_key);
 	tcase_add_test(tc, zero_length_write_skips_rkey);

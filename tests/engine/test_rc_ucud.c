@@ -92,6 +92,7 @@ START_TEST(ud_grh_ipv4)
 	ck_assert_uint_eq(wc.src_qp, rc_qp_num(u.qp[0]));
 	ck_assert_int_eq(wc.wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM), IBV_WC_GRH | IBV_WC_WITH_IMM);
 	ck_assert_uint_eq(be32toh(wc.imm_data), 0xabcd);
+	ck_assert_uint_eq(wc.sl, 0x8 | 0x2);	/* mlx5's packet type: UDP, IPv4 (UCX reads it) */
 	for (int i = 0; i < 20; i++)
 		ck_assert_uint_eq(u.buf[1][i], 0);
 	ck_assert_uint_eq(u.buf[1][20], 0x45);
@@ -156,6 +157,7 @@ START_TEST(ud_grh_ipv6)
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(wc.byte_len, 50);
 	ck_assert_int_eq(wc.wc_flags, IBV_WC_GRH);
+	ck_assert_uint_eq(wc.sl, _i ? 0x0 : 0x8 | 0x1);	/* packet type: GRH, or UDP over IPv6 */
 	ck_assert_uint_eq(u.buf[1][0] >> 4, 6);
 	ck_assert_uint_eq(u.buf[1][6], _i ? WIRE_GRH_NXTHDR_IBA : WIRE_IPPROTO_UDP);
 	h_gid(0, gi, g);

@@ -132,39 +132,45 @@ class Pair:
 
     # ---- setup and teardown ----
 
-    def setup(self):
-        for ns in self.ns:
-            sh('ip', 'netns', 'add', ns)
-            self.created.append(ns)
-            # No duplicate address detection (addresses are usable at once), and
-            # IPv6 addresses survive the link going down and up again.
-            for conf in ('all', 'default'):
-                for knob in ('accept_dad=0', 'keep_addr_on_down=1'):
-                    sh('ip', 'netns', 'exec', ns, 'sysctl', '-qw',
-                       f'net.ipv6.conf.{conf}.{knob}')
-            sh('ip', '-n', ns, 'link', 'set', 'lo', 'up')
+    def add_netns(self, ns):
+        sh('ip', 'netns', 'add', ns)
+        self.created.append(ns)
+        # No duplicate address detection (addresses are usable at once), and
+        # IPv6 addresses survive the link going down and up again.
+        for conf in ('all', 'default'):
+            for knob in ('accept_dad=0', 'keep_addr_on_down=1'):
+                sh('ip', 'netns', 'exec', ns, 'sysctl', '-qw', f'net.ipv6.conf.{conf}.{knob}')
+        sh('ip', '-n', ns, 'link', 'set', 'lo', 'up')
+
+    def link(self):
+        """The veth between the two namespaces."""
         sh('ip', 'link', 'add', self.ifs[0], 'netns', self.ns[0], 'mtu', str(self.mtu),
            'type', 'veth', 'peer', 'name', self.ifs[1], 'netns', self.ns[1],
            'mtu', str(self.mtu))
-        for i in range(2):
+
+    def setup(self):
+        for ns in self.ns:
+            self.add_netns(ns)
+        self.link()
+        for i in range(len(self.ns)):
             sh('ip', '-n', self.ns[i], 'addr', 'add', f'{self.ip4[i]}/24', 'dev', self.ifs[i])
             sh('ip', '-n', self.ns[i], 'addr', 'add', f'{self.ip6[i]}/64', 'dev', self.ifs[i],
                'nodad')
             sh('ip', '-n', self.ns[i], 'link', 'set', self.ifs[i], 'up')
         self.wait_running()
-        for i in range(2):
+        for i in range(len(self.ns)):
             os.makedirs(self.run_dirs[i])
             self.uroce_cmd(i, 'link', 'add', 'uroce0', 'netdev', self.ifs[i], *self.link_args)
             self.devices[i] = True
 
     def wait_running(self, timeout=10):
-        """Wait for carrier on both ends: the kernel reports it up to a second late (linkwatch)."""
+        """Wait for carrier on every end: the kernel reports it up to a second late (linkwatch)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            states = [json.loads(sh('ip', '-n', self.ns[i], '-j', 'link', 'show',
-                                    self.ifs[i]).stdout)[0].get('operstate')
-                      for i in range(2)]
-            if states == ['UP', 'UP']:
+            states = [json.loads(sh('ip', '-n', ns, '-j', 'link', 'show',
+                                    ifname).stdout)[0].get('operstate')
+                      for ns, ifname in zip(self.ns, self.ifs)]
+            if all(st == 'UP' for st in states):
                 return
             time.sleep(0.05)
         raise TapFailure(f'veth {self.ifs} not running after {timeout} s')
@@ -178,7 +184,7 @@ class Pair:
     def teardown(self):
         for p in self.procs:
             p.kill()
-        for i in range(2):
+        for i in range(len(self.ns)):
             if self.devices[i]:
                 self.uroce_cmd(i, 'link', 'del', 'uroce0', check=False)
                 self.devices[i] = False
@@ -254,6 +260,32 @@ class Pair:
             if family == 'll' and g['gid'].startswith('fe80'):
                 return g['index']
         raise TapFailure(f'no {want} GID of family {family} on side {side}')
+
+
+class Mesh(Pair):
+    """N namespaces on one bridge (in a hub namespace of its own), uroce0 in each."""
+
+    def __init__(self, build, tag, n=4, mtu=1500, subnet=80, link_args=()):
+        super().__init__(build, tag, mtu=mtu, subnet=subnet, link_args=link_args)
+        tag = self.tag
+        self.hub = f'{NS_PREFIX}{tag}H'
+        self.ns = [f'{NS_PREFIX}{tag}{i}' for i in range(n)]
+        self.ifs = [f'{NS_PREFIX}v{tag}{i}' for i in range(n)]
+        self.ports = [f'{NS_PREFIX}h{tag}{i}' for i in range(n)]
+        self.ip4 = [f'10.{subnet}.0.{i + 1}' for i in range(n)]
+        self.ip6 = [f'fd00:{subnet}::{i + 1}' for i in range(n)]
+        self.run_dirs = [os.path.join(self.tmp, str(i)) for i in range(n)]
+        self.devices = [False] * n
+
+    def link(self):
+        """A bridge in the hub, a veth from each namespace to one of its ports."""
+        self.add_netns(self.hub)
+        sh('ip', '-n', self.hub, 'link', 'add', 'br0', 'mtu', str(self.mtu), 'type', 'bridge')
+        sh('ip', '-n', self.hub, 'link', 'set', 'br0', 'up')
+        for ns, ifname, port in zip(self.ns, self.ifs, self.ports):
+            sh('ip', 'link', 'add', ifname, 'netns', ns, 'mtu', str(self.mtu), 'type', 'veth',
+               'peer', 'name', port, 'netns', self.hub, 'mtu', str(self.mtu))
+            sh('ip', '-n', self.hub, 'link', 'set', port, 'master', 'br0', 'up')
 
 
 def both_ok(tap, name, srv, cli):

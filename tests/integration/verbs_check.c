@@ -1071,6 +1071,67 @@ static int case_srq_limit(struct dev *d, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * An SRQ-attached QP moved to error raises IBV_EVENT_QP_LAST_WQE_REACHED;
+ * UCX (under Open MPI) may destroy the QP before reading it.  Destroy must
+ * not wait for an event not yet read, and the event read afterwards still
+ * names that QP, whose handle stays valid until acknowledged: a new QP
+ * created meanwhile does not take its memory, and acknowledging the old
+ * event leaves the new QP's count alone (its destroy does not hang).
+ */
+static int case_destroyed_qp_event(struct dev *d, char *why, size_t whylen)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ibv_qp_attr to_init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct ibv_qp *qp, *next;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	uint32_t qpn;
+	bool got = false;
+	uint64_t end;
+
+	cq = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
+	srq = ibv_create_srq(d->pd, &sattr);
+	CHECK(cq && srq, "ibv_create_cq/srq: %s", strerror(errno));
+	init.send_cq = init.recv_cq = cq;
+	init.srq = srq;
+	qp = ibv_create_qp(d->pd, &init);
+	CHECK(qp, "ibv_create_qp: %s", strerror(errno));
+	qpn = qp->qp_num;
+	CHECK(!ibv_modify_qp(qp, &to_init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			     IBV_QP_ACCESS_FLAGS) && !ibv_modify_qp(qp, &err, IBV_QP_STATE),
+	      "moving the QP to INIT, then to error failed");
+	CHECK(!ibv_destroy_qp(qp), "ibv_destroy_qp with its event unread failed");
+	next = ibv_create_qp(d->pd, &init);
+	CHECK(next, "ibv_create_qp after the destroy: %s", strerror(errno));
+	end = now_ms() + WAIT_MS;
+	while (!got && now_ms() < end) {
+		struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		CHECK(!ibv_get_async_event(d->ctx, &ev), "ibv_get_async_event: %s", strerror(errno));
+		got = ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED;
+		if (got) {
+			CHECK(ev.element.qp == qp && ev.element.qp != next,
+			      "the event names %p, not the destroyed QP %p (new QP %p)",
+			      (void *)ev.element.qp, (void *)qp, (void *)next);
+			CHECK(ev.element.qp->qp_num == qpn, "the event's QP reads QPN %#x, not %#x",
+			      ev.element.qp->qp_num, qpn);
+		}
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(got, "no IBV_EVENT_QP_LAST_WQE_REACHED after the SRQ-attached QP's error");
+	CHECK(!ibv_destroy_qp(next), "ibv_destroy_qp of the new QP failed");
+	CHECK(!ibv_destroy_srq(srq) && !ibv_destroy_cq(cq), "ibv_destroy_srq/cq failed");
+	return 0;
+}
+
 /* Stream writes, have the peer die, and time the requester's retry exhaustion. */
 static int case_peer_death(struct dev *d, char *why, size_t whylen)
 {
@@ -1392,6 +1453,7 @@ int main(int argc, char **argv)
 		{ "device_memory", case_device_memory },
 		{ "completion_timestamps", case_timestamps },
 		{ "xrc_objects", case_xrc_objects },
+		{ "destroyed_qp_event_still_readable", case_destroyed_qp_event },
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
 	bool peer_death = false, events = false;

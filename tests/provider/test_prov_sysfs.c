@@ -54,6 +54,19 @@ static const char *slurp(const char *rel)
 	return buf;
 }
 
+/* Where the symlink <tree>/<rel> points; "" if it is not one. */
+static const char *link_target(const char *rel)
+{
+	static char buf[PATH_MAX];
+	char path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", tree, rel);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
 static bool exists(const char *rel)
 {
 	char path[PATH_MAX];
@@ -131,6 +144,7 @@ START_TEST(test_tree_has_what_libibverbs_reads)
 	ck_assert_str_eq(slurp("class/infiniband/uroce0/node_guid"), "5054:00ff:fe12:3456\n");
 	ck_assert_str_eq(slurp("class/infiniband/uroce0/device/modalias"), "uroce:Nuroce0\n");
 	ck_assert_str_eq(slurp("class/infiniband/uroce0/ports/1/pkeys/0"), "0xffff\n");
+	ck_assert_str_eq(link_target("class/infiniband/uroce0/device/net/lo"), "/sys/class/net/lo");
 	ck_assert_str_eq(slurp("class/infiniband/uroce0/ports/1/gids/0"),
 			 "fe80:0000:0000:0000:5054:00ff:fe12:3456\n");
 	ck_assert_str_eq(slurp("class/infiniband/uroce0/ports/1/gids/3"),
