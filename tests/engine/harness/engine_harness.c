@@ -165,6 +165,7 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.no_adaptive_rto = o->no_adaptive_rto,
 			.no_tail_probe = o->no_tail_probe,
 			.dcqcn = o->dcqcn,
+			.selective_repeat = o->selective_repeat[s],
 		};
 
 		if (o->shared_gids) {

@@ -50,6 +50,7 @@ struct h_opts {
 	uint32_t	rto_min_us, restart_window;
 	bool		no_adaptive_rto, no_tail_probe;
 	struct dcqcn_cfg dcqcn;	/* the reaction point of both engines */
+	bool		selective_repeat[2];	/* each side's setting */
 };
 
 /*

@@ -679,6 +679,7 @@ static int setup(struct soak *k)
 			.port = port_sim_port(k->link, s), .now_ns = clock_now, .clock_arg = k,
 			.seed = mix(c->seed + (uint64_t)s),
 			.dcqcn.on = c->dcqcn,
+			.selective_repeat = c->selective_repeat,
 		};
 		struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 
@@ -733,6 +734,9 @@ static void collect(struct soak *k)
 		r->rate_paced += c.rate_paced;
 		r->by_reference += st.by_reference;
 		r->linearized += st.linearized;
+		r->selective_naks += c.selective_naks_rx;
+		r->selective_resends += c.selective_resends;
+		r->selective_placed += c.selective_placed;
 	}
 }
 

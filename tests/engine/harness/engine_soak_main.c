@@ -11,7 +11,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] [--burst N] "
 			"[--reorder P] [--dup P] [--corrupt P] [--ce-mark P] [--ops N] [--pairs N] "
-			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn]\n"
+			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--selective-repeat]\n"
 			"  P is a probability per frame and direction; --burst N: each loss takes "
 			"N frames in a row\n");
 	exit(2);
@@ -32,8 +32,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i += 2) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(argv[i], "--zero-copy") || !strcmp(argv[i], "--dcqcn")) {
-			*(argv[i][2] == 'z' ? &base.zero_copy : &base.dcqcn) = true;
+		if (!strcmp(argv[i], "--zero-copy") || !strcmp(argv[i], "--dcqcn") ||
+		    !strcmp(argv[i], "--selective-repeat")) {
+			*(argv[i][2] == 'z' ? &base.zero_copy : argv[i][2] == 'd' ? &base.dcqcn :
+			  &base.selective_repeat) = true;
 			i--;
 			continue;
 		}
@@ -77,7 +79,8 @@ int main(int argc, char **argv)
 		c.seed = s;
 		soak_run(&c, &r);
 		printf("seed %llu: %s ops %llu flushed %llu bytes %llu retransmits %llu timeouts %llu "
-		       "lost %llu corrupted %llu digest %016llx frames %llu cnps %llu cuts %llu%s%s\n", s,
+		       "lost %llu corrupted %llu digest %016llx frames %llu cnps %llu cuts %llu "
+		       "virtual_us %llu snaks %llu sresends %llu placed %llu%s%s\n", s,
 		       r.ok ? "ok" : "FAILED",
 		       (unsigned long long)r.ops_done, (unsigned long long)r.ops_flushed,
 		       (unsigned long long)r.bytes,
@@ -85,6 +88,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.lost, (unsigned long long)r.corrupted,
 		       (unsigned long long)r.digest, (unsigned long long)r.frames,
 		       (unsigned long long)r.cnps_rx, (unsigned long long)r.rate_cuts,
+		       (unsigned long long)(r.virtual_ns / 1000), (unsigned long long)r.selective_naks,
+		       (unsigned long long)r.selective_resends, (unsigned long long)r.selective_placed,
 		       r.ok ? "" : ": ", r.error);
 		fflush(stdout);
 		failed += !r.ok;
