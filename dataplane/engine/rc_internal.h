@@ -399,6 +399,8 @@ struct rc_resp {
 	/* selective repeat: the requester set WIRE_BTH_SR_CAP */
 	bool		peer_sr;
 	uint64_t	sr_placed[RC_SR_WINDOW / 64];	/* PSNs past ePSN placed, by PSN mod window */
+	uint32_t	sr_seen;	/* one past the newest PSN that came ahead of ePSN */
+	uint32_t	sr_nak_end;	/* one past the last PSN the last selective NAK named */
 	struct rc_sr_write sr_write[RC_SR_WRITES];
 	/* read/atomic responses */
 	struct rc_resp_res res[RC_MAX_RD_ATOMIC];

@@ -657,36 +657,36 @@ static void sr_write_drop(struct rc_resp *r, struct rc_sr_write *e)
 }
 
 /*
- * A selective NAK for the hole at ePSN: the PSNs up to the first one placed
- * before @upto, or up to and with @upto when none is (IBA's NAK semantics
- * for the PSN, WIRE_BTH_SR_NAK and the count in the MSN field).
+ * The hole at ePSN, once: a selective NAK for the PSNs from ePSN up to the
+ * first one placed, or up to the newest that arrived ahead (IBA's NAK
+ * meaning for its PSN, WIRE_BTH_SR_NAK and the count in the MSN field).
+ * No second one until ePSN passes what it named: the resend is on its way
+ * (a lost resend is the requester's timers' business).  Not while an RNR
+ * NAK waits (nak_sent): it must not be overwritten.  Return: scheduled.
  */
-static void schedule_sr_nak(struct rc_qp *qp, uint32_t upto)
+static bool sr_nak_hole(struct rc_qp *qp)
 {
 	struct rc_resp *r = &qp->resp;
+	int32_t seen = psn_cmp(r->sr_seen, r->epsn);
 	uint32_t n = 1;
 
-	while (n < RC_SR_WINDOW && psn_cmp(psn_add(r->epsn, n), upto) < 0 &&
-	       !sr_is_placed(r, psn_add(r->epsn, n)))
+	if (r->nak_sent || seen <= 0 || psn_cmp(r->epsn, r->sr_nak_end) < 0)
+		return false;
+	while ((int32_t)n < seen && !sr_is_placed(r, psn_add(r->epsn, n)))
 		n++;
-	if (n < RC_SR_WINDOW && psn_add(r->epsn, n) == upto && !sr_is_placed(r, upto))
-		n++;
-	r->nak_sent = true;
 	schedule_ack(qp, WIRE_AETH_NAK | WIRE_NAK_PSN_SEQ_ERR, r->epsn);
 	r->ack_msn = n;
 	r->ack_selective = true;
+	r->sr_nak_end = psn_add(r->epsn, n);
+	return true;
 }
 
-/*
- * The packet is not placed ahead: it waits to come again at ePSN.  The
- * first such packet of a hole is answered with the selective NAK.
- */
+/* The packet is not placed ahead: it waits to come again at ePSN. */
 static enum resp_state sr_not_placed(struct resp_ctx *c)
 {
-	if (c->qp->resp.nak_sent)
-		return drop(c, RC_DROP_SR_NOT_PLACED);
-	schedule_sr_nak(c->qp, c->pkt->psn);
-	return RESP_DONE;
+	if (sr_nak_hole(c->qp))
+		return RESP_DONE;
+	return drop(c, RC_DROP_SR_NOT_PLACED);
 }
 
 /*
@@ -710,6 +710,8 @@ static enum resp_state sr_place(struct resp_ctx *c)
 
 	if (psn_cmp(pkt->psn, r->epsn) >= RC_SR_WINDOW)
 		return sr_not_placed(c);
+	if (psn_cmp(pkt->psn, r->sr_seen) >= 0)
+		r->sr_seen = psn_add(pkt->psn, 1);
 	if (sr_is_placed(r, pkt->psn)) {
 		qp->cnt.duplicates++;
 		return drop(c, RC_DROP_SR_DUPLICATE);
@@ -762,8 +764,7 @@ static enum resp_state sr_place(struct resp_ctx *c)
 	}
 	sr_mark(r, pkt->psn, true);
 	qp->cnt.selective_placed++;
-	if (!r->nak_sent)
-		schedule_sr_nak(qp, pkt->psn);
+	sr_nak_hole(qp);
 	return RESP_DONE;
 }
 
@@ -773,7 +774,7 @@ static enum resp_state sr_place(struct resp_ctx *c)
  * byte stored, the MSN counted); a placed PSN that does not continue what
  * came before it (a write that starts inside a message, a region gone) is
  * forgotten with its write, to come again in order.  Then an ACK for the
- * new ePSN, and a selective NAK if the next hole has placed PSNs behind it.
+ * new ePSN, and a selective NAK if packets arrived behind the next hole.
  */
 static void sr_advance(struct rc_qp *qp, uint32_t from)
 {
@@ -824,16 +825,14 @@ static void sr_advance(struct rc_qp *qp, uint32_t from)
 	for (unsigned i = 0; i < RC_SR_WRITES; i++)
 		if (r->sr_write[i].used && psn_cmp(r->sr_write[i].last_psn, r->epsn) < 0)
 			r->sr_write[i].used = false;
-	if (!moved)
-		return;
-	r->nak_sent = false;
-	schedule_ack(qp, AETH_ACK_SYNDROME, psn_add(r->epsn, (uint32_t)-1));
-	for (uint32_t n = 1; n < RC_SR_WINDOW; n++) {
-		if (sr_is_placed(r, psn_add(r->epsn, n))) {
-			schedule_sr_nak(qp, psn_add(r->epsn, n));
-			break;
-		}
-	}
+	if (moved)
+		schedule_ack(qp, AETH_ACK_SYNDROME, psn_add(r->epsn, (uint32_t)-1));
+	/* Both stay at or ahead of ePSN, so that PSN comparisons with them never wrap. */
+	if (psn_cmp(r->sr_seen, r->epsn) < 0)
+		r->sr_seen = r->epsn;
+	if (psn_cmp(r->sr_nak_end, r->epsn) < 0)
+		r->sr_nak_end = r->epsn;
+	sr_nak_hole(qp);
 }
 
 /* ---- Executing ---- */
@@ -1211,9 +1210,11 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 	memcpy(qp->resp.reply_mac, pkt->src_mac, 6);
 	qp->resp.reply_mac_ok = true;
 	/* A checked packet only: a corrupted bit must not turn selective repeat on. */
-	if (unlikely(pkt->sr_cap) && !icrc_unchecked && qp->eng->cfg.selective_repeat &&
-	    qp->type == IBV_QPT_RC)
+	if (unlikely(pkt->sr_cap) && !qp->resp.peer_sr && !icrc_unchecked &&
+	    qp->eng->cfg.selective_repeat && qp->type == IBV_QPT_RC) {
 		qp->resp.peer_sr = true;
+		qp->resp.sr_seen = qp->resp.sr_nak_end = qp->resp.epsn;
+	}
 	while (s != RESP_DONE && s != RESP_DROP) {
 		RC_TRACE(qp, "resp", resp_state_name[s]);
 		if (unlikely(c.icrc_unchecked) && !before_icrc(s)) {

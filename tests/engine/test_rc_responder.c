@@ -31,11 +31,12 @@ struct rsp {
 	struct rc_pd	*other_pd;
 };
 
-static void rsp_init_type(struct rsp *r, enum ibv_qp_type t, const struct h_conn *c)
+static void rsp_init_opts(struct rsp *r, enum ibv_qp_type t, const struct h_conn *c,
+			  const struct h_opts *eo)
 {
 	struct h_qp_opts qo = { .type = t };
 
-	h_env_init(&r->e, NULL);
+	h_env_init(&r->e, eo);
 	r->mem = calloc(1, MEM_LEN);
 	r->ro_mem = calloc(1, 4096);
 	r->other_mem = calloc(1, 4096);
@@ -54,6 +55,11 @@ static void rsp_init_type(struct rsp *r, enum ibv_qp_type t, const struct h_conn
 	h_connect_one(r->qp, 0, PEER_QPN, EPSN, 0, c);
 	h_capture(&r->e, &r->cap);
 	r->cap.drop_all[1] = true;	/* no QP on side 0 answers; keep the link clean */
+}
+
+static void rsp_init_type(struct rsp *r, enum ibv_qp_type t, const struct h_conn *c)
+{
+	rsp_init_opts(r, t, c, NULL);
 }
 
 static void rsp_init(struct rsp *r)
@@ -1235,6 +1241,59 @@ static void make_seq_after_nak(struct drop_case *t)
 	ck_assert_uint_eq(n_acks(&t->r), 1);
 }
 
+/* A selective-repeat responder whose requester has shown it does it too (one write at ePSN). */
+static void sr_init(struct rsp *r)
+{
+	static const uint8_t data[16] = { 1 };
+	struct h_opts o = { .selective_repeat = { false, true } };
+	struct wire_build_desc d;
+
+	rsp_init_opts(r, IBV_QPT_RC, NULL, &o);
+	d = req(r, WIRE_OP_WRITE_ONLY, EPSN, true);
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r->mem;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = sizeof(data);
+	inject(r, &d, data, sizeof(data));
+}
+
+static void sr_write_at(struct rsp *r, uint32_t psn)
+{
+	static const uint8_t data[16] = { 2 };
+	struct wire_build_desc d = req(r, WIRE_OP_WRITE_ONLY, psn, true);
+
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r->mem + 64;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = sizeof(data);
+	inject(r, &d, data, sizeof(data));
+}
+
+/* A send past ePSN (its receive WQE is not known yet), after the hole's selective NAK. */
+static void make_sr_not_placed(struct drop_case *t)
+{
+	struct wire_build_desc d;
+
+	sr_init(&t->r);
+	d = req(&t->r, WIRE_OP_SEND_ONLY, EPSN + 2, true);
+	d.sr_cap = true;
+	inject(&t->r, &d, NULL, 0);
+	ck_assert_uint_eq(qp_cnt(t->r.qp).selective_naks_tx, 1);
+	snap(t);
+	d.psn = EPSN + 3;
+	inject(&t->r, &d, NULL, 0);
+}
+
+/* A write past ePSN placed once already. */
+static void make_sr_duplicate(struct drop_case *t)
+{
+	sr_init(&t->r);
+	sr_write_at(&t->r, EPSN + 2);
+	ck_assert_uint_eq(qp_cnt(t->r.qp).selective_placed, 1);
+	snap(t);
+	sr_write_at(&t->r, EPSN + 2);
+}
+
 /* A duplicate atomic the responder never executed: nothing to answer it from. */
 static void make_dup_not_held(struct drop_case *t)
 {
@@ -1344,6 +1403,8 @@ static void (*const make_drop[RC_DROP_COUNT])(struct drop_case *) = {
 	[RC_DROP_GHOST_RESPONSE]	= make_ghost_response,
 	[RC_DROP_STALE_RESPONSE]	= make_stale_response,
 	[RC_DROP_UNEXPECTED_RESPONSE]	= make_unexpected_response,
+	[RC_DROP_SR_NOT_PLACED]		= make_sr_not_placed,
+	[RC_DROP_SR_DUPLICATE]		= make_sr_duplicate,
 };
 
 /* The frame made for reason _i moves that reason's counter by one, and no other drop counter. */

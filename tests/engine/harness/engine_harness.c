@@ -455,6 +455,8 @@ static bool cap_filter(void *arg, int from, const uint8_t *frame, uint32_t len)
 	f->dest_qp = pkt.dest_qp;
 	f->ackreq = pkt.ackreq;
 	f->se = pkt.se;
+	f->sr_cap = pkt.sr_cap;
+	f->sr_nak = pkt.sr_nak;
 	f->payload_len = pkt.payload_len;
 	f->tclass = pkt.tclass;
 	f->roce_v1 = pkt.roce_v1;

@@ -129,6 +129,7 @@ struct h_frame {
 	uint8_t		opcode;
 	uint32_t	psn, dest_qp;
 	bool		ackreq, se;
+	bool		sr_cap, sr_nak;	/* selective repeat's BTH bits */
 	uint8_t		syndrome;	/* AETH, when present */
 	uint32_t	msn;
 	uint64_t	va;		/* RETH or AtomicETH */
