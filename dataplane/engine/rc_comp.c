@@ -356,8 +356,10 @@ static enum comp_state seq_nak(struct comp_ctx *c)
 /*
  * A selective NAK acknowledges what is before its PSN, like any NAK, and
  * names the PSNs missing from it on (the MSN field): only those are sent
- * again, once per hole.  A hole inside the last resend, sooner than the
- * shortest RTT after it, is that resend still on its way (stale_rewind()).
+ * again, at most once per smoothed round trip: the responder names a hole
+ * again when a packet behind it asks for an ACK.  A hole inside the last
+ * resend, sooner than the shortest RTT after it, is that resend still on
+ * its way (stale_rewind()).
  */
 static enum comp_state sr_nak(struct comp_ctx *c)
 {
@@ -367,7 +369,8 @@ static enum comp_state sr_nak(struct comp_ctx *c)
 	uint32_t missing = wire_get32(a->syn_msn) & WIRE_MSN_MASK;
 
 	progress(qp, c->pkt->psn);
-	if (k->rewound && k->rewound_psn == k->psn)
+	if (k->rewound && k->rewound_psn == k->psn &&
+	    (!qp->rto.have_rtt || qp->eng->now - k->rewound_at < qp->rto.srtt))
 		return COMP_DONE;
 	if (k->rewound && qp->rto.have_rtt && psn_cmp(k->psn, k->rewound_psn) > 0 &&
 	    psn_cmp(k->psn, k->rewound_end) < 0 && qp->eng->now - k->rewound_at < qp->rto.min_rtt) {

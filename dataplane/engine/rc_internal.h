@@ -295,12 +295,12 @@ struct rc_req {
 	bool		drained_sent;	/* SQD: the drained event has been raised */
 	bool		peer_sr;	/* the responder set WIRE_BTH_SR_CAP: requests carry it too */
 	/*
-	 * A selective resend: the cursor sends [its PSN, end) again, then
-	 * goes back to where it was (psn, wqe, offset, cur, since_ackreq).
+	 * A selective resend: the cursor sends [from, end) again, then goes
+	 * back to where it was (psn, wqe, offset, cur, since_ackreq).
 	 */
 	struct {
 		bool		active;
-		uint32_t	end;
+		uint32_t	from, end;	/* the hole the last selective NAK named */
 		uint32_t	psn, wqe, offset, since_ackreq;
 		struct rc_sge_cursor cur;
 	} sr;

@@ -71,6 +71,8 @@ void rc_req_reset(struct rc_qp *qp)
 	rc_dcqcn_reset(qp);
 }
 
+static bool sr_resend_done(struct rc_qp *qp, const struct rc_send_wqe *w);
+
 /* The WQE fails locally: the completer reports it once the WQEs before it are done. */
 static enum req_state fail_wqe(struct req_ctx *c, enum ibv_wc_status st)
 {
@@ -86,6 +88,9 @@ static enum req_state get_wqe(struct req_ctx *c)
 
 	if (qp->req.rnr_wait)
 		return REQ_STALL;
+	if (unlikely(qp->req.sr.active) &&
+	    sr_resend_done(qp, qp->req.wqe == qp->sq_tail ? NULL : rc_sq_at(qp, qp->req.wqe)))
+		return REQ_GET_WQE;
 	if (qp->req.wqe == qp->sq_tail)
 		return REQ_DONE;
 	c->w = rc_sq_at(qp, qp->req.wqe);
@@ -199,6 +204,8 @@ static enum req_state check_window(struct req_ctx *c)
 
 	if (c->sent >= c->quota)
 		return REQ_AGAIN;
+	if (unlikely(qp->req.sr.active) && sr_resend_done(qp, c->w))
+		return REQ_GET_WQE;
 	if (qp->type == IBV_QPT_RC && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
 		return REQ_STALL;
 	if (unlikely(qp->cc.limited) && !rc_dcqcn_may_send(qp))
@@ -396,6 +403,44 @@ static void sr_jump(struct rc_qp *qp)
 	q->sr.active = false;
 }
 
+/*
+ * Whether the responder took the packet at the cursor (of @w) while the
+ * hole was open: only packets of writes whose first packet came before the
+ * hole, and not the last of a write with immediate (docs/engine.md,
+ * "Selective repeat").  Anything else was dropped and goes with the hole.
+ */
+static bool sr_was_placed(const struct rc_qp *qp, const struct rc_send_wqe *w)
+{
+	const struct rc_wr_opcode_info *op = rc_wqe_op(w);
+
+	if (!(op->kind & RC_WR_WRITE) || !w->length)
+		return false;
+	if ((op->flags & RC_WR_IMM) && qp->req.psn == w->last_psn)
+		return false;
+	return psn_cmp(w->first_psn, qp->req.sr.from) < 0 ||
+	       psn_cmp(w->first_psn, qp->req.psn) >= 0;
+}
+
+/*
+ * The cursor reached the end of a selective resend: back to the front
+ * (true), unless the packet at it (of @w, NULL at the end of the queue)
+ * was not placed and must go as well: the resend grows by one.
+ */
+static bool sr_resend_done(struct rc_qp *qp, const struct rc_send_wqe *w)
+{
+	struct rc_req *q = &qp->req;
+
+	if (psn_cmp(q->psn, q->sr.end) < 0)
+		return false;
+	if (w && w->state == RC_WQE_ACTIVE && psn_cmp(q->psn, q->sr.psn) < 0 &&
+	    !sr_was_placed(qp, w)) {
+		q->sr.end = psn_add(q->psn, 1);
+		return false;
+	}
+	sr_jump(qp);
+	return true;
+}
+
 static enum req_state send_packet(struct req_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
@@ -461,10 +506,6 @@ static enum req_state send_packet(struct req_ctx *c)
 	qp->req.psn = psn_add(qp->req.psn, npsn);
 	qp->req.offset += payload;
 	c->sent++;
-	if (unlikely(qp->req.sr.active) && psn_cmp(qp->req.psn, qp->req.sr.end) >= 0) {
-		sr_jump(qp);
-		return REQ_GET_WQE;
-	}
 	return last ? REQ_NEXT_WQE : REQ_CHECK_WINDOW;
 }
 
@@ -613,6 +654,7 @@ void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n)
 	i = wqe_of_psn(qp, from);
 	if (i == qp->sq_tail)
 		return;
+	q->sr.from = from;
 	if (!q->sr.active && psn_cmp(q->psn, end) > 0) {
 		q->sr.active = true;
 		q->sr.psn = q->psn;

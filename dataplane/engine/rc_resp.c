@@ -106,6 +106,9 @@ static void schedule_ack(struct rc_qp *qp, uint8_t syndrome, uint32_t psn)
 
 	if (r->fatal)
 		return;
+	/* A selective NAK replaced before it went out: its hole may be named again. */
+	if (r->ack_pending && r->ack_selective)
+		r->sr_nak_end = r->epsn;
 	r->ack_pending = true;
 	r->ack_syndrome = syndrome;
 	r->ack_psn = psn;
@@ -660,17 +663,19 @@ static void sr_write_drop(struct rc_resp *r, struct rc_sr_write *e)
  * The hole at ePSN, once: a selective NAK for the PSNs from ePSN up to the
  * first one placed, or up to the newest that arrived ahead (IBA's NAK
  * meaning for its PSN, WIRE_BTH_SR_NAK and the count in the MSN field).
- * No second one until ePSN passes what it named: the resend is on its way
- * (a lost resend is the requester's timers' business).  Not while an RNR
- * NAK waits (nak_sent): it must not be overwritten.  Return: scheduled.
+ * No second one until ePSN passes what it named, the resend being on its
+ * way, unless @again: a packet ahead asked for an ACK, and the NAK is what
+ * it gets (a lost resend is found so, not by a timeout; the requester
+ * resends a hole at most once per round trip).  Not while an RNR NAK waits
+ * (nak_sent): it must not be overwritten.  Return: scheduled.
  */
-static bool sr_nak_hole(struct rc_qp *qp)
+static bool sr_nak_hole(struct rc_qp *qp, bool again)
 {
 	struct rc_resp *r = &qp->resp;
 	int32_t seen = psn_cmp(r->sr_seen, r->epsn);
 	uint32_t n = 1;
 
-	if (r->nak_sent || seen <= 0 || psn_cmp(r->epsn, r->sr_nak_end) < 0)
+	if (r->nak_sent || seen <= 0 || (!again && psn_cmp(r->epsn, r->sr_nak_end) < 0))
 		return false;
 	while ((int32_t)n < seen && !sr_is_placed(r, psn_add(r->epsn, n)))
 		n++;
@@ -684,7 +689,7 @@ static bool sr_nak_hole(struct rc_qp *qp)
 /* The packet is not placed ahead: it waits to come again at ePSN. */
 static enum resp_state sr_not_placed(struct resp_ctx *c)
 {
-	if (sr_nak_hole(c->qp))
+	if (sr_nak_hole(c->qp, c->pkt->ackreq))
 		return RESP_DONE;
 	return drop(c, RC_DROP_SR_NOT_PLACED);
 }
@@ -714,6 +719,8 @@ static enum resp_state sr_place(struct resp_ctx *c)
 		r->sr_seen = psn_add(pkt->psn, 1);
 	if (sr_is_placed(r, pkt->psn)) {
 		qp->cnt.duplicates++;
+		if (sr_nak_hole(qp, pkt->ackreq))
+			return RESP_DONE;
 		return drop(c, RC_DROP_SR_DUPLICATE);
 	}
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
@@ -764,7 +771,7 @@ static enum resp_state sr_place(struct resp_ctx *c)
 	}
 	sr_mark(r, pkt->psn, true);
 	qp->cnt.selective_placed++;
-	sr_nak_hole(qp);
+	sr_nak_hole(qp, pkt->ackreq);
 	return RESP_DONE;
 }
 
@@ -832,7 +839,7 @@ static void sr_advance(struct rc_qp *qp, uint32_t from)
 		r->sr_seen = r->epsn;
 	if (psn_cmp(r->sr_nak_end, r->epsn) < 0)
 		r->sr_nak_end = r->epsn;
-	sr_nak_hole(qp);
+	sr_nak_hole(qp, false);
 }
 
 /* ---- Executing ---- */

@@ -170,8 +170,9 @@ END_TEST
 
 /*
  * A write's first packet lost: nothing of it can be placed ahead (no RETH).
- * The first selective NAK names the hole up to the newest packet then; the
- * second, once that is filled, the rest: two NAKs, no timeout.
+ * The selective NAK names the hole up to the newest packet then (here the
+ * whole write, all of it arrived by then): one NAK, each packet resent
+ * once, no timeout.
  */
 START_TEST(lost_first_places_nothing)
 {
@@ -186,7 +187,8 @@ START_TEST(lost_first_places_nothing)
 	expect_wc(&p, 2);
 	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], WRITE_LEN), 0);
 	ck_assert_uint_eq(h_qp_counters(p.qp[1]).selective_placed, 0);
-	ck_assert_uint_eq(h_qp_counters(p.qp[1]).selective_naks_tx, 2);
+	ck_assert_uint_eq(h_qp_counters(p.qp[1]).selective_naks_tx, 1);
+	ck_assert_uint_eq(h_qp_counters(p.qp[0]).retransmits, WRITE_LEN / 1024);
 	ck_assert_uint_eq(h_qp_counters(p.qp[0]).timeouts + h_qp_counters(p.qp[0]).early_retransmits,
 			  0);
 	h_pair_fini(&p);
@@ -244,8 +246,9 @@ static struct reorder_run reordered_writes(bool sr, double reorder)
 /*
  * Reordering alone (10 %), the same seed both ways: Go-Back-N resends what
  * overtook a held frame; selective repeat the held frame, and behind a held
- * first packet the rest of its write (no RETH to place it by).  Measured:
- * 5820 frames and 3316 retransmits against 2471 and 323, 2112 without
+ * first packet the rest of its write (no RETH to place the packets that
+ * overtook it by; the requester cannot tell held from lost).  Measured:
+ * 5820 frames and 3316 retransmits against 2732 and 477, 2112 without
  * reordering.
  */
 START_TEST(reorder_no_resend_storm)
@@ -255,7 +258,7 @@ START_TEST(reorder_no_resend_storm)
 
 	ck_assert_uint_eq(clean.retransmits, 0);
 	ck_assert_uint_gt(sr.reordered, 0);
-	ck_assert_uint_le(sr.frames, clean.frames * 12 / 10);
+	ck_assert_uint_le(sr.frames, clean.frames * 13 / 10);
 	ck_assert_uint_le(sr.retransmits * 5, gbn.retransmits);
 	ck_assert_uint_lt(sr.frames, gbn.frames);
 }

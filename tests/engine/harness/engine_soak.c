@@ -737,6 +737,9 @@ static void collect(struct soak *k)
 		r->selective_naks += c.selective_naks_rx;
 		r->selective_resends += c.selective_resends;
 		r->selective_placed += c.selective_placed;
+		r->early_retransmits += c.early_retransmits;
+		r->tail_probes += c.tail_probes;
+		r->stale_naks += c.stale_naks;
 	}
 }
 

@@ -40,6 +40,7 @@ struct soak_result {
 	uint64_t	settle_ns;		/* how long that took after the last completion */
 	uint64_t	by_reference, linearized;	/* zero-copy frames: as sent, copied in */
 	uint64_t	selective_naks, selective_resends, selective_placed;
+	uint64_t	early_retransmits, tail_probes, stale_naks;
 };
 
 /* Fills @cfg with the defaults for @seed (a mix of everything, 5 % loss). */

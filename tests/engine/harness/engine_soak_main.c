@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 		soak_run(&c, &r);
 		printf("seed %llu: %s ops %llu flushed %llu bytes %llu retransmits %llu timeouts %llu "
 		       "lost %llu corrupted %llu digest %016llx frames %llu cnps %llu cuts %llu "
-		       "virtual_us %llu snaks %llu sresends %llu placed %llu%s%s\n", s,
+		       "virtual_us %llu snaks %llu sresends %llu placed %llu early %llu probes %llu "
+		       "seq_naks %llu rnr_naks %llu stale %llu%s%s\n", s,
 		       r.ok ? "ok" : "FAILED",
 		       (unsigned long long)r.ops_done, (unsigned long long)r.ops_flushed,
 		       (unsigned long long)r.bytes,
@@ -90,7 +91,9 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.cnps_rx, (unsigned long long)r.rate_cuts,
 		       (unsigned long long)(r.virtual_ns / 1000), (unsigned long long)r.selective_naks,
 		       (unsigned long long)r.selective_resends, (unsigned long long)r.selective_placed,
-		       r.ok ? "" : ": ", r.error);
+		       (unsigned long long)r.early_retransmits, (unsigned long long)r.tail_probes,
+		       (unsigned long long)r.seq_naks, (unsigned long long)r.rnr_naks,
+		       (unsigned long long)r.stale_naks, r.ok ? "" : ": ", r.error);
 		fflush(stdout);
 		failed += !r.ok;
 		exhausted += r.pairs_retry_exhausted;
