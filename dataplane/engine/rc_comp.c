@@ -340,6 +340,7 @@ static void rewind_once(struct rc_qp *qp)
 	}
 	qp->comp.rewound = true;
 	qp->comp.rewound_psn = qp->comp.psn;
+	qp->comp.rewound_end = qp->req.max_psn;
 	qp->comp.rewound_at = qp->eng->now;
 	rc_rto_loss(qp);
 	rc_req_rewind(qp);

@@ -650,7 +650,9 @@ static struct rc_sr_write *sr_write_add(struct rc_qp *qp, uint32_t psn, uint64_t
 /* Forget @e and whatever of it was placed ahead: its packets go the in-order way again. */
 static void sr_write_drop(struct rc_resp *r, struct rc_sr_write *e)
 {
-	for (uint32_t p = e->first_psn, n = 0; n < RC_SR_WINDOW; p = psn_add(p, 1), n++) {
+	for (uint32_t p = e->first_psn; psn_cmp(p, psn_add(r->epsn, RC_SR_WINDOW)) < 0;
+	     p = psn_add(p, 1)) {
+		/* Only the window's PSNs: a bit stands for a PSN mod 256. */
 		if (psn_cmp(p, r->epsn) > 0)
 			sr_mark(r, p, false);
 		if (p == e->last_psn)
