@@ -1257,10 +1257,11 @@ static void sr_init(struct rsp *r)
 	inject(r, &d, data, sizeof(data));
 }
 
+/* Without AckReq: one past ePSN that asks for an ACK is answered with the hole's NAK again. */
 static void sr_write_at(struct rsp *r, uint32_t psn)
 {
 	static const uint8_t data[16] = { 2 };
-	struct wire_build_desc d = req(r, WIRE_OP_WRITE_ONLY, psn, true);
+	struct wire_build_desc d = req(r, WIRE_OP_WRITE_ONLY, psn, false);
 
 	d.sr_cap = true;
 	d.reth.va = (uintptr_t)r->mem + 64;
@@ -1275,7 +1276,7 @@ static void make_sr_not_placed(struct drop_case *t)
 	struct wire_build_desc d;
 
 	sr_init(&t->r);
-	d = req(&t->r, WIRE_OP_SEND_ONLY, EPSN + 2, true);
+	d = req(&t->r, WIRE_OP_SEND_ONLY, EPSN + 2, false);
 	d.sr_cap = true;
 	inject(&t->r, &d, NULL, 0);
 	ck_assert_uint_eq(qp_cnt(t->r.qp).selective_naks_tx, 1);
@@ -1293,6 +1294,147 @@ static void make_sr_duplicate(struct drop_case *t)
 	snap(t);
 	sr_write_at(&t->r, EPSN + 2);
 }
+
+/* ---- Selective repeat: crafted requests from a requester that does it ---- */
+
+static void sr_send(struct rsp *r, uint8_t opcode, uint32_t psn, bool ackreq, uint64_t va,
+		    uint32_t dma_len, const void *data, uint32_t len)
+{
+	struct wire_build_desc d = req(r, opcode, psn, ackreq);
+
+	d.sr_cap = true;
+	d.reth.va = va;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = dma_len;
+	inject(r, &d, data, len);
+}
+
+/*
+ * Write A (ONLY, PSN +1) lost, write B (three packets, +2..+4) arrives: B
+ * is placed but for its last byte and one selective NAK names the one PSN
+ * missing (MSN field 1).  A at ePSN then takes B in order: its last byte
+ * stored, one ACK for +4 with the MSN counting A and B; B's middle again
+ * is a duplicate, acknowledged again, not placed again.
+ */
+START_TEST(sr_write_placed_ahead_taken_in_order)
+{
+	struct rsp r;
+	uint8_t b[3 * 1024 - 100], a[16];
+	const struct h_frame *f;
+	unsigned acks;
+	uintptr_t va;
+
+	memset(a, 0x11, sizeof(a));
+	for (unsigned i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(i * 13 + 1);
+	sr_init(&r);
+	va = (uintptr_t)r.mem;
+	acks = n_acks(&r);
+	sr_send(&r, WIRE_OP_WRITE_FIRST, EPSN + 2, false, va + 1024, sizeof(b), b, 1024);
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 3, false, 0, 0, b + 1024, 1024);
+	sr_send(&r, WIRE_OP_WRITE_LAST, EPSN + 4, false, 0, 0, b + 2048, sizeof(b) - 2048);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 3);
+	ck_assert_uint_eq(n_acks(&r), acks + 1);
+	f = ack(&r, acks);
+	ck_assert_uint_eq(f->syndrome, SYN_NAK(WIRE_NAK_PSN_SEQ_ERR));
+	ck_assert(f->sr_nak && f->sr_cap);
+	ck_assert_uint_eq(f->psn, (EPSN + 1) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 1);
+	ck_assert_int_eq(memcmp(r.mem + 1024, b, sizeof(b) - 1), 0);
+	ck_assert_uint_eq(r.mem[1024 + sizeof(b) - 1], 0);
+	sr_send(&r, WIRE_OP_WRITE_ONLY, EPSN + 1, true, va, sizeof(a), a, sizeof(a));
+	ck_assert_int_eq(memcmp(r.mem, a, sizeof(a)), 0);
+	ck_assert_int_eq(memcmp(r.mem + 1024, b, sizeof(b)), 0);
+	ck_assert_uint_eq(n_acks(&r), acks + 2);
+	f = ack(&r, acks + 1);
+	ck_assert_uint_eq(f->syndrome, SYN_ACK);
+	ck_assert(!f->sr_nak);
+	ck_assert_uint_eq(f->psn, (EPSN + 4) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 3);
+	memset(r.mem + 1024, 0, sizeof(b));
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 3, true, 0, 0, b + 1024, 1024);
+	ck_assert_uint_eq(qp_cnt(r.qp).duplicates, 1);
+	ck_assert_uint_eq(r.mem[2048], 0);
+	ck_assert_uint_eq(n_acks(&r), acks + 3);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 3);
+	rsp_fini(&r);
+}
+END_TEST
+
+/*
+ * What waits for ePSN: a send, a write with immediate, a read, a middle
+ * without its first packet.  Each is dropped (after the hole's one NAK), and
+ * one that asks for an ACK gets the hole's NAK again.
+ */
+START_TEST(sr_unplaceable_wait_for_epsn)
+{
+	static const uint8_t data[64] = { 7 };
+	struct rsp r;
+	unsigned acks;
+	const struct h_frame *f;
+
+	sr_init(&r);
+	acks = n_acks(&r);
+	sr_send(&r, WIRE_OP_SEND_ONLY, EPSN + 2, false, 0, 0, data, sizeof(data));
+	sr_send(&r, WIRE_OP_WRITE_ONLY_IMM, EPSN + 3, false, (uintptr_t)r.mem + 4096, sizeof(data),
+		data, sizeof(data));
+	sr_send(&r, WIRE_OP_READ_REQUEST, EPSN + 4, false, (uintptr_t)r.mem, 64, NULL, 0);
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 5, false, 0, 0, r.mem, 1024);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 0);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_SR_NOT_PLACED], 3);
+	ck_assert_uint_eq(n_acks(&r), acks + 1);
+	ck_assert_uint_eq(ack(&r, acks)->msn, 2);	/* +1 and +2: nothing placed */
+	ck_assert_uint_eq(r.mem[4096], 0);
+	sr_send(&r, WIRE_OP_SEND_ONLY, EPSN + 6, true, 0, 0, data, sizeof(data));
+	ck_assert_uint_eq(n_acks(&r), acks + 2);
+	f = ack(&r, acks + 1);
+	ck_assert(f->sr_nak);
+	ck_assert_uint_eq(f->psn, (EPSN + 1) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 6);
+	rsp_fini(&r);
+}
+END_TEST
+
+/*
+ * A requester that lies cannot make a write land outside what its RETH
+ * was checked for: a write's range overlapping a known one, a middle at a
+ * first packet's PSN, a length the RETH does not allow, a region it may
+ * not write are all left for ePSN; memory outside the first write's range
+ * keeps its bytes.
+ */
+START_TEST(sr_lies_placed_nowhere)
+{
+	uint8_t data[1024];
+	struct rsp r;
+	struct wire_build_desc d;
+
+	memset(data, 0x5c, sizeof(data));
+	sr_init(&r);
+	memset(r.mem, 0, MEM_LEN);
+	/* A write of two packets at +2..+3, its first packet ahead. */
+	sr_send(&r, WIRE_OP_WRITE_FIRST, EPSN + 2, false, (uintptr_t)r.mem, 2048, data, 1024);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 1);
+	/* Overlapping first packet at +3, claiming other memory. */
+	sr_send(&r, WIRE_OP_WRITE_FIRST, EPSN + 3, false, (uintptr_t)r.mem + 8192, 4096, data, 1024);
+	/* A last packet at +3 longer than the write's rest. */
+	sr_send(&r, WIRE_OP_WRITE_LAST, EPSN + 3, false, 0, 0, data, 1000);
+	/* A middle at +4, past the write's last PSN, with no write of its own. */
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 4, false, 0, 0, data, 1024);
+	/* An ONLY into the read-only region. */
+	d = req(&r, WIRE_OP_WRITE_ONLY, EPSN + 5, false);
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r.ro_mem;
+	d.reth.rkey = rc_mr_rkey(r.ro_mr);
+	d.reth.len = 16;
+	inject(&r, &d, data, 16);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 1);
+	for (unsigned i = 1024; i < MEM_LEN; i++)
+		ck_assert_msg(r.mem[i] == 0, "byte %u written", i);
+	for (unsigned i = 0; i < 16; i++)
+		ck_assert_uint_eq(r.ro_mem[i], 0);
+	rsp_fini(&r);
+}
+END_TEST
 
 /* A duplicate atomic the responder never executed: nothing to answer it from. */
 static void make_dup_not_held(struct drop_case *t)
@@ -1543,6 +1685,11 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, uc_gap_drops_message);
 	tcase_add_test(tc, ce_mark_sends_cnp);
 	tcase_add_test(tc, new_read_takes_busy_oldest_slot);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("selective repeat");
+	tcase_add_test(tc, sr_write_placed_ahead_taken_in_order);
+	tcase_add_test(tc, sr_unplaceable_wait_for_epsn);
+	tcase_add_test(tc, sr_lies_placed_nowhere);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("drops");
 	tcase_set_timeout(tc, 60);
