@@ -361,12 +361,15 @@ enum rc_resp_msg { RC_MSG_NONE, RC_MSG_SEND, RC_MSG_WRITE };
 /*
  * A write a selective-repeat responder knows the RETH of, from its first
  * packet, so that later ones can be placed before ePSN reaches them.  The
- * last byte of the message waits in last_byte until it does.
+ * last byte of the message waits in last_byte until it does, and so does
+ * the completion of a write with immediate.
  */
 struct rc_sr_write {
 	bool		used;
 	bool		held;		/* the last packet is placed but for last_byte */
+	bool		with_imm, solicited;	/* its last packet's: completes with imm */
 	uint8_t		last_byte;
+	uint32_t	imm;		/* host order */
 	uint32_t	first_psn, last_psn;
 	uint64_t	va;
 	uint32_t	rkey, len;

@@ -405,17 +405,13 @@ static void sr_jump(struct rc_qp *qp)
 
 /*
  * Whether the responder took the packet at the cursor (of @w) while the
- * hole was open: only packets of writes whose first packet came before the
- * hole, and not the last of a write with immediate (docs/engine.md,
- * "Selective repeat").  Anything else was dropped and goes with the hole.
+ * hole was open: only packets of non-empty writes whose first packet came
+ * before the hole (docs/engine.md, "Selective repeat").  Anything else was
+ * dropped and goes with the hole.
  */
 static bool sr_was_placed(const struct rc_qp *qp, const struct rc_send_wqe *w)
 {
-	const struct rc_wr_opcode_info *op = rc_wqe_op(w);
-
-	if (!(op->kind & RC_WR_WRITE) || !w->length)
-		return false;
-	if ((op->flags & RC_WR_IMM) && qp->req.psn == w->last_psn)
+	if (!(rc_wqe_op(w)->kind & RC_WR_WRITE) || !w->length)
 		return false;
 	return psn_cmp(w->first_psn, qp->req.sr.from) < 0 ||
 	       psn_cmp(w->first_psn, qp->req.psn) >= 0;

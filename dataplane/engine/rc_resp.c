@@ -126,17 +126,23 @@ static void schedule_fatal(struct resp_ctx *c, uint8_t code, enum ibv_event_type
 	qp->resp.fatal_event = (uint8_t)ev;
 }
 
+/* The receive WQE in hand completes with @wc (its wr_id and QP numbers filled in here). */
+static void push_recv(struct rc_qp *qp, struct ibv_wc *wc, bool solicited)
+{
+	struct rc_resp *r = &qp->resp;
+
+	wc->wr_id = r->wqe->wr_id;
+	wc->qp_num = qp->qpn;
+	wc->src_qp = qp->attr.dest_qp_num;
+	r->have_wqe = false;
+	rc_cq_push(qp->rcq, wc, solicited);
+	qp->cnt.completions++;
+}
+
 static void complete_recv(struct rc_qp *qp, const struct wire_pkt *pkt, enum ibv_wc_status st,
 			  uint32_t byte_len)
 {
-	struct rc_resp *r = &qp->resp;
-	struct ibv_wc wc = {
-		.wr_id = r->wqe->wr_id,
-		.status = st,
-		.opcode = IBV_WC_RECV,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-	};
+	struct ibv_wc wc = { .status = st, .opcode = IBV_WC_RECV };
 
 	if (st == IBV_WC_SUCCESS) {
 		wire_op_flags fl = pkt->op->flags;
@@ -157,9 +163,7 @@ static void complete_recv(struct rc_qp *qp, const struct wire_pkt *pkt, enum ibv
 			wc.wc_flags |= IBV_WC_WITH_INV;
 		}
 	}
-	r->have_wqe = false;
-	rc_cq_push(qp->rcq, &wc, pkt->se);
-	qp->cnt.completions++;
+	push_recv(qp, &wc, pkt->se);
 }
 
 /* ---- Steps ---- */
@@ -698,12 +702,12 @@ static enum resp_state sr_not_placed(struct resp_ctx *c)
 
 /*
  * A request past ePSN from a selective-repeat requester.  Only packets of
- * RDMA WRITEs without immediate are placed: their place is known from the
- * first packet's RETH (kept in rc_sr_write), they complete nothing, and the
- * R_Key and bounds are checked for each as in order.  The last byte of a
- * message is held back until ePSN reaches it, so the end of a buffer still
- * changes last.  Sends, reads, atomics and writes with immediate wait for
- * their turn (Go-Back-N rules).
+ * RDMA WRITEs are placed: their place is known from the first packet's RETH
+ * (kept in rc_sr_write), and the R_Key and bounds are checked for each as
+ * in order.  The last byte of a message is held back until ePSN reaches
+ * it, so the end of a buffer still changes last, and so is a write with
+ * immediate's completion (its receive WQE is taken then, in order).  Sends,
+ * reads and atomics wait for their turn (Go-Back-N rules).
  */
 static enum resp_state sr_place(struct resp_ctx *c)
 {
@@ -730,7 +734,8 @@ static enum resp_state sr_place(struct resp_ctx *c)
 		return sr_not_placed(c);
 	switch (c->low) {
 	case WIRE_OP_WRITE_FIRST:
-	case WIRE_OP_WRITE_ONLY: {
+	case WIRE_OP_WRITE_ONLY:
+	case WIRE_OP_WRITE_ONLY_IMM: {
 		const struct wire_reth *reth = pkt_reth(pkt);
 		uint32_t dma = wire_get32(reth->dma_len);
 
@@ -745,9 +750,10 @@ static enum resp_state sr_place(struct resp_ctx *c)
 	}
 	case WIRE_OP_WRITE_MIDDLE:
 	case WIRE_OP_WRITE_LAST:
+	case WIRE_OP_WRITE_LAST_IMM:
 		e = sr_write_of(r, pkt->psn);
 		if (e && (pkt->psn == e->first_psn ||
-			  (pkt->psn == e->last_psn) != (c->low == WIRE_OP_WRITE_LAST)))
+			  (pkt->psn == e->last_psn) != (c->low != WIRE_OP_WRITE_MIDDLE)))
 			return sr_not_placed(c);
 		break;
 	default:
@@ -768,6 +774,11 @@ static enum resp_state sr_place(struct resp_ctx *c)
 		wire_payload_copy(dst, wire_pkt_payload(pkt), len - 1);
 		e->last_byte = wire_pkt_payload(pkt)[len - 1];
 		e->held = true;
+		e->with_imm = c->fl & WIRE_OPF_IMM;
+		if (e->with_imm)
+			e->imm = wire_get32(((const struct wire_immdt *)
+					     wire_pkt_ext(pkt, WIRE_EXT_IMMDT))->imm);
+		e->solicited = pkt->se;
 	} else {
 		wire_payload_copy(dst, wire_pkt_payload(pkt), len);
 	}
@@ -780,9 +791,11 @@ static enum resp_state sr_place(struct resp_ctx *c)
 /*
  * ePSN moved from @from: what was placed ahead of it is taken in order.  A
  * write's packets are crossed as if they had just arrived (the held last
- * byte stored, the MSN counted); a placed PSN that does not continue what
- * came before it (a write that starts inside a message, a region gone) is
- * forgotten with its write, to come again in order.  Then an ACK for the
+ * byte stored, a write with immediate completed, the MSN counted); a placed
+ * PSN that does not continue what came before it (a write that starts
+ * inside a message, a region gone, no receive WQE for the immediate) is
+ * forgotten with its write, to come again in order (then an RNR NAK if
+ * there is still no WQE).  Then an ACK for the
  * new ePSN, and a selective NAK if packets arrived behind the next hole.
  */
 static void sr_advance(struct rc_qp *qp, uint32_t from)
@@ -803,7 +816,7 @@ static void sr_advance(struct rc_qp *qp, uint32_t from)
 		uint32_t k = e ? (uint32_t)psn_cmp(r->epsn, e->first_psn) : 0;
 		uint8_t *dst = NULL;
 
-		if (e && e->held && r->epsn == e->last_psn)
+		if (e && e->held && r->epsn == e->last_psn && (!e->with_imm || take_recv_wqe(qp)))
 			dst = rc_mr_remote(qp->eng, qp->pd, qp->qpn, e->rkey, e->va + e->len - 1, 1,
 					   IBV_ACCESS_REMOTE_WRITE, NULL);
 		if (!e || r->msg != (k ? RC_MSG_WRITE : RC_MSG_NONE) ||
@@ -816,6 +829,14 @@ static void sr_advance(struct rc_qp *qp, uint32_t from)
 		sr_mark(r, r->epsn, false);
 		if (dst) {
 			__atomic_store_n(dst, e->last_byte, __ATOMIC_RELEASE);
+			if (e->with_imm) {
+				struct ibv_wc wc = {
+					.opcode = IBV_WC_RECV_RDMA_WITH_IMM, .byte_len = e->len,
+					.imm_data = htobe32(e->imm), .wc_flags = IBV_WC_WITH_IMM,
+				};
+
+				push_recv(qp, &wc, e->solicited);
+			}
 			r->msg = RC_MSG_NONE;
 			r->msn = (r->msn + 1) & WIRE_MSN_MASK;
 			e->used = false;

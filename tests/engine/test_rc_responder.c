@@ -1361,9 +1361,72 @@ START_TEST(sr_write_placed_ahead_taken_in_order)
 }
 END_TEST
 
+static void sr_write_imm(struct rsp *r, uint32_t psn, const uint8_t *data, uint32_t len,
+			 uint32_t imm)
+{
+	struct wire_build_desc d = req(r, WIRE_OP_WRITE_ONLY_IMM, psn, false);
+
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r->mem + 4096;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = len;
+	d.imm = imm;
+	inject(r, &d, data, len);
+}
+
 /*
- * What waits for ePSN: a send, a write with immediate, a read, a middle
- * without its first packet.  Each is dropped (after the hole's one NAK), and
+ * A write with immediate placed ahead completes when ePSN reaches it, with
+ * its immediate and the receive WQE that is next then; with no WQE then,
+ * it is forgotten, named in the next selective NAK, and its resend at ePSN
+ * draws an RNR NAK, then completes once a WQE is posted.
+ */
+START_TEST(sr_write_imm_completes_in_order)
+{
+	uint8_t data[16];
+	struct rsp r;
+	struct ibv_wc wc;
+	const struct h_frame *f;
+
+	memset(data, 0x3c, sizeof(data));
+	sr_init(&r);
+	post_recv(&r, 77, 8192, 64, rc_mr_lkey(r.mr));
+	sr_write_imm(&r, EPSN + 2, data, sizeof(data), 0xabcd);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 1);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 0);
+	ck_assert_uint_eq(r.mem[4096 + sizeof(data) - 1], 0);
+	write_only(&r, EPSN + 1, false, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 8);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_uint_eq(wc.wr_id, 77);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc.byte_len, sizeof(data));
+	ck_assert_uint_eq(be32toh(wc.imm_data), 0xabcd);
+	ck_assert_int_eq(memcmp(r.mem + 4096, data, sizeof(data)), 0);
+
+	/* No WQE when ePSN gets there. */
+	sr_write_imm(&r, EPSN + 4, data, sizeof(data), 0x1234);
+	write_only(&r, EPSN + 3, false, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 8);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 0);
+	f = ack(&r, n_acks(&r) - 1);
+	ck_assert(f->sr_nak);
+	ck_assert_uint_eq(f->psn, (EPSN + 4) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 1);
+	sr_write_imm(&r, EPSN + 4, data, sizeof(data), 0x1234);
+	f = ack(&r, n_acks(&r) - 1);
+	ck_assert_uint_eq(f->syndrome & 0xe0, 0x20);
+	ck_assert_uint_eq(f->psn, (EPSN + 4) & 0xffffff);
+	post_recv(&r, 78, 8192, 64, rc_mr_lkey(r.mr));
+	sr_write_imm(&r, EPSN + 4, data, sizeof(data), 0x1234);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_uint_eq(wc.wr_id, 78);
+	ck_assert_uint_eq(be32toh(wc.imm_data), 0x1234);
+	rsp_fini(&r);
+}
+END_TEST
+
+/*
+ * What waits for ePSN: a send, an empty write with immediate, a read, a
+ * middle without its first packet.  Each is dropped (after the hole's one NAK), and
  * one that asks for an ACK gets the hole's NAK again.
  */
 START_TEST(sr_unplaceable_wait_for_epsn)
@@ -1376,8 +1439,7 @@ START_TEST(sr_unplaceable_wait_for_epsn)
 	sr_init(&r);
 	acks = n_acks(&r);
 	sr_send(&r, WIRE_OP_SEND_ONLY, EPSN + 2, false, 0, 0, data, sizeof(data));
-	sr_send(&r, WIRE_OP_WRITE_ONLY_IMM, EPSN + 3, false, (uintptr_t)r.mem + 4096, sizeof(data),
-		data, sizeof(data));
+	sr_send(&r, WIRE_OP_WRITE_ONLY_IMM, EPSN + 3, false, (uintptr_t)r.mem + 4096, 0, NULL, 0);
 	sr_send(&r, WIRE_OP_READ_REQUEST, EPSN + 4, false, (uintptr_t)r.mem, 64, NULL, 0);
 	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 5, false, 0, 0, r.mem, 1024);
 	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 0);
@@ -1688,6 +1750,7 @@ Suite *rc_responder_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("selective repeat");
 	tcase_add_test(tc, sr_write_placed_ahead_taken_in_order);
+	tcase_add_test(tc, sr_write_imm_completes_in_order);
 	tcase_add_test(tc, sr_unplaceable_wait_for_epsn);
 	tcase_add_test(tc, sr_lies_placed_nowhere);
 	suite_add_tcase(s, tc);
