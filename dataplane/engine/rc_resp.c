@@ -795,8 +795,8 @@ static enum resp_state sr_place(struct resp_ctx *c)
  * PSN that does not continue what came before it (a write that starts
  * inside a message, a region gone, no receive WQE for the immediate) is
  * forgotten with its write, to come again in order (then an RNR NAK if
- * there is still no WQE).  Then an ACK for the
- * new ePSN, and a selective NAK if packets arrived behind the next hole.
+ * there is still no WQE).  Then an ACK for the new ePSN, and a selective
+ * NAK if packets arrived behind the next hole.
  */
 static void sr_advance(struct rc_qp *qp, uint32_t from)
 {
