@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "uroce/dp.h"
 #include "uroce/rc.h"
@@ -107,6 +108,21 @@ struct prov_cq {
 	pthread_mutex_t		poll_lock;	/* held from start_poll to end_poll */
 };
 
+/*
+ * An XRC domain.  ibv_open_xrcd() of the same file (device and inode) in
+ * one process gives the same domain again, counted in @opens; domains are
+ * not shared between processes (each has its own engine).
+ */
+struct prov_xrcd {
+	struct verbs_xrcd	vxrcd;
+	struct rc_xrcd		*rc;
+	bool			has_file;
+	dev_t			dev;
+	ino_t			ino;
+	unsigned		opens;		/* under prov_xrcds_lock */
+	struct prov_xrcd	*next;
+};
+
 struct prov_srq {
 	struct verbs_srq	vsrq;
 	struct rc_srq		*rc;
@@ -141,6 +157,13 @@ struct prov_qp {
 	atomic_uint		async_reported;
 	uint64_t		send_ops;	/* IBV_QP_EX_WITH_* allowed by create_qp_ex */
 	struct prov_wr_batch	batch;
+	/*
+	 * XRC target: a handle of ibv_open_qp() names the QP its creator owns
+	 * (@owner); the creator counts those handles in @opened and is not
+	 * destroyed while there are any.
+	 */
+	struct prov_qp		*owner;
+	atomic_uint		opened;
 };
 
 static inline struct prov_context *to_pctx(struct ibv_context *ctx)
@@ -171,6 +194,11 @@ static inline struct prov_cq *to_pcq_ex(struct ibv_cq_ex *cq)
 static inline struct prov_srq *to_psrq(struct ibv_srq *srq)
 {
 	return container_of(srq, struct prov_srq, vsrq.srq);
+}
+
+static inline struct prov_xrcd *to_pxrcd(struct ibv_xrcd *xrcd)
+{
+	return container_of(xrcd, struct prov_xrcd, vxrcd.xrcd);
 }
 
 static inline struct prov_qp *to_pqp(struct ibv_qp *qp)
@@ -242,6 +270,10 @@ int prov_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int prov_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int prov_destroy_srq(struct ibv_srq *srq);
 int prov_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int prov_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+struct ibv_xrcd *prov_open_xrcd(struct ibv_context *ctx, struct ibv_xrcd_init_attr *attr);
+int prov_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_qp *prov_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr);
 struct ibv_qp *prov_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *prov_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 int prov_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);

@@ -262,7 +262,7 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->max_qp_wr = RC_MAX_QP_WR;
 	o->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
-			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
 	o->max_sge = RC_MAX_SGE;
 	o->max_sge_rd = RC_MAX_SGE;
 	o->max_cq = RC_MAX_CQ;
@@ -297,6 +297,8 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	a.odp_caps.per_transport_caps.uc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 						    IBV_ODP_SUPPORT_WRITE;
 	a.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV;
+	/* XRC runs RC's requester and responder, the copies the same. */
+	a.xrc_odp_caps = a.odp_caps.per_transport_caps.rc_odp_caps;
 	a.max_dm_size = PROV_MAX_DM_SIZE;
 	/* Completion stamps count the engine clock's nanoseconds, in 64 bits. */
 	a.completion_timestamp_mask = UINT64_MAX;
@@ -429,6 +431,7 @@ static const struct verbs_context_ops prov_ops = {
 	.alloc_pd = prov_alloc_pd,
 	.async_event = prov_async_event,
 	.bind_mw = prov_bind_mw,
+	.close_xrcd = prov_close_xrcd,
 	.cq_event = prov_cq_event,
 	.create_ah = prov_create_ah,
 	.create_cq = prov_create_cq,
@@ -446,8 +449,11 @@ static const struct verbs_context_ops prov_ops = {
 	.destroy_srq = prov_destroy_srq,
 	.free_context = prov_free_context,
 	.free_dm = prov_free_dm,
+	.get_srq_num = prov_get_srq_num,
 	.modify_qp = prov_modify_qp,
 	.modify_srq = prov_modify_srq,
+	.open_qp = prov_open_qp,
+	.open_xrcd = prov_open_xrcd,
 	.poll_cq = prov_poll_cq,
 	.post_recv = prov_post_recv,
 	.post_send = prov_post_send,

@@ -218,6 +218,15 @@ static void prov_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah, uint3
 	s->wr.wr.ud.remote_qkey = remote_qkey;
 }
 
+/* XRC initiator: the SRQ of the target the current request is for (its XRCETH). */
+static void prov_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp, uint32_t remote_srqn)
+{
+	struct prov_wr_slot *s = prov_wr_cur(ibqp);
+
+	if (s)
+		s->wr.qp_type.xrc.remote_srqn = remote_srqn;
+}
+
 /* Replace the current request's scatter list with @n entries; NULL when out of memory. */
 static struct ibv_sge *prov_wr_sges(struct ibv_qp_ex *ibqp, size_t n, bool inline_copy)
 {
@@ -340,6 +349,7 @@ int prov_qp_ex_init(struct prov_qp *qp, enum ibv_qp_type type, uint64_t send_ops
 	ex->wr_atomic_fetch_add = prov_wr_atomic_fetch_add;
 	ex->wr_atomic_write = prov_wr_atomic_write;
 	ex->wr_set_ud_addr = prov_wr_set_ud_addr;
+	ex->wr_set_xrc_srqn = prov_wr_set_xrc_srqn;
 	ex->wr_set_sge = prov_wr_set_sge;
 	ex->wr_set_sge_list = prov_wr_set_sge_list;
 	ex->wr_set_inline_data = prov_wr_set_inline_data;

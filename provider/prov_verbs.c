@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Protection domains, memory regions, address handles, shared receive queues and queue pairs. */
+/* Protection domains, memory regions, address handles, shared receive queues, XRC domains and queue pairs. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "prov.h"
 #include "prov_abi.h"
@@ -256,14 +258,18 @@ int prov_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bi
 
 /* ---- Shared receive queues ---- */
 
-static struct ibv_srq *prov_srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+/* A basic SRQ, or with @xrcd and @cq an XRC SRQ of that domain completing into @cq. */
+static struct ibv_srq *prov_srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr,
+				    struct ibv_xrcd *xrcd, struct ibv_cq *cq)
 {
 	struct prov_srq *srq = calloc(1, sizeof(*srq));
 	struct ibv_srq *ib;
 
 	if (!srq)
 		return prov_null_errno(-ENOMEM);
-	srq->rc = rc_srq_create(to_ppd(pd)->rc, attr, srq);
+	srq->rc = xrcd ? rc_srq_create_xrc(to_ppd(pd)->rc, to_pxrcd(xrcd)->rc, to_pcq(cq)->rc, attr,
+					   srq) :
+			 rc_srq_create(to_ppd(pd)->rc, attr, srq);
 	if (!srq->rc) {
 		int saved = errno;
 
@@ -278,33 +284,56 @@ static struct ibv_srq *prov_srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr 
 	ib->events_completed = 0;
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
-	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	srq->vsrq.srq_type = xrcd ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
+	if (xrcd) {
+		srq->vsrq.xrcd = &to_pxrcd(xrcd)->vxrcd;
+		srq->vsrq.cq = cq;
+		srq->vsrq.srq_num = rc_srq_num(srq->rc);
+	}
 	return ib;
 }
 
 struct ibv_srq *prov_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
-	return prov_srq_new(pd, attr);
+	return prov_srq_new(pd, attr, NULL, NULL);
 }
 
-/* Basic SRQs only: no XRC, no tag matching. */
+/* Basic and XRC SRQs; no tag matching. */
 struct ibv_srq *prov_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
 {
+	const uint32_t known = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+			       IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	enum ibv_srq_type type = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? attr->srq_type :
+				 IBV_SRQT_BASIC;
 	struct ibv_srq_init_attr basic;
 	struct ibv_srq *srq;
+	bool xrc = type == IBV_SRQT_XRC;
 
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd || attr->pd->context != ctx)
 		return prov_null_errno(-EINVAL);
-	if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE))
+	if ((attr->comp_mask & ~known) || (type != IBV_SRQT_BASIC && !xrc))
 		return prov_null_errno(-EOPNOTSUPP);
-	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)
-		return prov_null_errno(-EOPNOTSUPP);
+	/* An XRC SRQ names its domain and CQ (ibv_create_srq_ex(3)); a basic one neither. */
+	if (xrc && (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    attr->xrcd->context != ctx || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ||
+		    !attr->cq || attr->cq->context != ctx))
+		return prov_null_errno(-EINVAL);
 	basic.srq_context = attr->srq_context;
 	basic.attr = attr->attr;
-	srq = prov_srq_new(attr->pd, &basic);
+	srq = prov_srq_new(attr->pd, &basic, xrc ? attr->xrcd : NULL, xrc ? attr->cq : NULL);
 	if (srq)
 		attr->attr = basic.attr;
 	return srq;
+}
+
+int prov_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct prov_srq *srq = to_psrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
 }
 
 int prov_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
@@ -335,27 +364,152 @@ int prov_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_r
 	return -rc_srq_post_recv(to_psrq(srq)->rc, wr, bad);
 }
 
+/* ---- XRC domains ---- */
+
+static pthread_mutex_t prov_xrcds_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct prov_xrcd *prov_xrcds;
+
+/* The open domain of @ctx's engine on the file @st names, under prov_xrcds_lock. */
+static struct prov_xrcd *prov_xrcd_of_file(struct ibv_context *ctx, const struct stat *st)
+{
+	for (struct prov_xrcd *x = prov_xrcds; x; x = x->next)
+		if (x->has_file && x->dev == st->st_dev && x->ino == st->st_ino &&
+		    x->vxrcd.xrcd.context == ctx)
+			return x;
+	return NULL;
+}
+
+/*
+ * ibv_open_xrcd(3): fd -1 makes a domain of its own (O_CREAT required); a
+ * file opens the domain already tied to it in this process, or with
+ * O_CREAT makes one (O_EXCL: only a new one).
+ */
+struct ibv_xrcd *prov_open_xrcd(struct ibv_context *ctx, struct ibv_xrcd_init_attr *attr)
+{
+	const uint32_t need = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	struct prov_xrcd *x = NULL;
+	struct stat st;
+	int ret;
+
+	if ((attr->comp_mask & need) != need || (attr->oflags & ~(O_CREAT | O_EXCL)))
+		return prov_null_errno(-EINVAL);
+	if (attr->fd == -1 && !(attr->oflags & O_CREAT))
+		return prov_null_errno(-EINVAL);
+	if (attr->fd != -1 && fstat(attr->fd, &st))
+		return prov_null_errno(-EBADF);
+	pthread_mutex_lock(&prov_xrcds_lock);
+	if (attr->fd != -1)
+		x = prov_xrcd_of_file(ctx, &st);
+	if (x) {
+		ret = attr->oflags & O_EXCL ? -EEXIST : 0;
+		if (!ret)
+			x->opens++;
+		goto out;
+	}
+	ret = -ENOENT;
+	if (!(attr->oflags & O_CREAT))
+		goto out;
+	ret = -ENOMEM;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		goto out;
+	x->rc = rc_xrcd_alloc(prov_eng(ctx));
+	if (!x->rc) {
+		free(x);
+		x = NULL;
+		goto out;
+	}
+	x->vxrcd.xrcd.context = ctx;
+	x->vxrcd.handle = prov_handle();
+	x->has_file = attr->fd != -1;
+	if (x->has_file) {
+		x->dev = st.st_dev;
+		x->ino = st.st_ino;
+	}
+	x->opens = 1;
+	x->next = prov_xrcds;
+	prov_xrcds = x;
+	ret = 0;
+out:
+	pthread_mutex_unlock(&prov_xrcds_lock);
+	return ret ? prov_null_errno(ret) : &x->vxrcd.xrcd;
+}
+
+/* The last close frees the domain, refused (EBUSY) while SRQs or QPs use it. */
+int prov_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct prov_xrcd *x = to_pxrcd(ibxrcd);
+	int ret = 0;
+
+	pthread_mutex_lock(&prov_xrcds_lock);
+	if (x->opens > 1) {
+		x->opens--;
+		goto out;
+	}
+	ret = -rc_xrcd_free(x->rc);
+	if (ret)
+		goto out;
+	for (struct prov_xrcd **p = &prov_xrcds; *p; p = &(*p)->next)
+		if (*p == x) {
+			*p = x->next;
+			break;
+		}
+	free(x);
+out:
+	pthread_mutex_unlock(&prov_xrcds_lock);
+	return ret;
+}
+
 /* ---- Queue pairs ---- */
+
+/*
+ * What each QP type needs: RC, UC, UD a PD and both CQs; the XRC initiator a
+ * PD and a send CQ; the XRC target its domain and nothing else.
+ */
+static int prov_qp_check(struct ibv_context *ctx, const struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD;
+	bool has_pd = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd;
+
+	if ((attr->comp_mask & ~known) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags))
+		return -EOPNOTSUPP;
+	switch (attr->qp_type) {
+	case IBV_QPT_XRC_RECV:
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    attr->xrcd->context != ctx)
+			return -EINVAL;
+		return 0;
+	case IBV_QPT_XRC_SEND:
+		if (!attr->send_cq)
+			return -EINVAL;
+		break;
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		if (!attr->send_cq || !attr->recv_cq)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	return has_pd && attr->pd->context == ctx ? 0 : -EINVAL;
+}
 
 static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	bool target = attr->qp_type == IBV_QPT_XRC_RECV;
+	/* An XRC initiator receives nothing: a receive CQ or SRQ given is ignored, as the kernel does. */
+	bool receives = !target && attr->qp_type != IBV_QPT_XRC_SEND;
 	struct rc_qp_init init = { 0 };
 	struct prov_qp *qp;
 	struct ibv_qp *ib;
 	int ret;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || attr->pd->context != ctx)
-		return prov_null_errno(-EINVAL);
-	if ((attr->comp_mask & ~known) ||
-	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags))
-		return prov_null_errno(-EOPNOTSUPP);
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD)
-		return prov_null_errno(-EOPNOTSUPP);
-	if (!attr->send_cq || !attr->recv_cq)
-		return prov_null_errno(-EINVAL);
+	ret = prov_qp_check(ctx, attr);
+	if (ret)
+		return prov_null_errno(ret);
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -366,14 +520,18 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 			goto err_free_qp;
 	}
 	init.qp_type = attr->qp_type;
-	init.pd = to_ppd(attr->pd)->rc;
-	init.send_cq = to_pcq(attr->send_cq)->rc;
-	init.recv_cq = to_pcq(attr->recv_cq)->rc;
-	init.srq = attr->srq ? to_psrq(attr->srq)->rc : NULL;
+	if (target) {
+		init.xrcd = to_pxrcd(attr->xrcd)->rc;
+	} else {
+		init.pd = to_ppd(attr->pd)->rc;
+		init.send_cq = to_pcq(attr->send_cq)->rc;
+		init.recv_cq = receives ? to_pcq(attr->recv_cq)->rc : NULL;
+		init.srq = receives && attr->srq ? to_psrq(attr->srq)->rc : NULL;
+	}
 	init.cap = attr->cap;
 	init.sq_sig_all = attr->sq_sig_all != 0;
 	init.user = qp;
-	if (to_ppd(attr->pd)->alloc)
+	if (!target && to_ppd(attr->pd)->alloc)
 		init.ring_alloc = (struct rc_ring_alloc){ prov_ring_alloc, prov_ring_free,
 							  to_ppd(attr->pd) };
 	qp->rc = rc_qp_create(prov_eng(ctx), &init);
@@ -381,7 +539,7 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 		ret = -errno;
 		goto err_fini_ex;
 	}
-	if (to_ppd(attr->pd)->base)
+	if (!target && to_ppd(attr->pd)->base)
 		atomic_fetch_add(&to_ppd(attr->pd)->users, 1);
 	attr->cap = init.cap;
 	dp_device_qp_add(prov_dp(ctx), qp->rc);
@@ -389,10 +547,10 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	ib = &qp->vqp.qp;
 	ib->context = ctx;
 	ib->qp_context = attr->qp_context;
-	ib->pd = attr->pd;
-	ib->send_cq = attr->send_cq;
-	ib->recv_cq = attr->recv_cq;
-	ib->srq = attr->srq;
+	ib->pd = target ? NULL : attr->pd;
+	ib->send_cq = target ? NULL : attr->send_cq;
+	ib->recv_cq = receives ? attr->recv_cq : NULL;
+	ib->srq = receives ? attr->srq : NULL;
 	ib->handle = prov_handle();
 	ib->qp_num = rc_qp_num(qp->rc);
 	ib->state = IBV_QPS_RESET;
@@ -436,6 +594,43 @@ struct ibv_qp *prov_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 	return prov_qp_new(ctx, attr);
 }
 
+/*
+ * ibv_open_qp(3): another handle of an XRC target QP of the domain, created
+ * in this process (domains are per process).  It modifies and queries the
+ * same QP; destroying it leaves the QP to its creator.
+ */
+struct ibv_qp *prov_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr)
+{
+	const uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	struct prov_qp *owner, *qp;
+	struct rc_qp *rc;
+	struct ibv_qp *ib;
+
+	if ((attr->comp_mask & need) != need || !attr->xrcd || attr->xrcd->context != ctx ||
+	    attr->qp_type != IBV_QPT_XRC_RECV)
+		return prov_null_errno(-EINVAL);
+	rc = rc_qp_open_xrc(to_pxrcd(attr->xrcd)->rc, attr->qp_num);
+	if (!rc)
+		return prov_null_errno(-errno);
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return prov_null_errno(-ENOMEM);
+	owner = rc_qp_user(rc);
+	atomic_fetch_add(&owner->opened, 1);
+	qp->rc = rc;
+	qp->owner = owner;
+	ib = &qp->vqp.qp;
+	ib->context = ctx;
+	ib->qp_context = (attr->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? attr->qp_context : NULL;
+	ib->handle = prov_handle();
+	ib->qp_num = rc_qp_num(rc);
+	ib->state = owner->vqp.qp.state;
+	ib->qp_type = IBV_QPT_XRC_RECV;
+	pthread_mutex_init(&ib->mutex, NULL);
+	pthread_cond_init(&ib->cond, NULL);
+	return ib;
+}
+
 int prov_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	struct ibv_qp_attr a = *attr;
@@ -471,6 +666,13 @@ int prov_destroy_qp(struct ibv_qp *ibqp)
 	struct prov_qp *qp = to_pqp(ibqp);
 	int ret;
 
+	if (qp->owner) {
+		atomic_fetch_sub(&qp->owner->opened, 1);
+		free(qp);
+		return 0;
+	}
+	if (atomic_load(&qp->opened))
+		return EBUSY;
 	dp_device_qp_del(prov_dp(ibqp->context), qp->rc);
 	ret = rc_qp_destroy(qp->rc);
 	if (ret) {
@@ -479,7 +681,7 @@ int prov_destroy_qp(struct ibv_qp *ibqp)
 	}
 	prov_wait_events_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
 			       atomic_load(&qp->async_reported));
-	if (to_ppd(ibqp->pd)->base)
+	if (ibqp->pd && to_ppd(ibqp->pd)->base)
 		atomic_fetch_sub(&to_ppd(ibqp->pd)->users, 1);
 	prov_qp_ex_fini(qp);
 	free(qp);

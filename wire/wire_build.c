@@ -165,6 +165,11 @@ static void build_ext(uint8_t *bth, const struct wire_opcode_info *op,
 		wire_set32(&h->bits, ((uint32_t)d->feth.sel << WIRE_FETH_SEL_SHIFT &
 				      WIRE_FETH_SEL_MASK) | (d->feth.plt & WIRE_FETH_PLT_MASK));
 	}
+	if (op->hdrs & WIRE_HDR_XRCETH) {
+		struct wire_xrceth *h = (void *)(bth + op->off[WIRE_EXT_XRCETH]);
+
+		wire_set32(&h->srqn, d->xrc_srqn & WIRE_SRQN_MASK);
+	}
 	if (op->hdrs & WIRE_HDR_CNP)
 		memset(bth + op->off[WIRE_EXT_CNP], 0, sizeof(struct wire_cnp));
 }

@@ -484,10 +484,11 @@ static void rx_req(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
 	listen = find_listener(cm, wire_get64(r->service_id));
 	if (!listen) {
 		if (cm->cfg.answers_unclaimed &&
-		    cm->cfg.answers_unclaimed(cm->cfg.arg, wire_get64(r->service_id)))
+		    cm->cfg.answers_unclaimed(cm->cfg.arg, wire_get64(r->service_id))) {
+			cm->cnt.unclaimed++;
 			send_rej(cm, &path, wire_get64(m->hdr.tid), 0, remote, WIRE_CM_MSG_REQ,
 				 WIRE_CM_REJ_INVALID_SERVICE_ID, NULL, 0);
-		else
+		} else
 			cm->cnt.not_ours++;
 		return;
 	}
@@ -650,6 +651,7 @@ static void rx_dreq(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
 		    reply_path(cm, src, dst, &path)) {
 			struct wire_cm_mad r;
 
+			cm->cnt.unclaimed++;
 			wire_cm_mad_init(&r, WIRE_CM_DREP, wire_get64(m->hdr.tid));
 			wire_set32(&r.u.rtu.local_comm_id, wire_get32(d->remote_comm_id));
 			wire_set32(&r.u.rtu.remote_comm_id, wire_get32(d->local_comm_id));
@@ -718,10 +720,11 @@ static void rx_sidr_req(struct cm *cm, const uint8_t src[16], const uint8_t dst[
 	}
 	listen = find_listener(cm, sid);
 	if (!listen) {
-		if (cm->cfg.answers_unclaimed && cm->cfg.answers_unclaimed(cm->cfg.arg, sid))
+		if (cm->cfg.answers_unclaimed && cm->cfg.answers_unclaimed(cm->cfg.arg, sid)) {
+			cm->cnt.unclaimed++;
 			send_sidr_rep(cm, &path, wire_get64(m->hdr.tid), wire_get32(r->request_id),
 				      sid, WIRE_SIDR_UNSUPPORTED, 0, 0, NULL, 0);
-		else
+		} else
 			cm->cnt.not_ours++;
 		return;
 	}

@@ -5,8 +5,13 @@
 
 #include "uroce/cm.h"
 
-#define CM_RECV_SLOTS	64
-#define CM_SEND_SLOTS	64
+/*
+ * As deep as the kernel's MAD layer (ib_mad's 512 receive WQEs on QP1): a
+ * hundred clients connecting at once must not overrun QP1, whose UD receive
+ * queue drops what finds no WQE.  Sends: a REP and a DREP in flight for each.
+ */
+#define CM_RECV_SLOTS	512
+#define CM_SEND_SLOTS	256
 #define CM_GRH_LEN	40	/* the UD receive buffer's first bytes: the GRH (or the IPv4 header) */
 #define CM_RECV_LEN	(CM_GRH_LEN + WIRE_MAD_LEN)
 

@@ -51,15 +51,18 @@
 #define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
 
 #define COUNT_ONE(n) + 1
+/* The engine's counters and gauges (rc_counter_names[]). */
+#define RC_NAMES	(0 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE))
 /*
- * Port, neighbour and engine counters and gauges, both drop vocabularies but
- * their NONE, extras, the NULL.
+ * Port counters (with their drop reasons and bursts: dp_port_counter_names[]),
+ * neighbour and engine counters, both drop vocabularies but their NONE,
+ * extras, the NULL.
  */
-#define DEV_NAMES_MAX	(0 DP_PORT_COUNTERS(COUNT_ONE) HOST_NEIGH_COUNTERS(COUNT_ONE) \
-			 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE) + WIRE_DROP_COUNT + \
-			 RC_DROP_COUNT - 1 + DP_EXTRA_COUNTERS_MAX)
-/* Per QP: the engine's counters, gauges and drop reasons but NONE, the NULL. */
-#define QP_NAMES_MAX	(0 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE) + RC_DROP_COUNT)
+#define DEV_NAMES_MAX	(sizeof(struct dp_port_counters) / sizeof(uint64_t) + \
+			 0 HOST_NEIGH_COUNTERS(COUNT_ONE) + RC_NAMES + \
+			 WIRE_DROP_COUNT + RC_DROP_COUNT - 1 + DP_EXTRA_COUNTERS_MAX)
+/* Per QP: the engine's counters and gauges, its drop reasons but NONE, the NULL. */
+#define QP_NAMES_MAX	(RC_NAMES + RC_DROP_COUNT)
 
 struct dp_device {
 	struct host_link_cfg	cfg;

@@ -94,7 +94,7 @@ static void retire(struct rc_qp *qp, struct rc_send_wqe *w, enum ibv_wc_status s
 {
 	bool cursor_here = qp->sq_head == qp->req.wqe;
 	uint32_t next_psn = psn_add(w->last_psn, 1);
-	bool acked = st == IBV_WC_SUCCESS && qp->type == IBV_QPT_RC;
+	bool acked = st == IBV_WC_SUCCESS && rc_qp_reliable(qp);
 
 	rc_qp_complete_send(qp, w, st);
 	if (cursor_here) {
@@ -419,7 +419,7 @@ static enum comp_state error(struct comp_ctx *c)
 	struct rc_qp *qp = c->qp;
 
 	retire(qp, c->w, c->status);
-	if (qp->type == IBV_QPT_RC)
+	if (rc_qp_reliable(qp))
 		rc_qp_error(qp, 0, false);
 	else
 		rc_qp_set_state(qp, IBV_QPS_SQE, RC_BY_ENGINE);

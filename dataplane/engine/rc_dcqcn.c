@@ -87,7 +87,7 @@ void rc_dcqcn_cnp(struct rc_qp *qp)
 	struct rc_dcqcn *cc = &qp->cc;
 	uint64_t now = eng->now, cut, floor;
 
-	if (!eng->cfg.dcqcn.on || qp->type != IBV_QPT_RC)
+	if (!eng->cfg.dcqcn.on || !rc_qp_reliable(qp))
 		return;
 	alpha_cnp(qp);
 	if (cc->limited && now - cc->last_cut < rate_reduce_monitor_period(eng) * 1000)
@@ -209,7 +209,7 @@ void rc_dcqcn_gauges(const struct rc_qp *qp, struct rc_counters *out)
 	uint64_t rate = qp->cc.rate / 1000;
 	uint32_t alpha;
 
-	if (!qp->eng->cfg.dcqcn.on || qp->type != IBV_QPT_RC)
+	if (!qp->eng->cfg.dcqcn.on || !rc_qp_reliable(qp))
 		return;
 	if (!out->rate_mbps || rate < out->rate_mbps)
 		out->rate_mbps = rate;

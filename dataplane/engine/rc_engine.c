@@ -90,6 +90,7 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg)
 	eng->port = cfg->port;
 	eng->port_pmtu = pmtu_for_port(cfg->port->mtu);
 	eng->next_qpn = RC_DEFAULT_QPN;
+	eng->next_srqn = 1;
 	eng->next_deadline = UINT64_MAX;
 	rc_list_init(&eng->pds);
 	rc_list_init(&eng->mrs);
@@ -98,6 +99,7 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg)
 	rc_list_init(&eng->srqs);
 	rc_list_init(&eng->ahs);
 	rc_list_init(&eng->qp_list);
+	rc_list_init(&eng->xrcds);
 	rc_list_init(&eng->work);
 	rc_list_init(&eng->timers);
 	return eng;
@@ -111,6 +113,7 @@ void rc_engine_destroy(struct rc_engine *eng)
 	rc_tx_flush(eng);
 	rc_qp_free_all(eng);
 	rc_srq_free_all(eng);
+	rc_xrcd_free_all(eng);
 	rc_cq_free_all(eng);
 	rc_ah_free_all(eng);
 	rc_mw_free_all(eng);
@@ -129,6 +132,7 @@ void rc_engine_objects(struct rc_engine *eng, struct rc_objects *out)
 	*out = (struct rc_objects){
 		.pd = eng->n_pd, .mr = eng->n_mr, .mw = eng->n_mw, .cq = eng->n_cq,
 		.srq = eng->n_srq, .ah = eng->n_ah, .qp = eng->n_qp,
+		.xrcd = eng->n_xrcd,
 	};
 	pthread_mutex_unlock(&eng->lock);
 }

@@ -177,9 +177,18 @@ static inline uint32_t rc_rq_count(const struct rc_rq *rq)
 	return rq->tail - rq->head;
 }
 
+struct rc_xrcd {
+	struct rc_engine	*eng;
+	unsigned		refs;	/* SRQs and target QPs */
+	struct rc_list		link;
+};
+
 struct rc_srq {
 	struct rc_engine	*eng;
 	struct rc_pd		*pd;
+	struct rc_xrcd		*xrcd;		/* XRC SRQ: its domain; NULL for a basic SRQ */
+	struct rc_cq		*cq;		/* XRC SRQ: where its receives complete */
+	uint32_t		srqn;		/* XRC SRQ: the number XRCETHs carry */
 	struct rc_rq		rq;
 	uint32_t		limit;		/* armed when non-zero */
 	void			*user;
@@ -236,6 +245,7 @@ struct rc_send_wqe {
 	uint32_t	imm;		/* host order; or the rkey to invalidate */
 	uint32_t	num_sge;
 	uint32_t	length;
+	uint32_t	xrc_srqn;	/* XRC initiator: the target's SRQ (XRCETH) */
 	uint32_t	first_psn, last_psn;
 	uint32_t	npkts;
 	uint32_t	resp_pkts;	/* read response packets placed */
@@ -277,6 +287,7 @@ struct rc_resp_res {
 	uint64_t	va;		/* read: start of the whole range */
 	uint32_t	rkey;
 	uint32_t	len;
+	uint32_t	srqn;		/* XRC target: the SRQ whose PD the read is checked against */
 	uint64_t	orig;		/* atomic: the value before the operation */
 };
 
@@ -383,6 +394,8 @@ struct rc_resp {
 	bool		drop_msg;	/* UC: skip to the next FIRST/ONLY */
 	bool		fatal;		/* an error NAK is queued; ERR once it is sent */
 	uint8_t		fatal_event;	/* enum ibv_event_type raised then */
+	/* XRC target: the SRQ of the message in progress (its XRCETH), or NULL */
+	struct rc_srq	*xsrq;
 	/* send in progress */
 	bool		have_wqe;
 	uint32_t	recv_len;	/* bytes placed */
@@ -429,6 +442,8 @@ struct rc_qp {
 	struct rc_pd		*pd;
 	struct rc_cq		*scq, *rcq;
 	struct rc_srq		*srq;
+	struct rc_xrcd		*xrcd;		/* XRC target */
+	uint8_t			opc_base;	/* transport of the packets it builds: WIRE_OPC_* */
 	void			*user;
 	bool			sq_sig_all;
 	struct ibv_qp_cap	cap;
@@ -509,12 +524,14 @@ struct rc_engine {
 	struct rc_hash		mw_index;	/* upper 24 bits of an MW's rkey -> MW */
 	struct rc_hash		qps;		/* QPN -> QP */
 	uint32_t		next_qpn;
+	struct rc_hash		xrc_srqs;	/* XRC SRQ number -> SRQ */
+	uint32_t		next_srqn;
 
-	struct rc_list		pds, mrs, mws, cqs, srqs, ahs, qp_list;
+	struct rc_list		pds, mrs, mws, cqs, srqs, ahs, qp_list, xrcds;
 	struct rc_list		work;		/* QPs with something to send */
 	struct rc_list		timers;		/* QPs with an armed timer */
 	uint64_t		next_deadline;
-	unsigned		n_pd, n_mr, n_mw, n_cq, n_srq, n_ah, n_qp;
+	unsigned		n_pd, n_mr, n_mw, n_cq, n_srq, n_ah, n_qp, n_xrcd;
 
 	struct rc_counters	cnt;		/* not attributable to a live QP */
 
@@ -588,6 +605,9 @@ int rc_rq_post(struct rc_rq *rq, const struct ibv_recv_wr *wr);
 /* Pop one WQE into @dst (RC_MAX_SGE entries); false when empty. */
 bool rc_srq_pop(struct rc_srq *srq, struct rc_recv_wqe *dst);
 void rc_srq_free_all(struct rc_engine *eng);
+void rc_xrcd_free_all(struct rc_engine *eng);
+/* The XRC SRQ numbered @srqn, or NULL. */
+struct rc_srq *rc_xrc_srq_get(struct rc_engine *eng, uint32_t srqn);
 void rc_ah_free_all(struct rc_engine *eng);
 void rc_pd_free_all(struct rc_engine *eng);
 
@@ -644,6 +664,33 @@ struct rc_qp_state_info {
 };
 
 extern const struct rc_qp_state_info rc_qp_states[IBV_QPS_ERR + 1];
+
+/* RC and both halves of XRC: reliable, acknowledged, the same three machines. */
+static inline bool rc_qp_reliable(const struct rc_qp *qp)
+{
+	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND ||
+	       qp->type == IBV_QPT_XRC_RECV;
+}
+
+/*
+ * Where the responder takes receive WQEs, checks keys and completes
+ * receives: the QP's own for RC, UC and UD; for an XRC target the SRQ of
+ * the message in progress (set by the XRCETH check before any use).
+ */
+static inline struct rc_srq *rc_resp_srq(const struct rc_qp *qp)
+{
+	return qp->type == IBV_QPT_XRC_RECV ? qp->resp.xsrq : qp->srq;
+}
+
+static inline struct rc_pd *rc_resp_pd(const struct rc_qp *qp)
+{
+	return qp->type == IBV_QPT_XRC_RECV ? qp->resp.xsrq->pd : qp->pd;
+}
+
+static inline struct rc_cq *rc_resp_cq(const struct rc_qp *qp)
+{
+	return qp->type == IBV_QPT_XRC_RECV ? qp->resp.xsrq->cq : qp->rcq;
+}
 
 static inline bool rc_qp_may_send(const struct rc_qp *qp)
 {

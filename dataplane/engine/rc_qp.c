@@ -32,7 +32,8 @@ const char *rc_qp_state_name(enum ibv_qp_state state)
 
 /* ---- Legal transitions and the attributes each one requires and allows ---- */
 
-enum { T_RC, T_UC, T_UD, T_COUNT };
+/* Attribute columns: RC, UC, UD and the XRC initiator and target (the kernel's IB_QPT_XRC_INI/TGT). */
+enum { T_RC, T_UC, T_UD, T_XRC_INI, T_XRC_TGT, T_COUNT };
 
 struct qp_transition {
 	uint8_t	by;			/* enum rc_state_actor bits */
@@ -49,6 +50,19 @@ struct qp_transition {
 #define RTS_OPT_UC (IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |	\
 		    IBV_QP_PATH_MIG_STATE)
 #define RTS_OPT_UD (IBV_QP_CUR_STATE | IBV_QP_QKEY)
+#define RTS_OPT_XRC_INI RTS_OPT_UC
+#define RTS_OPT_XRC_TGT RTS_OPT_RC
+#define INIT_ATTRS (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+#define RTR_REQ_UC (IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN)
+#define RTR_REQ_RC (RTR_REQ_UC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+/* Every attribute an SQD QP may change, RC and XRC alike. */
+#define SQD_OPT_RC (IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |	\
+		    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |			\
+		    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH |			\
+		    IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |			\
+		    IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
+#define RTS_OPTS { [T_RC] = RTS_OPT_RC, [T_UC] = RTS_OPT_UC, [T_UD] = RTS_OPT_UD,	\
+		   [T_XRC_INI] = RTS_OPT_XRC_INI, [T_XRC_TGT] = RTS_OPT_XRC_TGT }
 
 /*
  * The QP state diagram with the attributes of IBA 11.2.5 for each step, as
@@ -60,9 +74,9 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 		[IBV_QPS_RESET] = { .by = U },
 		[IBV_QPS_INIT] = { .by = U,
 			.req = {
-				[T_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-				[T_UC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				[T_RC] = INIT_ATTRS, [T_UC] = INIT_ATTRS,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+				[T_XRC_INI] = INIT_ATTRS, [T_XRC_TGT] = INIT_ATTRS,
 			} },
 	},
 	[IBV_QPS_INIT] = {
@@ -70,20 +84,21 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 		[IBV_QPS_ERR] = { .by = UE },
 		[IBV_QPS_INIT] = { .by = U,
 			.opt = {
-				[T_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-				[T_UC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				[T_RC] = INIT_ATTRS, [T_UC] = INIT_ATTRS,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+				[T_XRC_INI] = INIT_ATTRS, [T_XRC_TGT] = INIT_ATTRS,
 			} },
 		[IBV_QPS_RTR] = { .by = U,
 			.req = {
-				[T_RC] = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-				[T_UC] = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+				[T_RC] = RTR_REQ_RC, [T_UC] = RTR_REQ_UC,
+				[T_XRC_INI] = RTR_REQ_UC, [T_XRC_TGT] = RTR_REQ_RC,
 			},
 			.opt = {
 				[T_RC] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
 				[T_UC] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
+				[T_XRC_INI] = IBV_QP_ALT_PATH | IBV_QP_PKEY_INDEX,
+				[T_XRC_TGT] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
 			} },
 	},
 	[IBV_QPS_RTR] = {
@@ -95,19 +110,24 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 					 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
 				[T_UC] = IBV_QP_SQ_PSN,
 				[T_UD] = IBV_QP_SQ_PSN,
+				[T_XRC_INI] = IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+				[T_XRC_TGT] = IBV_QP_TIMEOUT | IBV_QP_SQ_PSN,
 			},
-			.opt = { [T_RC] = RTS_OPT_RC, [T_UC] = RTS_OPT_UC, [T_UD] = RTS_OPT_UD } },
+			.opt = RTS_OPTS },
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = { .by = U },
 		[IBV_QPS_ERR] = { .by = UE },
 		[IBV_QPS_RTS] = { .by = U,
-			.opt = { [T_RC] = RTS_OPT_RC, [T_UC] = RTS_OPT_UC, [T_UD] = RTS_OPT_UD } },
+			.opt = RTS_OPTS },
 		[IBV_QPS_SQD] = { .by = U,
 			.opt = {
 				[T_RC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
 				[T_UC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
 				[T_UD] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				[T_XRC_INI] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				[T_XRC_TGT] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
 			} },
 		[IBV_QPS_SQE] = { .by = E },
 	},
@@ -115,14 +135,10 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 		[IBV_QPS_RESET] = { .by = U },
 		[IBV_QPS_ERR] = { .by = UE },
 		[IBV_QPS_RTS] = { .by = U,
-			.opt = { [T_RC] = RTS_OPT_RC, [T_UC] = RTS_OPT_UC, [T_UD] = RTS_OPT_UD } },
+			.opt = RTS_OPTS },
 		[IBV_QPS_SQD] = { .by = U,
 			.opt = {
-				[T_RC] = IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |
-					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH |
-					 IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |
-					 IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE,
+				[T_RC] = SQD_OPT_RC, [T_XRC_INI] = SQD_OPT_RC, [T_XRC_TGT] = SQD_OPT_RC,
 				[T_UC] = IBV_QP_AV | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
 					 IBV_QP_PKEY_INDEX | IBV_QP_PATH_MIG_STATE,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
@@ -150,7 +166,13 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 
 static int type_index(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC ? T_RC : t == IBV_QPT_UC ? T_UC : T_UD;
+	switch (t) {
+	case IBV_QPT_UC:	return T_UC;
+	case IBV_QPT_UD:	return T_UD;
+	case IBV_QPT_XRC_SEND:	return T_XRC_INI;
+	case IBV_QPT_XRC_RECV:	return T_XRC_TGT;
+	default:		return T_RC;
+	}
 }
 
 /* ---- Completions ---- */
@@ -203,7 +225,7 @@ static void complete_recv_flush(struct rc_qp *qp, uint64_t wr_id)
 		.qp_num = qp->qpn,
 	};
 
-	rc_cq_push(qp->rcq, &wc, false);
+	rc_cq_push(rc_resp_cq(qp), &wc, false);
 	qp->cnt.completions++;
 }
 
@@ -257,6 +279,18 @@ static void reset_queues(struct rc_qp *qp)
 	rc_resp_reset(qp);
 }
 
+/*
+ * Completions of @qp left in its CQs.  An XRC initiator has no receive CQ, a
+ * target no CQ of its own: what it completed into its SRQs' CQs stays there.
+ */
+static void clean_cqs(struct rc_qp *qp)
+{
+	if (qp->scq)
+		rc_cq_clean(qp->scq, qp->qpn);
+	if (qp->rcq)
+		rc_cq_clean(qp->rcq, qp->qpn);
+}
+
 /**
  * rc_qp_set_state() - the one place a QP changes state.
  * @who: the user (modify) or the engine (errors); the table says who may.
@@ -278,8 +312,7 @@ int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor 
 		stop_timers(qp);
 		stop_work(qp);
 		reset_queues(qp);
-		rc_cq_clean(qp->scq, qp->qpn);
-		rc_cq_clean(qp->rcq, qp->qpn);
+		clean_cqs(qp);
 		break;
 	case IBV_QPS_RTS:
 		qp->req.drained_sent = false;
@@ -350,14 +383,24 @@ static int check_init(struct rc_engine *eng, const struct rc_qp_init *init)
 {
 	const struct ibv_qp_cap *c = &init->cap;
 
-	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-	    init->qp_type != IBV_QPT_UD)
+	if (init->qp_type == IBV_QPT_XRC_RECV)
+		return init->xrcd && init->xrcd->eng == eng && !init->pd && !init->send_cq &&
+		       !init->recv_cq && !init->srq && !init->gsi ? 0 : -EINVAL;
+	if (init->xrcd)
+		return -EINVAL;
+	if (init->qp_type == IBV_QPT_XRC_SEND) {
+		if (init->recv_cq || init->srq || init->gsi)
+			return -EINVAL;
+	} else if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
+		   init->qp_type != IBV_QPT_UD) {
 		return -EOPNOTSUPP;
+	} else if (!init->recv_cq || init->recv_cq->eng != eng) {
+		return -EINVAL;
+	}
 	if (init->gsi && init->qp_type != IBV_QPT_UD)
 		return -EINVAL;
-	if (!init->pd || !init->send_cq || !init->recv_cq || init->pd->eng != eng ||
-	    init->send_cq->eng != eng || init->recv_cq->eng != eng ||
-	    (init->srq && init->srq->eng != eng))
+	if (!init->pd || !init->send_cq || init->pd->eng != eng ||
+	    init->send_cq->eng != eng || (init->srq && init->srq->eng != eng))
 		return -EINVAL;
 	if (c->max_send_wr > RC_MAX_QP_WR || c->max_send_sge > RC_MAX_SGE ||
 	    c->max_inline_data > RC_MAX_INLINE)
@@ -409,6 +452,21 @@ static void rings_put(struct rc_qp *qp)
 		free(qp->sq_buf);
 }
 
+/* Take (@d 1) or drop (-1) the references a QP holds on the objects it was created with. */
+static void objects_ref(struct rc_qp *qp, int d)
+{
+	if (qp->pd)
+		qp->pd->refs += (unsigned)d;
+	if (qp->scq)
+		qp->scq->refs += (unsigned)d;
+	if (qp->rcq)
+		qp->rcq->refs += (unsigned)d;
+	if (qp->srq)
+		qp->srq->refs += (unsigned)d;
+	if (qp->xrcd)
+		qp->xrcd->refs += (unsigned)d;
+}
+
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 {
 	struct ibv_qp_cap *c = &init->cap;
@@ -429,6 +487,10 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
 	qp->srq = init->srq;
+	qp->xrcd = init->xrcd;
+	qp->opc_base = init->qp_type == IBV_QPT_UC ? WIRE_OPC_UC :
+		       init->qp_type == IBV_QPT_UD ? WIRE_OPC_UD :
+		       init->qp_type == IBV_QPT_RC ? WIRE_OPC_RC : WIRE_OPC_XRC;
 	qp->user = init->user;
 	qp->sq_sig_all = init->sq_sig_all;
 	qp->ring_alloc = init->ring_alloc;
@@ -437,9 +499,12 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 		goto err_free_qp;
 	}
 
+	/* XRC: a target has no send queue, neither half a receive queue. */
+	if (init->qp_type == IBV_QPT_XRC_RECV)
+		*c = (struct ibv_qp_cap){ 0 };
 	if (!c->max_send_sge)
 		c->max_send_sge = 1;
-	if (init->srq) {
+	if (init->srq || init->qp_type == IBV_QPT_XRC_SEND || init->qp_type == IBV_QPT_XRC_RECV) {
 		c->max_recv_wr = 0;
 		c->max_recv_sge = 0;
 	} else if (!c->max_recv_sge) {
@@ -458,7 +523,7 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 		ret = -ENOMEM;
 		goto err_free_qp;
 	}
-	if (!init->srq) {
+	if (!init->srq && init->qp_type != IBV_QPT_XRC_SEND && init->qp_type != IBV_QPT_XRC_RECV) {
 		void *rq_buf = ring_get(qp, RC_RING_RQ, rc_rq_bytes(c->max_recv_wr, c->max_recv_sge),
 					&qp->rq_custom, &ret);
 
@@ -501,11 +566,7 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	if (ret)
 		goto err_free_qpn;
 	eng->n_qp++;
-	qp->pd->refs++;
-	qp->scq->refs++;
-	qp->rcq->refs++;
-	if (qp->srq)
-		qp->srq->refs++;
+	objects_ref(qp, 1);
 	rc_list_add_tail(&eng->qp_list, &qp->link);
 	pthread_mutex_unlock(&eng->lock);
 	return qp;
@@ -522,6 +583,26 @@ err_free_qp:
 err:
 	errno = -ret;
 	return NULL;
+}
+
+struct rc_qp *rc_qp_open_xrc(struct rc_xrcd *xrcd, uint32_t qpn)
+{
+	struct rc_engine *eng = xrcd->eng;
+	struct rc_qp *qp;
+
+	pthread_mutex_lock(&eng->lock);
+	qp = rc_hash_get(&eng->qps, qpn & WIRE_QPN_MASK);
+	if (qp && (qp->type != IBV_QPT_XRC_RECV || qp->xrcd != xrcd))
+		qp = NULL;
+	pthread_mutex_unlock(&eng->lock);
+	if (!qp)
+		errno = EINVAL;
+	return qp;
+}
+
+void *rc_qp_user(const struct rc_qp *qp)
+{
+	return qp->user;
 }
 
 static void qp_free(struct rc_qp *qp)
@@ -543,14 +624,9 @@ int rc_qp_destroy(struct rc_qp *qp)
 	rc_list_del(&qp->link);
 	rc_hash_del(&eng->qps, qp->qpn);
 	rc_engine_retire_counters(eng, &qp->cnt);
-	rc_cq_clean(qp->scq, qp->qpn);
-	rc_cq_clean(qp->rcq, qp->qpn);
+	clean_cqs(qp);
 	eng->n_qp--;
-	qp->pd->refs--;
-	qp->scq->refs--;
-	qp->rcq->refs--;
-	if (qp->srq)
-		qp->srq->refs--;
+	objects_ref(qp, -1);
 	free_qpn(eng, qp->qpn);
 	pthread_mutex_unlock(&eng->lock);
 	qp_free(qp);
@@ -814,6 +890,8 @@ static int enqueue_send(struct rc_qp *qp, const struct ibv_send_wr *wr)
 	w->is_inline = inl;
 	/* Lengths beyond 2^31 fail when the WQE starts (local length error). */
 	w->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	if (qp->type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & WIRE_SRQN_MASK;
 	if (op->flags & RC_WR_INV)
 		w->imm = wr->invalidate_rkey;
 	else
@@ -914,7 +992,7 @@ int rc_post_recv(struct rc_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	int ret = 0;
 
 	pthread_mutex_lock(&eng->lock);
-	if (!rc_qp_states[qp->state].post_recv || qp->srq) {
+	if (!rc_qp_states[qp->state].post_recv || qp->srq || !qp->rq.buf) {
 		ret = -EINVAL;
 		*bad_wr = wr;
 		goto out;

@@ -11,6 +11,11 @@ static bool type_matches(const struct rc_qp *qp, wire_op_flags fl)
 		return fl & WIRE_OPF_UC;
 	case IBV_QPT_UD:
 		return fl & WIRE_OPF_UD;
+	/* XRC's halves: the initiator takes only responses, the target only requests. */
+	case IBV_QPT_XRC_SEND:
+		return (fl & WIRE_OPF_XRC) && !(fl & WIRE_OPF_REQUEST);
+	case IBV_QPT_XRC_RECV:
+		return (fl & WIRE_OPF_XRC) && (fl & WIRE_OPF_REQUEST);
 	default:
 		return false;
 	}
@@ -108,7 +113,7 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		eng->pass_rx_request = true;
 	} else {
 		rc_comp_rx(qp, &pkt);
-		if (pkt.opcode == (WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE) && qp->sq_head == qp->sq_tail)
+		if ((pkt.opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_ACKNOWLEDGE && qp->sq_head == qp->sq_tail)
 			eng->pass_ack_drained = true;
 	}
 }

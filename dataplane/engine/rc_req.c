@@ -206,7 +206,7 @@ static enum req_state check_window(struct req_ctx *c)
 		return REQ_AGAIN;
 	if (unlikely(qp->req.sr.active) && sr_resend_done(qp, c->w))
 		return REQ_GET_WQE;
-	if (qp->type == IBV_QPT_RC && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
+	if (rc_qp_reliable(qp) && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
 		return REQ_STALL;
 	if (unlikely(qp->cc.limited) && !rc_dcqcn_may_send(qp))
 		return REQ_STALL;
@@ -314,14 +314,14 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 		       uint32_t *payload, uint32_t *npsn, bool *last)
 {
 	uint32_t pmtu = qp_pmtu(qp);
-	uint8_t base = qp->type == IBV_QPT_UC ? WIRE_OPC_UC :
-		       qp->type == IBV_QPT_UD ? WIRE_OPC_UD : WIRE_OPC_RC;
+	uint8_t base = qp->opc_base;
 
 	if (qp->type == IBV_QPT_UD)
 		ud_desc(qp, w, d);
 	else
 		*d = qp->tmpl;
 	d->psn = qp->req.psn;
+	d->xrc_srqn = w->xrc_srqn;
 	*payload = 0;
 	*npsn = 1;
 	*last = true;
@@ -331,7 +331,7 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 		/* A retried read asks only for what has not arrived. */
 		uint32_t done = w->resp_pkts * pmtu;
 
-		d->opcode = WIRE_OPC_RC | WIRE_OP_READ_REQUEST;
+		d->opcode = base | WIRE_OP_READ_REQUEST;
 		d->reth.va = w->u.rc.remote_addr + done;
 		d->reth.rkey = w->u.rc.rkey;
 		d->reth.len = w->length - done;
@@ -340,7 +340,7 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 	}
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		d->opcode = WIRE_OPC_RC | (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+		d->opcode = base | (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
 					   WIRE_OP_COMPARE_SWAP : WIRE_OP_FETCH_ADD);
 		d->atomic.va = w->u.rc.remote_addr;
 		d->atomic.rkey = w->u.rc.rkey;
@@ -352,7 +352,7 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 		}
 		return;
 	case IBV_WR_ATOMIC_WRITE:
-		d->opcode = WIRE_OPC_RC | WIRE_OP_ATOMIC_WRITE;
+		d->opcode = base | WIRE_OP_ATOMIC_WRITE;
 		d->reth.va = w->u.rc.remote_addr;
 		d->reth.rkey = w->u.rc.rkey;
 		d->reth.len = 8;
@@ -451,7 +451,7 @@ static enum req_state send_packet(struct req_ctx *c)
 	int ret;
 
 	build_desc(qp, w, &d, &payload, &npsn, &last);
-	if (qp->type == IBV_QPT_RC && !(rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)) {
+	if (rc_qp_reliable(qp) && !(rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)) {
 		qp->req.since_ackreq++;
 		/*
 		 * AckReq on the last packet, periodically inside long messages, twice
@@ -473,7 +473,7 @@ static enum req_state send_packet(struct req_ctx *c)
 	 * By reference only for RC: its buffers stay put until the ACK; UC and
 	 * UD complete when sent, and the application may reuse them at once.
 	 */
-	if (qp->type == IBV_QPT_RC && !w->is_inline && rc_tx_can_ref(qp->eng, local, &d, payload))
+	if (rc_qp_reliable(qp) && !w->is_inline && rc_tx_can_ref(qp->eng, local, &d, payload))
 		ref = rc_sge_ref(qp->eng, qp->pd, w->sge, w->num_sge, &ref_cur, payload);
 	ret = rc_tx_packet(qp->eng, qp, local, &d, payload,
 			   w->opcode == IBV_WR_ATOMIC_WRITE && !w->num_sge ? gather_atomic_write : gather,
@@ -496,7 +496,7 @@ static enum req_state send_packet(struct req_ctx *c)
 		qp->cnt.selective_resends++;
 	if (first)
 		qp->req.max_psn = psn_add(qp->req.psn, npsn);
-	if (qp->type == IBV_QPT_RC)
+	if (rc_qp_reliable(qp))
 		rc_rto_sent(qp, qp->req.psn, first,
 			    d.ackreq || (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC));
 	qp->req.psn = psn_add(qp->req.psn, npsn);
@@ -510,7 +510,7 @@ static enum req_state next_wqe(struct req_ctx *c)
 	struct rc_qp *qp = c->qp;
 
 	if (c->w->state == RC_WQE_ACTIVE)
-		c->w->state = qp->type == IBV_QPT_RC ? RC_WQE_SENT : RC_WQE_DONE;
+		c->w->state = rc_qp_reliable(qp) ? RC_WQE_SENT : RC_WQE_DONE;
 	qp->req.wqe++;
 	qp->req.offset = 0;
 	qp->req.cur.idx = qp->req.cur.off = 0;
@@ -553,7 +553,7 @@ int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more)
 		case REQ_STALL:
 		case REQ_DONE:
 			/* Held by the pacer, it has more to send: no tail to probe. */
-			if (qp->type == IBV_QPT_RC &&
+			if (rc_qp_reliable(qp) &&
 			    !(qp->cc.limited && qp->cc.next_tx > qp->eng->now))
 				rc_rto_idle(qp);
 			return (int)c.sent;

@@ -12,6 +12,7 @@ enum resp_state {
 	RESP_CHECK_PSN,		/* expected, duplicate or out of sequence */
 	RESP_DUPLICATE,		/* answer again, execute nothing twice */
 	RESP_SR_PLACE,		/* selective repeat: place a write packet ahead of ePSN */
+	RESP_CHECK_XRC_SRQ,	/* XRC target: the XRCETH's SRQ is of the QP's domain */
 	RESP_CHECK_OP_SEQ,	/* FIRST/MIDDLE/LAST follow each other */
 	RESP_CHECK_OP_VALID,	/* the QP allows this operation */
 	RESP_CHECK_RESOURCE,	/* a receive WQE or a responder resource */
@@ -33,6 +34,7 @@ static const char *const resp_state_name[] = {
 	[RESP_CHECK_PSN]	= "CHECK_PSN",
 	[RESP_DUPLICATE]	= "DUPLICATE",
 	[RESP_SR_PLACE]		= "SR_PLACE",
+	[RESP_CHECK_XRC_SRQ]	= "CHECK_XRC_SRQ",
 	[RESP_CHECK_OP_SEQ]	= "CHECK_OP_SEQ",
 	[RESP_CHECK_OP_VALID]	= "CHECK_OP_VALID",
 	[RESP_CHECK_RESOURCE]	= "CHECK_RESOURCE",
@@ -135,7 +137,7 @@ static void push_recv(struct rc_qp *qp, struct ibv_wc *wc, bool solicited)
 	wc->qp_num = qp->qpn;
 	wc->src_qp = qp->attr.dest_qp_num;
 	r->have_wqe = false;
-	rc_cq_push(qp->rcq, wc, solicited);
+	rc_cq_push(rc_resp_cq(qp), wc, solicited);
 	qp->cnt.completions++;
 }
 
@@ -204,7 +206,7 @@ static enum resp_state check_psn(struct resp_ctx *c)
 	}
 	if (d == 0) {
 		r->nak_sent = false;
-		return RESP_CHECK_OP_SEQ;
+		return qp->type == IBV_QPT_XRC_RECV ? RESP_CHECK_XRC_SRQ : RESP_CHECK_OP_SEQ;
 	}
 	if (d < 0) {
 		qp->cnt.duplicates++;
@@ -215,6 +217,26 @@ static enum resp_state check_psn(struct resp_ctx *c)
 		return RESP_SR_PLACE;
 	/* One NAK per gap: quiet until the expected PSN arrives. */
 	return r->nak_sent ? drop(c, RC_DROP_SEQ_AFTER_NAK) : RESP_ERR_SEQ;
+}
+
+/* XRC target: the SRQ the packet's XRCETH names when it is of the QP's domain, else NULL. */
+static struct rc_srq *xrc_srq_of(const struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	const struct wire_xrceth *x = wire_pkt_ext(pkt, WIRE_EXT_XRCETH);
+	struct rc_srq *srq = rc_xrc_srq_get(qp->eng, wire_get32(x->srqn));
+
+	return srq && srq->xrcd == qp->xrcd ? srq : NULL;
+}
+
+/* The PD a request is checked against: an XRC target's is its SRQ's. */
+static struct rc_pd *request_pd(const struct rc_qp *qp, const struct wire_pkt *pkt)
+{
+	const struct rc_srq *srq;
+
+	if (qp->type != IBV_QPT_XRC_RECV)
+		return qp->pd;
+	srq = xrc_srq_of(qp, pkt);
+	return srq ? srq->pd : NULL;
 }
 
 static struct rc_resp_res *find_res(struct rc_qp *qp, uint8_t type, uint32_t psn)
@@ -256,9 +278,11 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		uint32_t npkts = len ? (len + qp->pmtu - 1) / qp->pmtu : 1;
 		uint32_t last = psn_add(c->pkt->psn, npkts - 1);
 
+		struct rc_pd *pd = request_pd(qp, c->pkt);
+
 		x = find_res(qp, RC_RES_READ, c->pkt->psn);
-		if (!x || psn_cmp(last, x->last_psn) > 0 ||
-		    (len && !rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey), va, len,
+		if (!x || !pd || psn_cmp(last, x->last_psn) > 0 ||
+		    (len && !rc_mr_remote(qp->eng, pd, qp->qpn, wire_get32(reth->rkey), va, len,
 					  IBV_ACCESS_REMOTE_READ, NULL)))
 			return drop(c, RC_DROP_DUP_NOT_HELD);
 		x->first_psn = x->cur_psn = c->pkt->psn;
@@ -283,6 +307,24 @@ static enum resp_state duplicate(struct resp_ctx *c)
 	if (!(r->ack_pending && (r->ack_syndrome & WIRE_AETH_TYPE_MASK) != WIRE_AETH_ACK))
 		schedule_ack(qp, AETH_ACK_SYNDROME, psn_add(r->epsn, (uint32_t)-1));
 	return RESP_DONE;
+}
+
+/*
+ * XRC target (IBA 1.2.1 XRC): the XRCETH must name an SRQ of the QP's XRC
+ * domain, and the same one in every packet of a message, else the request
+ * is invalid.  That SRQ gives the message its receive WQE, PD and CQ.
+ */
+static enum resp_state check_xrc_srq(struct resp_ctx *c)
+{
+	struct rc_resp *r = &c->qp->resp;
+	struct rc_srq *srq = xrc_srq_of(c->qp, c->pkt);
+
+	if (!srq || (r->msg != RC_MSG_NONE && srq != r->xsrq)) {
+		c->status = IBV_WC_REM_INV_REQ_ERR;
+		return RESP_ERR_INVALID;
+	}
+	r->xsrq = srq;
+	return RESP_CHECK_OP_SEQ;
 }
 
 static enum resp_state check_op_seq(struct resp_ctx *c)
@@ -343,11 +385,12 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
 static bool take_recv_wqe(struct rc_qp *qp)
 {
 	struct rc_resp *r = &qp->resp;
+	struct rc_srq *srq = rc_resp_srq(qp);
 
 	if (r->have_wqe)
 		return true;
-	if (qp->srq) {
-		if (!rc_srq_pop(qp->srq, r->wqe))
+	if (srq) {
+		if (!rc_srq_pop(srq, r->wqe))
 			return false;
 	} else {
 		struct rc_recv_wqe *w;
@@ -453,7 +496,7 @@ static enum resp_state check_target8(struct resp_ctx *c, uint32_t rkey, uint64_t
 
 	if (va & 7)
 		goto invalid;
-	c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, rkey, va, 8, access, &c->target_odp);
+	c->target = rc_mr_remote(qp->eng, rc_resp_pd(qp), qp->qpn, rkey, va, 8, access, &c->target_odp);
 	if (!c->target)
 		return RESP_ERR_ACCESS;
 	if (unlikely(c->target_odp) && rc_odp_populate_write(c->target, 8))
@@ -485,13 +528,13 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			/* A zero-length write touches nothing: its R_Key is not checked. */
 			if (!r->write_len)
 				return RESP_EXECUTE;
-			if (!rc_mr_remote(qp->eng, qp->pd, qp->qpn, r->rkey, r->va, r->write_len,
+			if (!rc_mr_remote(qp->eng, rc_resp_pd(qp), qp->qpn, r->rkey, r->va, r->write_len,
 					  IBV_ACCESS_REMOTE_WRITE, NULL))
 				return RESP_ERR_ACCESS;
 		}
 		if (len) {
 			/* Again for each packet: the region may have gone away meanwhile. */
-			c->target = rc_mr_remote(qp->eng, qp->pd, qp->qpn, r->rkey, r->va, len,
+			c->target = rc_mr_remote(qp->eng, rc_resp_pd(qp), qp->qpn, r->rkey, r->va, len,
 						 IBV_ACCESS_REMOTE_WRITE, &c->target_odp);
 			if (!c->target)
 				return RESP_ERR_ACCESS;
@@ -500,7 +543,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		const struct wire_reth *reth = pkt_reth(c->pkt);
 		uint32_t len = wire_get32(reth->dma_len);
 
-		if (len && !rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey),
+		if (len && !rc_mr_remote(qp->eng, rc_resp_pd(qp), qp->qpn, wire_get32(reth->rkey),
 					 wire_get64(reth->va), len, IBV_ACCESS_REMOTE_READ, NULL))
 			return RESP_ERR_ACCESS;
 	} else if (c->fl & WIRE_OPF_ATOMIC) {
@@ -525,7 +568,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 			return RESP_ERR_INVALID;
 		}
 		/* The region must have been registered with the placement type's rights. */
-		if (!rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey),
+		if (!rc_mr_remote(qp->eng, rc_resp_pd(qp), qp->qpn, wire_get32(reth->rkey),
 				  wire_get64(reth->va), len, flush_access(c->pkt), NULL))
 			return RESP_ERR_ACCESS;
 	}
@@ -565,7 +608,7 @@ bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt)
  */
 bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt)
 {
-	return pkt->opcode == (WIRE_OPC_RC | WIRE_OP_WRITE_MIDDLE) && qp->type == IBV_QPT_RC &&
+	return (pkt->opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_WRITE_MIDDLE && rc_qp_reliable(qp) &&
 	       pkt->psn == qp->resp.epsn && !qp->resp.nak_sent &&
 	       pkt->payload_len >= RC_ICRC_IN_COPY_MIN;
 }
@@ -573,7 +616,7 @@ bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt)
 /* What may run before a deferred ICRC is verified: checks that change nothing, and the copy. */
 static bool before_icrc(enum resp_state s)
 {
-	return s == RESP_CHECK_PSN || s == RESP_CHECK_OP_SEQ || s == RESP_CHECK_OP_VALID ||
+	return s == RESP_CHECK_PSN || s == RESP_CHECK_XRC_SRQ || s == RESP_CHECK_OP_SEQ || s == RESP_CHECK_OP_VALID ||
 	       s == RESP_CHECK_RESOURCE || s == RESP_CHECK_LENGTH || s == RESP_CHECK_RKEY ||
 	       s == RESP_EXECUTE;
 }
@@ -973,7 +1016,7 @@ static enum resp_state execute(struct resp_ctx *c)
 	uint32_t len = pkt->payload_len;
 
 	if (c->fl & WIRE_OPF_SEND) {
-		if (len && rc_sge_scatter(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge,
+		if (len && rc_sge_scatter(qp->eng, rc_resp_pd(qp), r->wqe->sge, r->wqe->num_sge,
 					  &r->recv_cur, wire_pkt_payload(pkt), len)) {
 			c->status = IBV_WC_LOC_PROT_ERR;
 			return RESP_ERR_OP;
@@ -985,7 +1028,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		if (c->fl & WIRE_OPF_INV) {
 			const struct wire_ieth *ieth = wire_pkt_ext(pkt, WIRE_EXT_IETH);
 
-			if (rc_mr_invalidate(qp->eng, qp->pd, qp->qpn, wire_get32(ieth->rkey))) {
+			if (rc_mr_invalidate(qp->eng, rc_resp_pd(qp), qp->qpn, wire_get32(ieth->rkey))) {
 				c->status = IBV_WC_REM_INV_REQ_ERR;
 				return RESP_ERR_INVALID;
 			}
@@ -1030,6 +1073,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		x->va = wire_get64(reth->va);
 		x->rkey = wire_get32(reth->rkey);
 		x->len = dma;
+		x->srqn = qp->type == IBV_QPT_XRC_RECV ? r->xsrq->srqn : 0;
 		r->res_head++;
 		r->msn = (r->msn + 1) & WIRE_MSN_MASK;
 		r->epsn = psn_add(x->last_psn, 1);
@@ -1110,6 +1154,8 @@ static enum resp_state run_step(struct resp_ctx *c, enum resp_state s)
 		return duplicate(c);
 	case RESP_SR_PLACE:
 		return sr_place(c);
+	case RESP_CHECK_XRC_SRQ:
+		return check_xrc_srq(c);
 	case RESP_CHECK_OP_SEQ:
 		return check_op_seq(c);
 	case RESP_CHECK_OP_VALID:
@@ -1344,7 +1390,18 @@ static int copy_read(void *arg, uint8_t *dst, uint32_t len, uint32_t *crc)
 	return 0;
 }
 
-/* One packet of a read or atomic response; -EFAULT when the region went away. */
+/* The PD a read response is read under: an XRC target's SRQ may be gone by then. */
+static struct rc_pd *res_pd(const struct rc_qp *qp, const struct rc_resp_res *x)
+{
+	const struct rc_srq *srq;
+
+	if (qp->type != IBV_QPT_XRC_RECV)
+		return qp->pd;
+	srq = rc_xrc_srq_get(qp->eng, x->srqn);
+	return srq && srq->xrcd == qp->xrcd ? srq->pd : NULL;
+}
+
+/* One packet of a read or atomic response; -EFAULT when the region (or XRC SRQ) went away. */
 static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 {
 	struct rc_resp *r = &qp->resp;
@@ -1358,7 +1415,7 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 	d.aeth.syndrome = AETH_ACK_SYNDROME;
 	d.aeth.msn = r->msn;
 	if (x->type == RC_RES_ATOMIC) {
-		d.opcode = WIRE_OPC_RC | WIRE_OP_ATOMIC_ACKNOWLEDGE;
+		d.opcode = qp->opc_base | WIRE_OP_ATOMIC_ACKNOWLEDGE;
 		d.atomic_orig = x->orig;
 	} else {
 		uint32_t k = (uint32_t)psn_cmp(x->cur_psn, x->first_psn);
@@ -1366,12 +1423,14 @@ static int send_response(struct rc_qp *qp, struct rc_resp_res *x)
 		bool first = k == 0, last = x->cur_psn == x->last_psn;
 
 		payload = last ? x->len - off : qp->pmtu;
-		d.opcode = WIRE_OPC_RC | (first && last ? WIRE_OP_READ_RESP_ONLY :
+		d.opcode = qp->opc_base | (first && last ? WIRE_OP_READ_RESP_ONLY :
 					  first ? WIRE_OP_READ_RESP_FIRST :
 					  last ? WIRE_OP_READ_RESP_LAST : WIRE_OP_READ_RESP_MIDDLE);
 		if (payload) {
-			a.src = rc_mr_remote(qp->eng, qp->pd, qp->qpn, x->rkey, x->va + off, payload,
-					     IBV_ACCESS_REMOTE_READ, &a.odp);
+			struct rc_pd *pd = res_pd(qp, x);
+
+			a.src = pd ? rc_mr_remote(qp->eng, pd, qp->qpn, x->rkey, x->va + off, payload,
+						  IBV_ACCESS_REMOTE_READ, &a.odp) : NULL;
 			if (!a.src)
 				return -EFAULT;
 		}
@@ -1420,7 +1479,7 @@ static int send_ack(struct rc_qp *qp)
 	int ret;
 
 	response_desc(qp, &d);
-	d.opcode = WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE;
+	d.opcode = qp->opc_base | WIRE_OP_ACKNOWLEDGE;
 	d.psn = r->ack_psn;
 	d.aeth.syndrome = r->ack_syndrome;
 	d.aeth.msn = r->ack_msn;

@@ -272,7 +272,7 @@ void rc_rto_gauges(const struct rc_qp *qp, struct rc_counters *out)
 	const struct rc_rto *t = &qp->rto;
 	uint64_t rto = rto_now(qp);
 
-	if (qp->type != IBV_QPT_RC)
+	if (!rc_qp_reliable(qp))
 		return;
 	if (t->srtt > out->srtt_ns)
 		out->srtt_ns = t->srtt;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Receive queues: the ring behind a QP's receive queue and behind shared receive queues. */
+/* Receive queues: the ring behind a QP's receive queue and behind shared receive queues; XRC domains. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -80,7 +80,22 @@ static int rq_resize(struct rc_rq *rq, uint32_t max_wr)
 	return 0;
 }
 
-struct rc_srq *rc_srq_create(struct rc_pd *pd, struct ibv_srq_init_attr *attr, void *user)
+/* A free XRC SRQ number: 24 bits, never 0 (what rc_srq_num() says of a basic SRQ). */
+static int alloc_srqn(struct rc_engine *eng, uint32_t *srqn)
+{
+	for (uint32_t tries = 0; tries < WIRE_SRQN_MASK; tries++) {
+		uint32_t n = eng->next_srqn++ & WIRE_SRQN_MASK;
+
+		if (n && !rc_hash_get(&eng->xrc_srqs, n)) {
+			*srqn = n;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+static struct rc_srq *srq_create(struct rc_pd *pd, struct rc_xrcd *xrcd, struct rc_cq *cq,
+				 struct ibv_srq_init_attr *attr, void *user)
 {
 	struct rc_engine *eng = pd->eng;
 	struct rc_srq *srq;
@@ -102,13 +117,23 @@ struct rc_srq *rc_srq_create(struct rc_pd *pd, struct ibv_srq_init_attr *attr, v
 		goto err_free_srq;
 	srq->eng = eng;
 	srq->pd = pd;
+	srq->xrcd = xrcd;
+	srq->cq = cq;
 	srq->user = user;
 
 	pthread_mutex_lock(&eng->lock);
 	if (eng->n_srq >= RC_MAX_SRQ) {
-		pthread_mutex_unlock(&eng->lock);
 		ret = -ENOMEM;
-		goto err_fini_rq;
+		goto err_unlock;
+	}
+	if (xrcd) {
+		ret = alloc_srqn(eng, &srq->srqn);
+		if (!ret)
+			ret = rc_hash_put(&eng->xrc_srqs, srq->srqn, srq);
+		if (ret)
+			goto err_unlock;
+		xrcd->refs++;
+		cq->refs++;
 	}
 	eng->n_srq++;
 	pd->refs++;
@@ -117,12 +142,38 @@ struct rc_srq *rc_srq_create(struct rc_pd *pd, struct ibv_srq_init_attr *attr, v
 	attr->attr.max_sge = srq->rq.max_sge;
 	return srq;
 
-err_fini_rq:
+err_unlock:
+	pthread_mutex_unlock(&eng->lock);
 	rc_rq_fini(&srq->rq);
 err_free_srq:
 	free(srq);
 	errno = -ret;
 	return NULL;
+}
+
+struct rc_srq *rc_srq_create(struct rc_pd *pd, struct ibv_srq_init_attr *attr, void *user)
+{
+	return srq_create(pd, NULL, NULL, attr, user);
+}
+
+struct rc_srq *rc_srq_create_xrc(struct rc_pd *pd, struct rc_xrcd *xrcd, struct rc_cq *cq,
+				 struct ibv_srq_init_attr *attr, void *user)
+{
+	if (!xrcd || !cq || xrcd->eng != pd->eng || cq->eng != pd->eng) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return srq_create(pd, xrcd, cq, attr, user);
+}
+
+uint32_t rc_srq_num(const struct rc_srq *srq)
+{
+	return srq->srqn;
+}
+
+struct rc_srq *rc_xrc_srq_get(struct rc_engine *eng, uint32_t srqn)
+{
+	return rc_hash_get(&eng->xrc_srqs, srqn & WIRE_SRQN_MASK);
 }
 
 int rc_srq_modify(struct rc_srq *srq, struct ibv_srq_attr *attr, int mask)
@@ -167,6 +218,25 @@ int rc_srq_query(struct rc_srq *srq, struct ibv_srq_attr *attr)
 	return 0;
 }
 
+/*
+ * XRC target QPs hold no reference on the SRQ of their message in progress
+ * (any SRQ of the domain may be named): one going away abandons that message,
+ * whose next packet then fails the XRCETH check.
+ */
+static void detach_targets(struct rc_srq *srq)
+{
+	struct rc_list *pos, *tmp;
+
+	rc_list_for_each_safe(pos, tmp, &srq->eng->qp_list) {
+		struct rc_qp *qp = container_of(pos, struct rc_qp, link);
+
+		if (qp->type == IBV_QPT_XRC_RECV && qp->resp.xsrq == srq) {
+			qp->resp.xsrq = NULL;
+			qp->resp.have_wqe = false;
+		}
+	}
+}
+
 int rc_srq_destroy(struct rc_srq *srq)
 {
 	struct rc_engine *eng = srq->eng;
@@ -175,6 +245,12 @@ int rc_srq_destroy(struct rc_srq *srq)
 	if (srq->refs) {
 		pthread_mutex_unlock(&eng->lock);
 		return -EBUSY;
+	}
+	if (srq->xrcd) {
+		detach_targets(srq);
+		rc_hash_del(&eng->xrc_srqs, srq->srqn);
+		srq->xrcd->refs--;
+		srq->cq->refs--;
 	}
 	rc_list_del(&srq->link);
 	eng->n_srq--;
@@ -196,6 +272,50 @@ void rc_srq_free_all(struct rc_engine *eng)
 		free(srq);
 	}
 	rc_list_init(&eng->srqs);
+	rc_hash_free(&eng->xrc_srqs);
+}
+
+/* ---- XRC domains ---- */
+
+struct rc_xrcd *rc_xrcd_alloc(struct rc_engine *eng)
+{
+	struct rc_xrcd *x = calloc(1, sizeof(*x));
+
+	if (!x) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	x->eng = eng;
+	pthread_mutex_lock(&eng->lock);
+	eng->n_xrcd++;
+	rc_list_add_tail(&eng->xrcds, &x->link);
+	pthread_mutex_unlock(&eng->lock);
+	return x;
+}
+
+int rc_xrcd_free(struct rc_xrcd *x)
+{
+	struct rc_engine *eng = x->eng;
+
+	pthread_mutex_lock(&eng->lock);
+	if (x->refs) {
+		pthread_mutex_unlock(&eng->lock);
+		return -EBUSY;
+	}
+	rc_list_del(&x->link);
+	eng->n_xrcd--;
+	pthread_mutex_unlock(&eng->lock);
+	free(x);
+	return 0;
+}
+
+void rc_xrcd_free_all(struct rc_engine *eng)
+{
+	struct rc_list *pos, *tmp;
+
+	rc_list_for_each_safe(pos, tmp, &eng->xrcds)
+		free(container_of(pos, struct rc_xrcd, link));
+	rc_list_init(&eng->xrcds);
 }
 
 int rc_srq_post_recv(struct rc_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)

@@ -8,9 +8,11 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -175,7 +177,7 @@ int host_ring_open(const char *key, struct host_ring **out, char *err, size_t er
 	}
 	l->wake_fd = -1;
 	for (unsigned i = 0; i < HOST_RING_PEERS; i++)
-		l->peers[i].wake_fd = -1;
+		l->peers[i].wake_fd = l->peers[i].pidfd = -1;
 	if ((size_t)snprintf(base, sizeof(base), "%s/loop", host_run_dir()) >= sizeof(base) ||
 	    (size_t)snprintf(l->dir, sizeof(l->dir), "%s/%s", base, key) >= sizeof(l->dir)) {
 		snprintf(err, errlen, "run directory path too long: %s", host_run_dir());
@@ -209,7 +211,9 @@ static void drop_peer(struct host_ring_peer *p)
 	munmap(p->ring, sizeof(*p->ring));
 	if (p->wake_fd >= 0)
 		close(p->wake_fd);
-	p->wake_fd = -1;
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->wake_fd = p->pidfd = -1;
 	p->pid = 0;
 	p->used = 0;
 }
@@ -279,6 +283,12 @@ static struct host_ring_peer *peer_of(struct host_ring *l, int32_t pid, uint32_t
 		munmap(r, sizeof(*r));
 		return NULL;
 	}
+	/* The process, checked to be the ring's owner once its descriptor is held; else no direct access. */
+	p->pidfd = pidfd_open(pid, 0);
+	if (p->pidfd >= 0 && host_qpn_proc_start(pid) != r->start) {
+		close(p->pidfd);
+		p->pidfd = -1;
+	}
 	p->pid = pid;
 	p->ring = r;
 	p->used = ++l->clock;
@@ -329,8 +339,16 @@ void *host_ring_shared(struct host_ring *l)
 void *host_ring_peer_shared(struct host_ring *l, int32_t pid, uint32_t start)
 {
 	struct host_ring_peer *p = peer_of(l, pid, start);
+	struct pollfd pfd;
 
-	return p ? p->ring->shared : NULL;
+	if (!p || p->pidfd < 0)
+		return NULL;
+	pfd = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
+	if (poll(&pfd, 1, 0) != 0) {
+		drop_peer(p);	/* it ended (or cannot be asked): nothing of it is reached any more */
+		return NULL;
+	}
+	return p->ring->shared;
 }
 
 bool host_ring_sleep_begin(struct host_ring *l)

@@ -30,6 +30,7 @@ struct host_ring_peer {
 	int32_t			pid;		/* 0: free */
 	struct host_ring_ring	*ring;		/* the peer's ring, mapped */
 	int			wake_fd;	/* the peer's doorbell, written when it sleeps */
+	int			pidfd;		/* the peer process itself: readable once it ended */
 	uint64_t		used;		/* for replacing the least recently used */
 };
 
@@ -78,7 +79,12 @@ int host_ring_wake_fd(const struct host_ring *l);
 
 /* Our ring's published area (HOST_RING_SHARED_BYTES, zeroed at open). */
 void *host_ring_shared(struct host_ring *l);
-/* The published area of process @pid's ring (@start as for host_ring_send()), or NULL. */
+/*
+ * The published area of process @pid's ring (@start as for host_ring_send()),
+ * or NULL.  Also NULL once that process has ended, even if it never closed its
+ * ring: whoever reaches into the process by its PID (process_vm_writev) never
+ * reaches a later process that got the PID.
+ */
 void *host_ring_peer_shared(struct host_ring *l, int32_t pid, uint32_t start);
 
 /* The next frame into @buf (at most @cap bytes).  Return: its length, or 0 when none is left. */

@@ -94,10 +94,16 @@ struct cm_event {
 	enum wire_cm_attr	msg;		/* TIMEOUT: what went unanswered */
 };
 
-/* Counters, shown with the engine's by `uroce stat`. */
+/*
+ * Counters, shown with the engine's by `uroce stat`.  Every MAD received
+ * that passed wire_cm_mad_check() is a new message for an ID, a duplicate,
+ * not ours, or unclaimed: for no ID and no listener of any process, answered
+ * here as the netdev's answerer (REJ "invalid service ID", SIDR_REP, DREP).
+ */
 #define CM_COUNTERS(X)							\
 	X(mads_rx)	X(mads_tx)	X(retransmits)	X(timeouts)	\
-	X(not_ours)	X(duplicates)	X(tx_no_slot)	X(rej_tx)
+	X(not_ours)	X(duplicates)	X(unclaimed)	X(tx_no_slot)	\
+	X(rej_tx)
 
 struct cm_counters {
 #define CM_COUNTER_FIELD(n) uint64_t n;

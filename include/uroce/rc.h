@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The transport engine: PDs, MRs, CQs, SRQs, AHs and RC/UC/UD queue pairs,
+ * The transport engine: PDs, MRs, CQs, SRQs, AHs, XRC domains and RC/UC/UD/XRC queue pairs,
  * driven by a port and a clock.  No DPDK here.  Work requests, completions
  * and attributes use libibverbs' public types (<infiniband/verbs.h>), so the
  * provider passes them through untouched.
@@ -40,6 +40,7 @@ struct rc_cq;
 struct rc_srq;
 struct rc_qp;
 struct rc_ah;
+struct rc_xrcd;
 
 /* ---- Limits the engine honours (reported by query_device) ---- */
 #define RC_MAX_QP		4096
@@ -174,7 +175,7 @@ void rc_engine_destroy(struct rc_engine *eng);
 
 /* How many objects of each kind are alive: created and not yet destroyed. */
 struct rc_objects {
-	unsigned	pd, mr, mw, cq, srq, ah, qp;
+	unsigned	pd, mr, mw, cq, srq, ah, qp, xrcd;
 };
 
 /*
@@ -361,6 +362,23 @@ int rc_srq_query(struct rc_srq *srq, struct ibv_srq_attr *attr);
 int rc_srq_destroy(struct rc_srq *srq);			/* -EBUSY while QPs use it */
 int rc_srq_post_recv(struct rc_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
+/* ---- XRC (IBA 1.2.1 XRC): domains, their SRQs, initiator and target QPs ---- */
+
+/*
+ * An XRC domain groups XRC SRQs and XRC target QPs: a message that reaches a
+ * target QP goes to the SRQ its XRCETH names, which must be of the same domain
+ * (else NAK invalid request, the initiator's WQE completes with
+ * IBV_WC_REM_INV_REQ_ERR).  Memory access of such a message is checked
+ * against the SRQ's PD, and its receive completion goes to the SRQ's CQ.
+ */
+struct rc_xrcd *rc_xrcd_alloc(struct rc_engine *eng);
+int rc_xrcd_free(struct rc_xrcd *xrcd);		/* -EBUSY while SRQs or QPs use it */
+/* An SRQ of @xrcd completing into @cq; its number (rc_srq_num()) is what initiators name. */
+struct rc_srq *rc_srq_create_xrc(struct rc_pd *pd, struct rc_xrcd *xrcd, struct rc_cq *cq,
+				 struct ibv_srq_init_attr *attr, void *user);
+/* The XRC SRQ number (24 bits); 0 for a basic SRQ. */
+uint32_t rc_srq_num(const struct rc_srq *srq);
+
 /* ---- Memory windows (IBA 10.6.7) ---- */
 
 /*
@@ -405,12 +423,19 @@ struct rc_ring_alloc {
 	void	*arg;
 };
 
+/*
+ * IBV_QPT_XRC_SEND (initiator): like RC without a receive queue (@recv_cq and
+ * @srq NULL); each work request names the target's SRQ in
+ * wr->qp_type.xrc.remote_srqn.  IBV_QPT_XRC_RECV (target): @xrcd only, no PD,
+ * CQs or send queue; it receives and answers.
+ */
 struct rc_qp_init {
-	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC or _UD */
+	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC, _UD, _XRC_SEND or _XRC_RECV */
 	struct rc_pd		*pd;
 	struct rc_cq		*send_cq;
 	struct rc_cq		*recv_cq;
 	struct rc_srq		*srq;		/* NULL: own receive queue */
+	struct rc_xrcd		*xrcd;		/* IBV_QPT_XRC_RECV only */
 	struct ibv_qp_cap	cap;		/* in: requested; out: granted */
 	bool			sq_sig_all;
 	void			*user;		/* comes back in async events */
@@ -426,6 +451,13 @@ struct rc_qp_init {
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init);
 int rc_qp_destroy(struct rc_qp *qp);
 uint32_t rc_qp_num(const struct rc_qp *qp);
+/*
+ * ibv_open_qp(3): the XRC target QP numbered @qpn of @xrcd, or NULL with errno
+ * EINVAL when there is none.  The QP stays the creator's: it is not counted again.
+ */
+struct rc_qp *rc_qp_open_xrc(struct rc_xrcd *xrcd, uint32_t qpn);
+/* The @user pointer the QP was created with. */
+void *rc_qp_user(const struct rc_qp *qp);
 /*
  * ibv_modify_qp semantics: the transition must be legal from the current
  * state with exactly the required and allowed attributes of that
@@ -468,7 +500,7 @@ enum rc_wr_flag {
 	RC_WR_INV	= 1 << 1,	/* invalidate_rkey names a key to invalidate */
 };
 
-/* A QP type as a bit of rc_wr_opcode_info.qp_types (@t: IBV_QPT_RC, _UC or _UD). */
+/* A QP type as a bit of rc_wr_opcode_info.qp_types (@t: IBV_QPT_RC, _UC, _UD or _XRC_SEND). */
 #define RC_QPT_BIT(t)		(1u << (t))
 
 struct rc_wr_opcode_info {

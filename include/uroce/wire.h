@@ -288,6 +288,17 @@ _Static_assert(sizeof(struct wire_feth) == 4, "feth");
 #define WIRE_FLUSH_RANGE	0u	/* the RETH's range */
 #define WIRE_FLUSH_MR		1u	/* the whole region of the R_Key */
 
+/*
+ * XRC extended transport header (IBA 1.2.1, table 38 "XRCETH"): in every XRC
+ * request, right after the BTH, the SRQ of the target QP's XRC domain the
+ * message is for.  XRC responses and ACKs have none.
+ */
+struct wire_xrceth {
+	wire_be32	srqn;		/* resv8(8) XRCSRQ(24) */
+};
+_Static_assert(sizeof(struct wire_xrceth) == 4, "xrceth");
+#define WIRE_SRQN_MASK	WIRE_24BIT_MASK
+
 struct wire_deth {			/* datagram, 9.3.2 */
 	wire_be32	qkey;
 	wire_be32	src_qp;		/* resv8(8) SrcQP(24) */
@@ -322,6 +333,7 @@ enum wire_nak_code {
 #define WIRE_OPC_UC	0x20
 #define WIRE_OPC_RD	0x40
 #define WIRE_OPC_UD	0x60
+#define WIRE_OPC_XRC	0xa0	/* the RC operations; requests carry an XRCETH */
 #define WIRE_OPC_CNP	0x81
 /* An opcode is its transport (the top 3 bits, WIRE_OPC_*) and its operation (the low 5, WIRE_OP_*). */
 #define WIRE_OPC_TRANSPORT_MASK	0xe0
@@ -357,7 +369,8 @@ enum wire_opcode_low {
 
 enum wire_ext {	/* index into wire_opcode_info.off[] */
 	WIRE_EXT_RETH, WIRE_EXT_AETH, WIRE_EXT_ATOMIC_ETH, WIRE_EXT_ATOMIC_ACK_ETH,
-	WIRE_EXT_IMMDT, WIRE_EXT_IETH, WIRE_EXT_DETH, WIRE_EXT_CNP, WIRE_EXT_FETH, WIRE_EXT_COUNT
+	WIRE_EXT_IMMDT, WIRE_EXT_IETH, WIRE_EXT_DETH, WIRE_EXT_CNP, WIRE_EXT_FETH,
+	WIRE_EXT_XRCETH, WIRE_EXT_COUNT
 };
 
 /* Which extension headers follow the BTH (a typed mask, kept apart from the flags). */
@@ -371,6 +384,7 @@ enum wire_hdr_bit {
 	WIRE_HDR_DETH		= 1u << WIRE_EXT_DETH,
 	WIRE_HDR_CNP		= 1u << WIRE_EXT_CNP,
 	WIRE_HDR_FETH		= 1u << WIRE_EXT_FETH,
+	WIRE_HDR_XRCETH		= 1u << WIRE_EXT_XRCETH,
 };
 typedef uint16_t wire_hdr_mask;
 
@@ -396,6 +410,7 @@ enum wire_op_flag {
 	WIRE_OPF_UD		= 1u << 17,
 	WIRE_OPF_ATOMIC_WRITE	= 1u << 18,	/* 8 bytes placed at once, answered like a read */
 	WIRE_OPF_FLUSH		= 1u << 19,	/* make earlier writes visible or persistent */
+	WIRE_OPF_XRC		= 1u << 20,
 };
 typedef uint32_t wire_op_flags;
 
@@ -680,6 +695,7 @@ struct wire_build_desc {
 	uint32_t	ieth_rkey;
 	struct { uint32_t qkey, src_qp; } deth;
 	struct { uint8_t plt, sel; } feth;	/* WIRE_FLUSH_* */
+	uint32_t	xrc_srqn;	/* XRCETH: 24 bits */
 };
 
 /* Header bytes before the payload for this description (Ethernet .. extension headers). */

@@ -58,6 +58,11 @@ class FETH(Packet):       # IBA 1.5 FLUSH, as the kernel's rxe_hdr.h
                    BitField("plt", 0, 4)]
 
 
+class XRCETH(Packet):     # IBA 1.2.1 XRC: the SRQ of the target's domain
+    name = "XRCETH"
+    fields_desc = [XByteField("reserved", 0), BitField("srqn", 0, 24)]
+
+
 class DETH(Packet):       # IBA 9.3.2
     name = "DETH"
     fields_desc = [XIntField("qkey", 0), XByteField("resv8", 0),
@@ -66,7 +71,7 @@ class DETH(Packet):       # IBA 9.3.2
 
 # ---- Opcodes (IBA table 38, CNP from Annex A17.9.3) ----
 
-RC, UC, UD = 0x00, 0x20, 0x60
+RC, UC, UD, XRC = 0x00, 0x20, 0x60, 0xa0
 CNP = 0x81
 
 # Low five bits: name, extension headers in wire order, payload allowed.
@@ -99,7 +104,9 @@ _OPS = {
 }
 _UC_OPS = range(0x00, 0x0c)          # sends and writes
 _UD_OPS = (0x04, 0x05)               # send only (+ immediate)
-_EXT_LEN = {"feth": 4, "reth": 16, "aeth": 4, "atomic": 28, "atomicack": 8,
+_XRC_OPS = [low for low in _OPS if low < 0x1c]   # RC's but FLUSH and ATOMIC WRITE
+_XRC_RESPONSES = range(0x0d, 0x13)   # read responses and ACKs: no XRCETH
+_EXT_LEN = {"xrceth": 4, "feth": 4, "reth": 16, "aeth": 4, "atomic": 28, "atomicack": 8,
             "imm": 4, "ieth": 4, "deth": 8, "cnp": 16}
 
 OP = {}          # "RC_SEND_FIRST" -> 0x00, ...
@@ -115,6 +122,11 @@ for _low in _UD_OPS:
     _name, _hdrs, _pay = _OPS[_low]
     OP["UD_" + _name] = UD | _low
     OP_INFO[UD | _low] = ("UD_" + _name, ("deth",) + _hdrs, _pay)
+for _low in _XRC_OPS:
+    _name, _hdrs, _pay = _OPS[_low]
+    OP["XRC_" + _name] = XRC | _low
+    OP_INFO[XRC | _low] = ("XRC_" + _name,
+                           _hdrs if _low in _XRC_RESPONSES else ("xrceth",) + _hdrs, _pay)
 OP["CNP"] = CNP
 OP_INFO[CNP] = ("CNP", ("cnp",), False)
 
@@ -232,7 +244,7 @@ def _udp6_checksum(frame, l3):
 
 def frame(src, dst, opcode, dqpn, psn, payload=b"", *, reth=None, aeth=None,
           atomic=None, atomic_orig=None, imm=None, ieth=None, deth=None,
-          feth=None, ackreq=False, se=False, mig=False, pkey=0xffff, becn=False,
+          feth=None, xrceth=None, ackreq=False, se=False, mig=False, pkey=0xffff, becn=False,
           tver=0, pad=None, sport=49152, dport=ROCE_PORT, tos=0, ttl=64,
           ip_id=0, df=True, vlan=None, flow_label=0, icrc_value=None,
           bad_icrc=False):
@@ -240,7 +252,7 @@ def frame(src, dst, opcode, dqpn, psn, payload=b"", *, reth=None, aeth=None,
 
     reth = (va, rkey, dma_len); aeth = (syndrome, msn);
     atomic = (va, rkey, swap_add, compare); deth = (qkey, src_qp);
-    feth = (placement type, selectivity level).
+    feth = (placement type, selectivity level); xrceth = the XRC SRQ number.
     The payload is padded to four bytes and the pad count set, unless
     @pad forces a value (for malformed frames).  The ICRC is computed,
     or taken from @icrc_value, or computed and then corrupted (@bad_icrc).
@@ -253,7 +265,9 @@ def frame(src, dst, opcode, dqpn, psn, payload=b"", *, reth=None, aeth=None,
               psn=psn, icrc=0)
     layers = bth
     for h in hdrs:
-        if h == "reth":
+        if h == "xrceth":
+            layers = layers / XRCETH(srqn=xrceth)
+        elif h == "reth":
             layers = layers / RETH(va=reth[0], rkey=reth[1], dma_len=reth[2])
         elif h == "aeth":
             layers = layers / AETH(syndrome=aeth[0], msn=aeth[1])
@@ -375,10 +389,13 @@ def parse(data):
     p.name = info[0] if info else "UNKNOWN"
     off = b + 12
     p.reth = p.aeth = p.atomic = p.atomic_orig = p.imm = p.ieth = p.deth = p.feth = None
+    p.xrceth = None
     p.ext_off = {}
     for h in (info[1] if info else ()):
         p.ext_off[h] = off
-        if h == "reth":
+        if h == "xrceth":
+            p.xrceth = struct.unpack_from(">I", data, off)[0] & 0xffffff
+        elif h == "reth":
             p.reth = struct.unpack_from(">QII", data, off)
         elif h == "aeth":
             w = struct.unpack_from(">I", data, off)[0]

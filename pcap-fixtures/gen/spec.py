@@ -15,6 +15,8 @@ Conventions used by all fixtures:
   Requester fixtures: work requests are posted at time 0; uroce's first
   PSN is 0x200000.  MSNs count completed request messages (IBA 9.7;
   an RDMA READ counts when its responses start, C9-148).
+  XRC responder fixtures: uroce's QP is an XRC target whose XRC SRQ, the
+  run's first, is number 1 (XRC_SRQN); its receives are posted there.
 """
 
 import sys
@@ -35,6 +37,7 @@ BUF2_VA, BUF2_RKEY = 0x7f5a00020000, 0x5e6f7081
 REMOTE_VA, REMOTE_RKEY = 0x55aa00001000, 0x00c0ffee
 MTU = 1024
 MIN_RNR = 14              # 1.28 ms (IBA table 45)
+XRC_SRQN = 1              # the XRC SRQ of an XRC target fixture
 QKEY = 0x11111111
 
 FIXTURES = []
@@ -89,13 +92,15 @@ def responder(name, summary, spec, qp_type="RC", mtu=MTU, local=L, peer=P,
     f = Fixture(name, summary, spec, "responder", local, [("peer", peer)])
     f.mr("buf", 16384, BUF_VA, BUF_RKEY, access=buf_access, init=("pattern", 1))
     attrs = dict(rq_psn=RQ_PSN, sq_psn=SQ_PSN, mtu=mtu)
-    if qp_type == "RC":
+    if qp_type in ("RC", "XRC_RECV"):
         attrs.update(min_rnr_timer=MIN_RNR, max_dest_rd_atomic=4)
+    if qp_type == "XRC_RECV":
+        attrs.update(srqn=XRC_SRQN)
     if qp_type == "UD":
         attrs = dict(qkey=QKEY, sq_psn=SQ_PSN)
     attrs.update(qp)
     f.qp("q", qp_type, LQ, PQ if qp_type != "UD" else 0, **attrs)
-    return f, Side(qp_type, local, peer)
+    return f, Side("XRC" if qp_type == "XRC_RECV" else qp_type, local, peer)
 
 
 def requester(name, summary, spec, qp_type="RC", mtu=MTU, **qp):
@@ -651,6 +656,59 @@ def rc_rnr_nak_and_retry():
     f.cqe("q", "recv", 11, opcode="RECV", byte_len=48)
     f.mem("buf", 0x500, msg)
     f.counter("rnr_naks_tx", 1)
+    return f
+
+
+# =====================================================================
+# XRC responder: the target QP, its domain's SRQ named by the XRCETH
+# =====================================================================
+
+@fixture
+def xrc_send_to_srq():
+    f, s = responder("xrc_send_to_srq",
+                     "XRC SEND Only naming the target's SRQ lands in that SRQ's WQE; an XRC ACK (no XRCETH) answers",
+                     "IBA 1.2.1 XRC (XRCETH names the SRQ; responses carry none), 9.4 (SEND), 9.7 (ACK)",
+                     qp_type="XRC_RECV")
+    f.post_recv("q", 1, [("buf", 0x100, 256)])
+    msg = data(200, 64)
+    f.recv(t(1), s.to_uroce("SEND_ONLY", RQ_PSN, msg, xrceth=XRC_SRQN, ackreq=True))
+    f.send(t(1), s.ack(RQ_PSN, 1))
+    f.cqe("q", "recv", 1, opcode="RECV", byte_len=64)
+    f.mem("buf", 0x100, msg)
+    return f
+
+
+@fixture
+def xrc_write_then_read():
+    f, s = responder("xrc_write_then_read",
+                     "XRC RDMA WRITE Only then RDMA READ of it through the target: ACK, then an XRC Read Response Only",
+                     "IBA 1.2.1 XRC (requests carry an XRCETH, the R_Key is the SRQ's PD's), 9.4 (WRITE, READ), C9-148 (MSN)",
+                     qp_type="XRC_RECV")
+    msg = data(201, 96)
+    f.recv(t(1), s.to_uroce("WRITE_ONLY", RQ_PSN, msg, xrceth=XRC_SRQN,
+                            reth=(BUF_VA + 0x300, BUF_RKEY, 96), ackreq=True))
+    f.send(t(1), s.ack(RQ_PSN, 1))
+    f.recv(t(2), s.to_uroce("READ_REQUEST", psn_add(RQ_PSN, 1), xrceth=XRC_SRQN,
+                            reth=(BUF_VA + 0x300, BUF_RKEY, 96), ackreq=True))
+    for pk in read_responses(s, psn_add(RQ_PSN, 1), msg, 2):
+        f.send(t(2), pk)
+    f.mem("buf", 0x300, msg)
+    return f
+
+
+@fixture
+def xrc_srq_not_in_domain():
+    f, s = responder("xrc_srq_not_in_domain",
+                     "XRC SEND naming an SRQ that is not of the target's domain: NAK Invalid Request, QP to Error",
+                     "IBA 1.2.1 XRC (the XRCETH's SRQ must be of the target QP's XRC domain), 9.9 (class C), "
+                     "ch. 11 (Invalid Request Local WQ Error event)",
+                     qp_type="XRC_RECV")
+    f.post_recv("q", 2, [("buf", 0, 256)])
+    f.recv(t(1), s.to_uroce("SEND_ONLY", RQ_PSN, data(202, 32), xrceth=0x7777, ackreq=True))
+    f.send(t(1), s.nak(RQ_PSN, 0, roce.NAK_INVALID_REQ))
+    f.state("q", "ERR")
+    f.event("q", "QP_REQ_ERR")
+    f.counter("inv_req_naks_tx", 1)
     return f
 
 

@@ -170,7 +170,7 @@ START_TEST(soak_selective_repeat)
 	struct soak_cfg c;
 	struct soak_result r;
 
-	soak_defaults(&c, 5000 + (uint64_t)_i);
+	soak_defaults(&c, 6000 + (uint64_t)_i);
 	c.loss = sr_loss[_i % 4];
 	c.reorder = 0.05;
 	c.dup = 0.05;
@@ -189,6 +189,19 @@ START_TEST(soak_selective_repeat)
 }
 END_TEST
 
+/* The mix over XRC: every pair an initiator, a target and an XRC SRQ, under the default faults. */
+START_TEST(soak_xrc)
+{
+	struct soak_cfg c;
+	struct soak_result r;
+
+	soak_defaults(&c, 5000 + (uint64_t)_i);
+	c.xrc = true;
+	run_checked(&c, &r);
+	ck_assert_uint_gt(r.retransmits, 0);
+}
+END_TEST
+
 Suite *rc_soak_suite(void)
 {
 	Suite *s = suite_create("rc_soak");
@@ -202,6 +215,7 @@ Suite *rc_soak_suite(void)
 	tcase_add_loop_test(tc, soak_selective_repeat, 0, 8);
 	tcase_add_loop_test(tc, soak_one_fault, 0,
 			    (int)(sizeof(soak_faults) / sizeof(soak_faults[0])) * SOAK_FAULT_SEEDS);
+	tcase_add_loop_test(tc, soak_xrc, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

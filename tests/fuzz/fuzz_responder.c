@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: sequences of requests (built from the input, so most get
- * past the ICRC) into an RC, a UC and a UD QP of one engine.  Its memory is
+ * past the ICRC) into an RC, a UC and a UD QP and an XRC target of one engine
+ * (its domain's SRQ, and one of another domain, for the XRCETH to name).  Its memory is
  * laid out with guard zones around what the peer may write (one MR with
  * remote write, the receive buffers); after every packet the guards and a
  * read-only MR must be as they were.  ASan watches everything else.  The
@@ -40,6 +41,10 @@ struct fz {
 	struct rc_pd		*pd;
 	struct rc_cq		*cq;
 	struct rc_qp		*qp[NQ];
+	struct rc_xrcd		*xrcd, *other_xrcd;
+	struct rc_srq		*xsrq, *other_srq;	/* of xrcd, of other_xrcd */
+	struct rc_qp		*xqp;			/* XRC target of xrcd */
+	uint32_t		xrc_next_psn;
 	struct rc_mr		*a, *b, *r;
 	uint8_t			*mem;
 	uint32_t		next_psn[NQ];
@@ -84,7 +89,7 @@ static void qp_connect(struct fz *f, struct rc_qp *qp, enum ibv_qp_type t)
 		a.ah_attr.port_num = 1;
 		fuzz_gid_of(0, a.ah_attr.grh.dgid.raw);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (t == IBV_QPT_RC)
+		if (t == IBV_QPT_RC || t == IBV_QPT_XRC_RECV)
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	}
 	must(!rc_qp_modify(qp, &a, mask), "RTR");
@@ -99,7 +104,29 @@ static void qp_connect(struct fz *f, struct rc_qp *qp, enum ibv_qp_type t)
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
+	if (t == IBV_QPT_XRC_RECV) {
+		a.timeout = 10;
+		mask |= IBV_QP_TIMEOUT;
+	}
 	must(!rc_qp_modify(qp, &a, mask), "RTS");
+}
+
+static void setup_xrc(struct fz *f)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 2 } };
+	struct rc_qp_init init = { .qp_type = IBV_QPT_XRC_RECV };
+
+	f->xrcd = rc_xrcd_alloc(f->eng);
+	f->other_xrcd = rc_xrcd_alloc(f->eng);
+	must(f->xrcd && f->other_xrcd, "XRC domains");
+	f->xsrq = rc_srq_create_xrc(f->pd, f->xrcd, f->cq, &sa, NULL);
+	f->other_srq = rc_srq_create_xrc(f->pd, f->other_xrcd, f->cq, &sa, NULL);
+	must(f->xsrq && f->other_srq, "XRC SRQs");
+	init.xrcd = f->xrcd;
+	f->xqp = rc_qp_create(f->eng, &init);
+	must(f->xqp, "XRC target");
+	qp_connect(f, f->xqp, IBV_QPT_XRC_RECV);
+	f->xrc_next_psn = START_PSN;
 }
 
 static void setup(struct fz *f)
@@ -149,6 +176,7 @@ static void setup(struct fz *f)
 		qp_connect(f, f->qp[q], types[q]);
 		f->next_psn[q] = START_PSN;
 	}
+	setup_xrc(f);
 }
 
 /* Everything destroyed through the API, after which the engine must hold no object. */
@@ -159,14 +187,16 @@ static void teardown(struct fz *f)
 
 	for (int q = 0; q < NQ; q++)
 		ret |= rc_qp_destroy(f->qp[q]);
+	ret |= rc_qp_destroy(f->xqp) | rc_srq_destroy(f->xsrq) | rc_srq_destroy(f->other_srq);
+	ret |= rc_xrcd_free(f->xrcd) | rc_xrcd_free(f->other_xrcd);
 	ret |= rc_mr_dereg(f->a) | rc_mr_dereg(f->b) | rc_mr_dereg(f->r);
 	ret |= rc_cq_destroy(f->cq);
 	ret |= rc_pd_free(f->pd);
 	rc_engine_objects(f->eng, &o);
-	if (ret || o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd) {
+	if (ret || o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd || o.xrcd) {
 		fprintf(stderr, "fuzz_responder: teardown: destroy returned %d; left alive: %u QPs, "
-			"%u SRQs, %u CQs, %u AHs, %u MWs, %u MRs, %u PDs\n", ret, o.qp, o.srq, o.cq,
-			o.ah, o.mw, o.mr, o.pd);
+			"%u SRQs, %u CQs, %u AHs, %u MWs, %u MRs, %u PDs, %u XRCDs\n", ret, o.qp, o.srq,
+			o.cq, o.ah, o.mw, o.mr, o.pd, o.xrcd);
 		abort();
 	}
 	rc_engine_destroy(f->eng);
@@ -251,7 +281,36 @@ static void post_recv(struct fz *f, struct fuzz_in *in)
 	s[1].addr = (uintptr_t)f->mem + OFF_R + (off / 2) % R_LEN;
 	s[1].length = (len / 3) % R_LEN;
 	s[1].lkey = rc_mr_lkey(f->r);
-	rc_post_recv(qp, &wr, &bad);
+	/* Bit 3: the XRC target's SRQ instead. */
+	if (sel & 8)
+		rc_srq_post_recv(f->xsrq, &wr, &bad);
+	else
+		rc_post_recv(qp, &wr, &bad);
+}
+
+/*
+ * An XRC opcode taken as given goes to the XRC target, its XRCETH naming
+ * (from the immediate's low bits, so no input byte more) the domain's SRQ,
+ * the other domain's, or any number.
+ */
+static void xrc_address(struct fz *f, struct wire_build_desc *d, int8_t delta)
+{
+	d->dest_qp = rc_qp_num(f->xqp);
+	d->psn = (f->xrc_next_psn + (uint32_t)(int32_t)delta) & 0xffffff;
+	if (!delta)
+		f->xrc_next_psn = (f->xrc_next_psn + 1) & 0xffffff;
+	switch (d->imm & 3) {
+	case 0:
+	case 1:
+		d->xrc_srqn = rc_srq_num(f->xsrq);
+		break;
+	case 2:
+		d->xrc_srqn = rc_srq_num(f->other_srq);
+		break;
+	default:
+		d->xrc_srqn = (d->imm >> 8) & WIRE_SRQN_MASK;
+		break;
+	}
 }
 
 static void send_packet(struct fz *f, struct fuzz_in *in)
@@ -291,6 +350,8 @@ static void send_packet(struct fz *f, struct fuzz_in *in)
 	d.ieth_rkey = flags & 16 ? rc_mr_rkey(f->a) : pick_rkey(f, in);
 	d.deth.qkey = flags & 32 ? fuzz_u32(in) : QKEY;
 	d.deth.src_qp = PEER_QPN;
+	if ((flags & 0x80) && !(flags & 0x40) && (d.opcode & WIRE_OPC_TRANSPORT_MASK) == WIRE_OPC_XRC)
+		xrc_address(f, &d, delta);
 	/* Payload: a PMTU for FIRST/MIDDLE, else what the input says. */
 	if (wire_opcode[d.opcode].flags & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE) && !(len & 0x8000))
 		len = 1024;

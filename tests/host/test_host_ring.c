@@ -160,6 +160,47 @@ START_TEST(dead_process_ring_removed)
 }
 END_TEST
 
+/*
+ * The published area: ours is the peer's view of it; a peer that ended
+ * without closing (its ring still says live) gives none any more.
+ */
+START_TEST(shared_area_until_the_peer_ends)
+{
+	int ready[2], go[2], status;
+	struct host_ring *l;
+	uint8_t *area;
+	char c = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct host_ring *cl;
+
+		if (host_ring_open("lvA", &cl, err, sizeof(err)))
+			_exit(2);
+		((uint8_t *)host_ring_shared(cl))[HOST_RING_SHARED_BYTES - 1] = 0x5a;
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		_exit(0);	/* no close: the ring stays live */
+	}
+	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
+	ck_assert_uint_eq(((uint8_t *)host_ring_shared(l))[0], 0);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	area = host_ring_peer_shared(l, pid, host_qpn_proc_start(pid));
+	ck_assert_ptr_nonnull(area);
+	ck_assert_uint_eq(area[HOST_RING_SHARED_BYTES - 1], 0x5a);
+	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid) + 1));
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_ptr_null(host_ring_peer_shared(l, pid, 0));
+	host_ring_close(l);
+}
+END_TEST
+
 START_TEST(bad_key)
 {
 	struct host_ring *l;
@@ -182,6 +223,7 @@ Suite *host_ring_suite(void)
 	tcase_add_test(t, wrong_process_refused);
 	tcase_add_test(t, between_processes);
 	tcase_add_test(t, dead_process_ring_removed);
+	tcase_add_test(t, shared_area_until_the_peer_ends);
 	tcase_add_test(t, bad_key);
 	suite_add_tcase(s, t);
 	return s;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Real captures (rxe and third-party NICs): every RoCE packet parses, opcode counts as recorded. */
+/* Real captures (rxe, third-party NICs, uroce's XRC): every RoCE packet parses, opcode counts as recorded. */
 #include <check.h>
 #include <string.h>
 
@@ -43,6 +43,8 @@ static const struct capture_expect {
 	  { { 0x06, 7 }, { 0x07, 12 }, { 0x08, 6 }, { 0x11, 4 } } },
 	{ "rxe_ud_send.pcap", 333, 300, 0, 1024, true,
 	  { { 0x64, 300 } } },
+	{ "uroce_xsrq_pingpong.pcap", 46, 32, 0, 1024, false,
+	  { { 0xa0, 11 }, { 0xa2, 11 }, { 0xb1, 10 } } },
 };
 #define N_CAPTURES (sizeof(captures) / sizeof(captures[0]))
 
@@ -142,6 +144,40 @@ START_TEST(perftest_exchange_matches_packets)
 }
 END_TEST
 
+/*
+ * ibv_xsrq_pingpong's XRC: every request names the SRQ both sides announced
+ * ("SRQN 000001" in the exchange), no ACK carries an XRCETH.
+ */
+START_TEST(xrc_requests_name_the_srq)
+{
+	struct test_capture c;
+	unsigned requests = 0, acks = 0;
+
+	test_capture_load("uroce_xsrq_pingpong.pcap", &c);
+	for (size_t i = 0; i < c.n; i++) {
+		struct wire_frame fr;
+		const uint8_t *x;
+
+		inspect_decode_frame(&fr, c.frames[i].data, c.frames[i].len, c.frames[i].orig_len);
+		if (fr.kind != WIRE_FRAME_ROCE)
+			continue;
+		ck_assert(fr.pkt.op->flags & WIRE_OPF_XRC);
+		x = wire_pkt_ext(&fr.pkt, WIRE_EXT_XRCETH);
+		if (fr.pkt.op->flags & WIRE_OPF_REQUEST) {
+			ck_assert_ptr_nonnull(x);
+			ck_assert_uint_eq(wire_load32(x), 1);
+			requests++;
+		} else {
+			ck_assert_ptr_null(x);
+			acks++;
+		}
+	}
+	ck_assert_uint_eq(requests, 22);
+	ck_assert_uint_eq(acks, 10);
+	test_capture_free(&c);
+}
+END_TEST
+
 Suite *inspect_captures_suite(void);
 
 Suite *inspect_captures_suite(void)
@@ -152,6 +188,7 @@ Suite *inspect_captures_suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_loop_test(t, capture_parses, 0, N_CAPTURES);
 	tcase_add_loop_test(t, perftest_exchange_matches_packets, 0, N_CAPTURES);
+	tcase_add_test(t, xrc_requests_name_the_srq);
 	suite_add_tcase(s, t);
 	return s;
 }

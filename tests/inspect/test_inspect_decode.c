@@ -111,6 +111,10 @@ START_TEST(line_per_opcode)
 		expect_has(s, "inv-rkey 0x%08" PRIx32, d.ieth_rkey);
 	if (op->hdrs & WIRE_HDR_DETH)
 		expect_has(s, "qkey 0x%08" PRIx32 " src-qp 0x%06" PRIx32, d.deth.qkey, d.deth.src_qp);
+	if (op->hdrs & WIRE_HDR_XRCETH)
+		expect_has(s, "xrc-srq 0x%06" PRIx32, d.xrc_srqn);
+	else
+		ck_assert_lacks(s, "xrc-srq");
 	if (op->hdrs & WIRE_HDR_ATOMIC_ACK_ETH)
 		expect_has(s, "orig 0x%" PRIx64, d.atomic_orig);
 	if (_i == (WIRE_OPC_RC | WIRE_OP_FETCH_ADD))
@@ -135,6 +139,7 @@ START_TEST(verbose_per_opcode)
 		{ WIRE_HDR_IETH, "IETH invalidate extended transport header" },
 		{ WIRE_HDR_DETH, "DETH datagram extended transport header" },
 		{ WIRE_HDR_CNP, "CNP reserved" },
+		{ WIRE_HDR_XRCETH, "XRCETH XRC extended transport header" },
 	};
 	const struct wire_opcode_info *op = &wire_opcode[_i];
 	struct wire_build_desc d;
@@ -208,6 +213,10 @@ START_TEST(json_per_opcode)
 			   d.deth.src_qp);
 	if (op->hdrs & WIRE_HDR_ATOMIC_ETH)
 		expect_has(s, "\"swap_add\":\"0x%016" PRIx64 "\"", d.atomic.swap_add);
+	if (op->hdrs & WIRE_HDR_XRCETH)
+		expect_has(s, "\"xrceth\":{\"srqn\":%" PRIu32 "}", d.xrc_srqn);
+	else
+		ck_assert_lacks(s, "\"xrceth\"");
 	if (d.ip_version == 6)
 		expect_has(s, "\"flow_label\":%" PRIu32, d.flow_label);
 }

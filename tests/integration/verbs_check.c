@@ -2,6 +2,7 @@
 /* Data integrity and error semantics of a uroce device, checked through the real libibverbs. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
@@ -577,6 +578,77 @@ static int case_device_memory(struct dev *d, char *why, size_t whylen)
 	CHECK(pattern_mismatch(buf, HALF, 300) < 0, "device memory read back differs");
 	close_case(d, &c);
 	CHECK(!ibv_dereg_mr(mr) && !ibv_free_dm(dm), "releasing the DM and its MR");
+	return 0;
+}
+
+/*
+ * XRC objects (ibv_open_xrcd(3), ibv_create_srq_ex(3), ibv_open_qp(3)): a file opens one
+ * domain however often (O_EXCL refuses it then), a domain with an SRQ is not closed, an XRC
+ * SRQ needs its CQ and has a number, a target QP opened by number is the same QP and keeps
+ * its creator from destroying it.
+ */
+static int case_xrc_objects(struct dev *d, char *why, size_t whylen)
+{
+	char path[] = "/tmp/verbs_check_xrcd_XXXXXX";
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS, .fd = -1,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 4, .max_sge = 1 }, .srq_type = IBV_SRQT_XRC, .pd = d->pd,
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+	};
+	struct ibv_qp_init_attr_ex qa = { .qp_type = IBV_QPT_XRC_RECV,
+					  .comp_mask = IBV_QP_INIT_ATTR_XRCD };
+	struct ibv_qp_open_attr oa = { .comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+					IBV_QP_OPEN_ATTR_TYPE, .qp_type = IBV_QPT_XRC_RECV };
+	struct ibv_device_attr_ex attr;
+	struct ibv_xrcd *x, *again;
+	struct ibv_qp *tgt, *opened;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	uint32_t num = 0;
+	int fd;
+
+	CHECK(!ibv_query_device_ex(d->ctx, NULL, &attr) &&
+	      (attr.orig_attr.device_cap_flags & IBV_DEVICE_XRC), "IBV_DEVICE_XRC not set");
+	CHECK(!ibv_open_xrcd(d->ctx, &xa) && errno == EINVAL, "fd -1 without O_CREAT: %s",
+	      strerror(errno));
+	fd = mkstemp(path);
+	CHECK(fd >= 0, "mkstemp: %s", strerror(errno));
+	unlink(path);
+	xa.fd = fd;
+	xa.oflags = O_CREAT;
+	x = ibv_open_xrcd(d->ctx, &xa);
+	CHECK(x, "ibv_open_xrcd: %s", strerror(errno));
+	again = ibv_open_xrcd(d->ctx, &xa);
+	CHECK(again == x, "the same file opened another domain");
+	xa.oflags = O_CREAT | O_EXCL;
+	CHECK(!ibv_open_xrcd(d->ctx, &xa) && errno == EEXIST, "O_EXCL on an open domain: %s",
+	      strerror(errno));
+	cq = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
+	CHECK(cq, "ibv_create_cq: %s", strerror(errno));
+	sa.xrcd = x;
+	CHECK(!ibv_create_srq_ex(d->ctx, &sa) && errno == EINVAL, "an XRC SRQ without a CQ: %s",
+	      strerror(errno));
+	sa.cq = cq;
+	srq = ibv_create_srq_ex(d->ctx, &sa);
+	CHECK(srq, "ibv_create_srq_ex XRC: %s", strerror(errno));
+	CHECK(!ibv_get_srq_num(srq, &num) && num, "ibv_get_srq_num gave %u", num);
+	qa.xrcd = x;
+	tgt = ibv_create_qp_ex(d->ctx, &qa);
+	CHECK(tgt, "XRC target QP: %s", strerror(errno));
+	oa.xrcd = x;
+	oa.qp_num = tgt->qp_num;
+	opened = ibv_open_qp(d->ctx, &oa);
+	CHECK(opened && opened->qp_num == tgt->qp_num, "ibv_open_qp: %s", strerror(errno));
+	CHECK(ibv_destroy_qp(tgt) == EBUSY, "the creator destroyed a QP opened elsewhere");
+	CHECK(!ibv_destroy_qp(opened) && !ibv_destroy_qp(tgt), "destroying the target QP");
+	CHECK(!ibv_close_xrcd(again), "closing the second open");
+	CHECK(ibv_close_xrcd(x) == EBUSY, "a domain with an SRQ was closed");
+	CHECK(!ibv_destroy_srq(srq) && !ibv_close_xrcd(x) && !ibv_destroy_cq(cq),
+	      "releasing the SRQ, domain and CQ");
+	close(fd);
 	return 0;
 }
 
@@ -1319,6 +1391,7 @@ int main(int argc, char **argv)
 		{ "srq_limit_async_event", case_srq_limit },
 		{ "device_memory", case_device_memory },
 		{ "completion_timestamps", case_timestamps },
+		{ "xrc_objects", case_xrc_objects },
 	};
 	const char *devname = NULL, *port = "18600", *host = NULL;
 	bool peer_death = false, events = false;

@@ -96,6 +96,7 @@ void test_random_desc(struct test_rng *r, uint8_t opcode, struct wire_build_desc
 	d->ieth_rkey = (uint32_t)test_rng_next(r);
 	d->deth.qkey = (uint32_t)test_rng_next(r);
 	d->deth.src_qp = (uint32_t)test_rng_next(r) & WIRE_24BIT_MASK;
+	d->xrc_srqn = (uint32_t)test_rng_next(r) & WIRE_SRQN_MASK;
 }
 
 void test_desc_from_pkt(const struct wire_pkt *p, struct wire_build_desc *d)
@@ -161,6 +162,9 @@ void test_desc_from_pkt(const struct wire_pkt *p, struct wire_build_desc *d)
 		d->deth.qkey = wire_get32(x->qkey);
 		d->deth.src_qp = wire_get32(x->src_qp) & WIRE_24BIT_MASK;
 	}
+	if ((h = wire_pkt_ext(p, WIRE_EXT_XRCETH)))
+		d->xrc_srqn = wire_get32(((const struct wire_xrceth *)(const void *)h)->srqn) &
+			      WIRE_SRQN_MASK;
 }
 
 #define EXPECT(cond, ...)					\
@@ -212,6 +216,9 @@ static const char *ext_matches(const struct wire_pkt *p, const struct wire_build
 		EXPECT(wire_get32(x->qkey) == d->deth.qkey, "DETH qkey");
 		EXPECT(wire_get32(x->src_qp) == (d->deth.src_qp & WIRE_24BIT_MASK), "DETH src_qp");
 	}
+	if ((h = wire_pkt_ext(p, WIRE_EXT_XRCETH)))
+		EXPECT(wire_get32(((const struct wire_xrceth *)(const void *)h)->srqn) ==
+		       (d->xrc_srqn & WIRE_SRQN_MASK), "XRCETH srqn (reserved byte 0)");
 	if ((h = wire_pkt_ext(p, WIRE_EXT_CNP)))
 		for (int i = 0; i < 16; i++)
 			EXPECT(h[i] == 0, "CNP reserved byte %d", i);

@@ -240,6 +240,31 @@ START_TEST(extension_fields)
 	ck_assert_uint_eq(frame[54], 0x62);
 	ck_assert_uint_eq(be16_at(58), 0x0123);
 
+	/* XRC: the XRCETH's 24-bit SRQ number right after the BTH, then the RETH. */
+	base_desc(&d, WIRE_OPC_XRC | WIRE_OP_WRITE_ONLY, 4);
+	d.xrc_srqn = 0xff123456;	/* only 24 bits go on the wire */
+	d.reth.va = 0xdeadbeefcafef00dull;
+	d.reth.rkey = 0x11223344;
+	d.reth.len = 4;
+	len = wire_build(frame, sizeof(frame), &d, "abcd", 4);
+	ck_assert_uint_eq(len, 54 + 4 + 16 + 4 + 4);
+	ck_assert_uint_eq(frame[42], 0xaa);
+	ck_assert_uint_eq(frame[54], 0);
+	ck_assert_uint_eq(frame[55] << 16 | be16_at(56), 0x123456);
+	ck_assert_uint_eq(be16_at(58), 0xdead);
+	ck_assert_uint_eq(be16_at(66), 0x1122);
+	ck_assert_mem_eq(frame + 74, "abcd", 4);
+
+	/* An XRC ACK carries no XRCETH: the AETH follows the BTH. */
+	base_desc(&d, WIRE_OPC_XRC | WIRE_OP_ACKNOWLEDGE, 4);
+	d.xrc_srqn = 0x123456;
+	d.aeth.syndrome = 0x1f;
+	d.aeth.msn = 7;
+	len = wire_build(frame, sizeof(frame), &d, NULL, 0);
+	ck_assert_uint_eq(len, 54 + 4 + 4);
+	ck_assert_uint_eq(frame[54], 0x1f);
+	ck_assert_uint_eq(frame[55] << 16 | be16_at(56), 7);
+
 	base_desc(&d, WIRE_OPC_CNP, 4);
 	memset(frame, 0xaa, sizeof(frame));
 	len = wire_build(frame, sizeof(frame), &d, NULL, 0);

@@ -6,9 +6,10 @@
 #include "uroce/wire.h"
 
 /*
- * IBA Vol 1 table 38 (RC, UC, UD), the IBA 1.5 FLUSH and ATOMIC WRITE (as
- * the kernel's rxe_opcode.c) and Annex A17.9.3 (CNP), transcribed here by
- * hand: opcode, name, extension headers in wire order.
+ * IBA Vol 1 table 38 (RC, UC, UD, and XRC as IBA 1.2.1 adds it: the RC
+ * operations at 0xa0, each request with an XRCETH first), the IBA 1.5 FLUSH
+ * and ATOMIC WRITE (as the kernel's rxe_opcode.c) and Annex A17.9.3 (CNP),
+ * transcribed here by hand: opcode, name, extension headers in wire order.
  */
 static const struct {
 	uint8_t		opcode;
@@ -55,6 +56,29 @@ static const struct {
 	{ 0x64, "UD_SEND_ONLY", WIRE_HDR_DETH },
 	{ 0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", WIRE_HDR_DETH | WIRE_HDR_IMMDT },
 	{ 0x81, "CNP", WIRE_HDR_CNP },
+	{ 0xa0, "XRC_SEND_FIRST", WIRE_HDR_XRCETH },
+	{ 0xa1, "XRC_SEND_MIDDLE", WIRE_HDR_XRCETH },
+	{ 0xa2, "XRC_SEND_LAST", WIRE_HDR_XRCETH },
+	{ 0xa3, "XRC_SEND_LAST_WITH_IMMEDIATE", WIRE_HDR_XRCETH | WIRE_HDR_IMMDT },
+	{ 0xa4, "XRC_SEND_ONLY", WIRE_HDR_XRCETH },
+	{ 0xa5, "XRC_SEND_ONLY_WITH_IMMEDIATE", WIRE_HDR_XRCETH | WIRE_HDR_IMMDT },
+	{ 0xa6, "XRC_RDMA_WRITE_FIRST", WIRE_HDR_XRCETH | WIRE_HDR_RETH },
+	{ 0xa7, "XRC_RDMA_WRITE_MIDDLE", WIRE_HDR_XRCETH },
+	{ 0xa8, "XRC_RDMA_WRITE_LAST", WIRE_HDR_XRCETH },
+	{ 0xa9, "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE", WIRE_HDR_XRCETH | WIRE_HDR_IMMDT },
+	{ 0xaa, "XRC_RDMA_WRITE_ONLY", WIRE_HDR_XRCETH | WIRE_HDR_RETH },
+	{ 0xab, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", WIRE_HDR_XRCETH | WIRE_HDR_RETH | WIRE_HDR_IMMDT },
+	{ 0xac, "XRC_RDMA_READ_REQUEST", WIRE_HDR_XRCETH | WIRE_HDR_RETH },
+	{ 0xad, "XRC_RDMA_READ_RESPONSE_FIRST", WIRE_HDR_AETH },
+	{ 0xae, "XRC_RDMA_READ_RESPONSE_MIDDLE", 0 },
+	{ 0xaf, "XRC_RDMA_READ_RESPONSE_LAST", WIRE_HDR_AETH },
+	{ 0xb0, "XRC_RDMA_READ_RESPONSE_ONLY", WIRE_HDR_AETH },
+	{ 0xb1, "XRC_ACKNOWLEDGE", WIRE_HDR_AETH },
+	{ 0xb2, "XRC_ATOMIC_ACKNOWLEDGE", WIRE_HDR_AETH | WIRE_HDR_ATOMIC_ACK_ETH },
+	{ 0xb3, "XRC_COMPARE_SWAP", WIRE_HDR_XRCETH | WIRE_HDR_ATOMIC_ETH },
+	{ 0xb4, "XRC_FETCH_ADD", WIRE_HDR_XRCETH | WIRE_HDR_ATOMIC_ETH },
+	{ 0xb6, "XRC_SEND_LAST_WITH_INVALIDATE", WIRE_HDR_XRCETH | WIRE_HDR_IETH },
+	{ 0xb7, "XRC_SEND_ONLY_WITH_INVALIDATE", WIRE_HDR_XRCETH | WIRE_HDR_IETH },
 };
 #define N_IBA (sizeof(iba_table38) / sizeof(iba_table38[0]))
 
@@ -63,7 +87,7 @@ static const struct {
 	enum wire_ext	ext;
 	uint8_t		len;
 } ext_wire_order[] = {
-	{ WIRE_EXT_DETH, 8 }, { WIRE_EXT_FETH, 4 }, { WIRE_EXT_RETH, 16 }, { WIRE_EXT_ATOMIC_ETH, 28 },
+	{ WIRE_EXT_XRCETH, 4 }, { WIRE_EXT_DETH, 8 }, { WIRE_EXT_FETH, 4 }, { WIRE_EXT_RETH, 16 }, { WIRE_EXT_ATOMIC_ETH, 28 },
 	{ WIRE_EXT_AETH, 4 }, { WIRE_EXT_ATOMIC_ACK_ETH, 8 }, { WIRE_EXT_IMMDT, 4 },
 	{ WIRE_EXT_IETH, 4 }, { WIRE_EXT_CNP, 16 },
 };
@@ -116,14 +140,21 @@ START_TEST(opcode_entry)
 	ck_assert_uint_eq(popcount(op->flags & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE | WIRE_OPF_LAST |
 						WIRE_OPF_ONLY)), 1);
 	/* Transport flag from the opcode's top three bits; CNP has none. */
-	ck_assert_uint_eq(popcount(op->flags & (WIRE_OPF_RC | WIRE_OPF_UC | WIRE_OPF_UD)),
-			  _i == WIRE_OPC_CNP ? 0 : 1);
+	ck_assert_uint_eq(popcount(op->flags & (WIRE_OPF_RC | WIRE_OPF_UC | WIRE_OPF_UD |
+						WIRE_OPF_XRC)), _i == WIRE_OPC_CNP ? 0 : 1);
 	if ((_i & 0xe0) == WIRE_OPC_RC && _i != WIRE_OPC_CNP)
 		ck_assert(op->flags & WIRE_OPF_RC);
 	if ((_i & 0xe0) == WIRE_OPC_UC)
 		ck_assert(op->flags & WIRE_OPF_UC);
 	if ((_i & 0xe0) == WIRE_OPC_UD)
 		ck_assert(op->flags & WIRE_OPF_UD);
+	if ((_i & 0xe0) == WIRE_OPC_XRC)
+		ck_assert(op->flags & WIRE_OPF_XRC);
+	/* XRC: every request names its SRQ, no response does. */
+	if (op->flags & WIRE_OPF_XRC)
+		ck_assert_uint_eq(!!(op->hdrs & WIRE_HDR_XRCETH), !!(op->flags & WIRE_OPF_REQUEST));
+	else
+		ck_assert(!(op->hdrs & WIRE_HDR_XRCETH));
 	/* Direction: requests and responses, CNP neither. */
 	ck_assert_uint_eq(popcount(op->flags & (WIRE_OPF_REQUEST | WIRE_OPF_RESPONSE)),
 			  _i == WIRE_OPC_CNP ? 0 : 1);
@@ -154,7 +185,7 @@ START_TEST(opcode_count)
 	for (unsigned i = 0; i < 256; i++)
 		n += wire_opcode_valid((uint8_t)i);
 	ck_assert_uint_eq(n, N_IBA);
-	ck_assert_uint_eq(N_IBA, 40);
+	ck_assert_uint_eq(N_IBA, 63);
 }
 END_TEST
 

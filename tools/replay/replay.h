@@ -48,6 +48,11 @@ struct fx_qp {
 	uint8_t		tclass, hop_limit;
 	uint32_t	qkey;
 	uint32_t	sq_depth, rq_depth;
+	/*
+	 * XRC_RECV: the number of the XRC SRQ the run makes for it (in the run's
+	 * XRC domain, completing into the QP's receive CQ; its receives are posted there).
+	 */
+	uint32_t	srqn;
 	enum ibv_qp_state expect_state;
 };
 

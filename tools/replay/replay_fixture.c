@@ -555,8 +555,10 @@ static int st_qp(struct parser *ps, char **w, int n)
 				q->type = IBV_QPT_UC;
 			else if (!strcmp(val, "UD"))
 				q->type = IBV_QPT_UD;
+			else if (!strcmp(val, "XRC_RECV"))
+				q->type = IBV_QPT_XRC_RECV;
 			else
-				return fail(ps, "qp type '%s': RC, UC or UD", val);
+				return fail(ps, "qp type '%s': RC, UC, UD or XRC_RECV", val);
 		} else if (!strcmp(k, "qpn")) {
 			r = parse_u32(ps, k, val, 0xffffff, &q->qpn), has_qpn = true;
 		} else if (!strcmp(k, "dest_qp")) {
@@ -597,6 +599,8 @@ static int st_qp(struct parser *ps, char **w, int n)
 			r = parse_u32(ps, k, val, RC_MAX_QP_WR, &q->sq_depth);
 		} else if (!strcmp(k, "rq_depth")) {
 			r = parse_u32(ps, k, val, RC_MAX_QP_WR, &q->rq_depth);
+		} else if (!strcmp(k, "srqn")) {
+			r = parse_u32(ps, k, val, WIRE_SRQN_MASK, &q->srqn);
 		} else {
 			return fail(ps, "qp: unknown key '%s'", k);
 		}
@@ -605,8 +609,10 @@ static int st_qp(struct parser *ps, char **w, int n)
 		return r;
 	if (!has_type || !has_qpn)
 		return fail(ps, "qp needs type= and qpn=");
+	if ((q->type == IBV_QPT_XRC_RECV) != (q->srqn != 0))
+		return fail(ps, "qp: srqn= is for XRC_RECV, and XRC_RECV needs it");
 	if (!has_access)
-		q->access = q->type == IBV_QPT_RC ?
+		q->access = q->type == IBV_QPT_RC || q->type == IBV_QPT_XRC_RECV ?
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC :
 			q->type == IBV_QPT_UC ? IBV_ACCESS_REMOTE_WRITE : 0;
 	for (unsigned i = 0; i + 1 < ps->fx->n_qps; i++)

@@ -36,6 +36,8 @@ struct run {
 	uint8_t			**buf;
 	struct rc_cq		**scq, **rcq;
 	struct rc_qp		**qp;
+	struct rc_srq		**xsrq;		/* per XRC_RECV QP: the SRQ its receives go to */
+	struct rc_xrcd		*xrcd;		/* the run's XRC domain, made for the first XRC_RECV */
 	struct rc_ah		**ah;		/* per peer, made on first use */
 	uint32_t		next_qpn;
 
@@ -210,6 +212,28 @@ static enum ibv_mtu mtu_enum(uint32_t bytes)
 	}
 }
 
+/* XRC_RECV QP @i: the run's domain (made once) and an SRQ of it numbered q->srqn, completing into rcq[i]. */
+static int setup_xrc_srq(struct run *r, unsigned i)
+{
+	const struct fx_qp *q = &r->fx->qps[i];
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = q->rq_depth, .max_sge = FX_MAX_SGE } };
+
+	if (!r->xrcd)
+		r->xrcd = rc_xrcd_alloc(r->eng);
+	if (r->xrcd)
+		r->xsrq[i] = rc_srq_create_xrc(r->pd, r->xrcd, r->rcq[i], &sa, NULL);
+	if (!r->xsrq[i]) {
+		problem(r, "qp %s: its XRC SRQ: %s", q->name, strerror(errno));
+		return -EINVAL;
+	}
+	if (rc_srq_num(r->xsrq[i]) != q->srqn) {
+		problem(r, "qp %s: the engine numbered its XRC SRQ %#x, not srqn=%#x", q->name,
+			rc_srq_num(r->xsrq[i]), q->srqn);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int setup_qp(struct run *r, unsigned i)
 {
 	const struct fx_qp *q = &r->fx->qps[i];
@@ -234,8 +258,16 @@ static int setup_qp(struct run *r, unsigned i)
 		problem(r, "qp %s: rc_cq_create failed: %s", q->name, strerror(errno));
 		return -EINVAL;
 	}
-	init.send_cq = r->scq[i];
-	init.recv_cq = r->rcq[i];
+	if (q->type == IBV_QPT_XRC_RECV) {
+		ret = setup_xrc_srq(r, i);
+		if (ret)
+			return ret;
+		init.pd = NULL;
+		init.xrcd = r->xrcd;
+	} else {
+		init.send_cq = r->scq[i];
+		init.recv_cq = r->rcq[i];
+	}
 	r->next_qpn = q->qpn;
 	r->qp[i] = rc_qp_create(r->eng, &init);
 	if (!r->qp[i]) {
@@ -274,7 +306,7 @@ static int setup_qp(struct run *r, unsigned i)
 		a.path_mtu = mtu_enum(q->mtu);
 		a.dest_qp_num = q->dest_qp;
 		a.rq_psn = q->rq_psn;
-		if (q->type == IBV_QPT_RC) {
+		if (q->type == IBV_QPT_RC || q->type == IBV_QPT_XRC_RECV) {
 			a.max_dest_rd_atomic = q->max_dest_rd_atomic;
 			a.min_rnr_timer = q->min_rnr_timer;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -294,6 +326,10 @@ static int setup_qp(struct run *r, unsigned i)
 		a.max_rd_atomic = q->max_rd_atomic;
 		ret = rc_qp_modify(r->qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	} else if (q->type == IBV_QPT_XRC_RECV) {
+		/* An XRC target only answers: the kernel's RTS attributes for it. */
+		a.timeout = q->timeout;
+		ret = rc_qp_modify(r->qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT);
 	} else {
 		ret = rc_qp_modify(r->qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	}
@@ -353,7 +389,8 @@ static int do_action(struct run *r, const struct fx_action *a)
 		struct ibv_recv_wr *bad;
 
 		fill_sges(r, a, sg);
-		ret = rc_post_recv(r->qp[a->qp], &wr, &bad);
+		ret = r->xsrq[a->qp] ? rc_srq_post_recv(r->xsrq[a->qp], &wr, &bad) :
+				       rc_post_recv(r->qp[a->qp], &wr, &bad);
 		break;
 	}
 	case FX_POST_SEND: {
@@ -783,6 +820,7 @@ static void run_free(struct run *r)
 	free(r->scq);
 	free(r->rcq);
 	free(r->qp);
+	free(r->xsrq);
 	free(r->ah);
 	free(r->wcs);
 	rp_frames_free(&r->input);
@@ -841,8 +879,9 @@ static int run_fixture(struct run *r)
 	r->scq = calloc(fx->n_qps + 1, sizeof(*r->scq));
 	r->rcq = calloc(fx->n_qps + 1, sizeof(*r->rcq));
 	r->qp = calloc(fx->n_qps + 1, sizeof(*r->qp));
+	r->xsrq = calloc(fx->n_qps + 1, sizeof(*r->xsrq));
 	r->ah = calloc(fx->n_peers + 1, sizeof(*r->ah));
-	if (!r->mr || !r->rkey || !r->buf || !r->scq || !r->rcq || !r->qp || !r->ah)
+	if (!r->mr || !r->rkey || !r->buf || !r->scq || !r->rcq || !r->qp || !r->xsrq || !r->ah)
 		return -ENOMEM;
 
 	rp_port_init(&r->port, fx);

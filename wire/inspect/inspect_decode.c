@@ -359,6 +359,8 @@ static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 		inspect_text_printf(b, " sr-nak");
 	if (p->se)
 		inspect_text_printf(b, " se");
+	if ((h = ext(fr, WIRE_EXT_XRCETH)))
+		inspect_text_printf(b, " xrc-srq 0x%06" PRIx32, wire_load24(h + 1));
 	if ((h = ext(fr, WIRE_EXT_RETH)))
 		inspect_text_printf(b, " va 0x%" PRIx64 " rkey 0x%08" PRIx32 " dmalen %" PRIu32,
 			  wire_load64(h), wire_load32(h + 8), wire_load32(h + 12));
@@ -956,6 +958,15 @@ static void v_ext(struct vx *v)
 	uint32_t bth = fr->pkt.bth_off;
 	bool fadd = (fr->pkt.opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_FETCH_ADD;
 
+	if (op->hdrs & WIRE_HDR_XRCETH) {
+		uint32_t o = bth + op->off[WIRE_EXT_XRCETH];
+
+		vlayer(v, "XRCETH XRC extended transport header", o, 4, "IBA 1.2.1 XRC");
+		vfield(v, o, 1, "reserved", "reserved", "0x%02x", v->f[o]);
+		vfield(v, o + 1, 3, "XRCSRQ", "the SRQ of the target QP's XRC domain that receives "
+		       "the message (and whose PD checks its R_Key)", "0x%06" PRIx32,
+		       wire_load24(v->f + o + 1));
+	}
 	if (op->hdrs & WIRE_HDR_RETH) {
 		uint32_t o = bth + op->off[WIRE_EXT_RETH];
 
@@ -1655,6 +1666,8 @@ static void j_ext(struct inspect_text *b, const struct wire_frame *fr)
 {
 	const uint8_t *h;
 
+	if ((h = ext(fr, WIRE_EXT_XRCETH)))
+		inspect_text_printf(b, ",\"xrceth\":{\"srqn\":%" PRIu32 "}", wire_load24(h + 1));
 	if ((h = ext(fr, WIRE_EXT_RETH)))
 		inspect_text_printf(b, ",\"reth\":{\"va\":\"0x%016" PRIx64 "\",\"rkey\":%" PRIu32
 			  ",\"dma_len\":%" PRIu32 "}", wire_load64(h), wire_load32(h + 8), wire_load32(h + 12));

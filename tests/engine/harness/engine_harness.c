@@ -207,10 +207,11 @@ void h_env_fini(struct h_env *e)
 
 		/* First what the test made, so the message names the kinds it left. */
 		rc_engine_objects(e->eng[s], &o);
-		ck_assert_msg(!o.qp && !o.srq && o.cq == 1 && !o.ah && !o.mw && !o.mr && o.pd == 1,
+		ck_assert_msg(!o.qp && !o.srq && o.cq == 1 && !o.ah && !o.mw && !o.mr && o.pd == 1 &&
+			      !o.xrcd,
 			      "side %d: the test left alive %u QPs, %u SRQs, %u CQs, %u AHs, "
-			      "%u MWs, %u MRs, %u PDs (besides the harness's CQ and PD)",
-			      s, o.qp, o.srq, o.cq - 1, o.ah, o.mw, o.mr, o.pd - 1);
+			      "%u MWs, %u MRs, %u PDs (besides the harness's CQ and PD), %u XRCDs",
+			      s, o.qp, o.srq, o.cq - 1, o.ah, o.mw, o.mr, o.pd - 1, o.xrcd);
 		ck_assert_int_eq(rc_cq_destroy(e->cq[s]), 0);
 		ck_assert_int_eq(rc_pd_free(e->pd[s]), 0);
 		rc_engine_objects(e->eng[s], &o);
@@ -276,7 +277,8 @@ static void to_rtr(struct rc_qp *qp, enum ibv_qp_type t, int peer_side, uint32_t
 		a.ah_attr.grh.hop_limit = 64;
 		h_gid(peer_side, c->gid_index, a.ah_attr.grh.dgid.raw);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (t == IBV_QPT_RC) {
+		/* The XRC initiator has no responder: RC's resources are not its to set. */
+		if (t == IBV_QPT_RC || t == IBV_QPT_XRC_RECV) {
 			a.max_dest_rd_atomic = c->max_dest_rd_atomic ? c->max_dest_rd_atomic : 16;
 			a.min_rnr_timer = c->min_rnr_timer ? c->min_rnr_timer : 1;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -290,7 +292,12 @@ static void to_rts(struct rc_qp *qp, enum ibv_qp_type t, uint32_t sq_psn, const 
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .sq_psn = sq_psn };
 	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
-	if (t == IBV_QPT_RC) {
+	/* The XRC target sends only answers: a timeout, nothing to retry. */
+	if (t == IBV_QPT_XRC_RECV) {
+		a.timeout = 10;
+		mask |= IBV_QP_TIMEOUT;
+	}
+	if (t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND) {
 		a.timeout = c->no_timeout ? 0 : c->timeout ? c->timeout : 10;
 		a.retry_cnt = c->retry_set ? c->retry_cnt : 7;
 		a.rnr_retry = c->retry_set ? c->rnr_retry : 7;
@@ -473,6 +480,11 @@ static bool cap_filter(void *arg, int from, const uint8_t *frame, uint32_t len)
 		f->va = wire_get64(r->va);
 		f->rkey = wire_get32(r->rkey);
 		f->dma_len = wire_get32(r->dma_len);
+	}
+	if (pkt.op->hdrs & WIRE_HDR_XRCETH) {
+		const struct wire_xrceth *x = wire_pkt_ext(&pkt, WIRE_EXT_XRCETH);
+
+		f->xrc_srqn = wire_get32(x->srqn) & WIRE_SRQN_MASK;
 	}
 	if (pkt.op->hdrs & WIRE_HDR_ATOMIC_ETH) {
 		const struct wire_atomic_eth *a = wire_pkt_ext(&pkt, WIRE_EXT_ATOMIC_ETH);

@@ -135,6 +135,7 @@ struct h_frame {
 	uint64_t	va;		/* RETH or AtomicETH */
 	uint32_t	rkey, dma_len;
 	uint64_t	orig;		/* AtomicAckETH */
+	uint32_t	xrc_srqn;	/* XRCETH */
 	uint32_t	payload_len;
 	uint8_t		tclass;
 	bool		roce_v1;	/* EtherType 0x8915 */

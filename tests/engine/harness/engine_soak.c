@@ -46,6 +46,8 @@ struct spair {
 	struct rc_engine	*req_eng, *resp_eng;
 	struct rc_cq		*req_cq, *resp_cq;
 	struct rc_qp		*req_qp, *resp_qp;
+	struct rc_xrcd		*xrcd;		/* XRC: the target's domain and its SRQ */
+	struct rc_srq		*xsrq;
 	uint8_t			*lmem, *rmem;
 	struct rc_mr		*lmr, *rmr;
 	uint32_t		slot;		/* bytes per slot */
@@ -185,9 +187,14 @@ static void make_gid(int side, uint8_t gid[16])
 	gid[15] = (uint8_t)(side + 1);
 }
 
-static int connect_qp(struct rc_qp *qp, int peer_side, uint32_t peer_qpn, uint32_t rq_psn,
-		      uint32_t sq_psn, enum ibv_mtu mtu, uint8_t max_rd_atomic)
+/* @type: IBV_QPT_RC, or XRC's halves with the attributes each takes (the kernel's rules). */
+static int connect_qp(struct rc_qp *qp, enum ibv_qp_type type, int peer_side, uint32_t peer_qpn,
+		      uint32_t rq_psn, uint32_t sq_psn, enum ibv_mtu mtu, uint8_t max_rd_atomic)
 {
+	int rtr_resp = type == IBV_QPT_XRC_SEND ? 0 :
+		       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	int rts_req = type == IBV_QPT_XRC_RECV ? 0 :
+		      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
@@ -212,7 +219,7 @@ static int connect_qp(struct rc_qp *qp, int peer_side, uint32_t peer_qpn, uint32
 	a.ah_attr.grh.hop_limit = 64;
 	make_gid(peer_side, a.ah_attr.grh.dgid.raw);
 	ret = rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+			   IBV_QP_RQ_PSN | rtr_resp);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
@@ -222,8 +229,7 @@ static int connect_qp(struct rc_qp *qp, int peer_side, uint32_t peer_qpn, uint32
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = max_rd_atomic;
-	return rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | rts_req);
 }
 
 static struct rc_qp *make_qp(struct rc_engine *eng, struct rc_pd *pd, struct rc_cq *cq,
@@ -240,6 +246,27 @@ static struct rc_qp *make_qp(struct rc_engine *eng, struct rc_pd *pd, struct rc_
 	return rc_qp_create(eng, &init);
 }
 
+/* XRC: the initiator on the requester's side, the target with its domain's SRQ on the other. */
+static int make_xrc_qps(struct soak *k, struct spair *p, int rs, int ps)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = p->nrecv, .max_sge = 1 } };
+	struct rc_qp_init ini = {
+		.qp_type = IBV_QPT_XRC_SEND, .pd = k->pd[rs], .send_cq = p->req_cq,
+		.cap = { .max_send_wr = k->cfg->depth, .max_send_sge = MAX_SGE,
+			 .max_inline_data = MAX_INLINE },
+	};
+	struct rc_qp_init tgt = { .qp_type = IBV_QPT_XRC_RECV };
+
+	p->xrcd = rc_xrcd_alloc(p->resp_eng);
+	if (!p->xrcd)
+		return -1;
+	p->xsrq = rc_srq_create_xrc(k->pd[ps], p->xrcd, p->resp_cq, &sa, NULL);
+	tgt.xrcd = p->xrcd;
+	p->req_qp = rc_qp_create(p->req_eng, &ini);
+	p->resp_qp = rc_qp_create(p->resp_eng, &tgt);
+	return p->xsrq && p->req_qp && p->resp_qp ? 0 : -1;
+}
+
 static int post_recv(struct soak *k, struct spair *p)
 {
 	unsigned depth = k->cfg->depth;
@@ -247,7 +274,7 @@ static int post_recv(struct soak *k, struct spair *p)
 		(uintptr_t)recv_slot(p, depth, p->recv_posted), p->slot, rc_mr_lkey(p->rmr)
 	};
 	struct ibv_recv_wr wr = { .wr_id = p->recv_posted, .sg_list = &s, .num_sge = 1 }, *bad;
-	int ret = rc_post_recv(p->resp_qp, &wr, &bad);
+	int ret = p->xsrq ? rc_srq_post_recv(p->xsrq, &wr, &bad) : rc_post_recv(p->resp_qp, &wr, &bad);
 
 	if (!ret)
 		p->recv_posted++;
@@ -291,14 +318,21 @@ static int pair_setup(struct soak *k, struct spair *p, unsigned idx, bool loop)
 	p->resp_cq = rc_cq_create(p->resp_eng, (int)p->nrecv, NULL);
 	if (!p->lmr || !p->rmr || !p->req_cq || !p->resp_cq)
 		return -1;
-	p->req_qp = make_qp(p->req_eng, k->pd[rs], p->req_cq, c->depth, 1);
-	p->resp_qp = make_qp(p->resp_eng, k->pd[ps], p->resp_cq, 1, p->nrecv);
-	if (!p->req_qp || !p->resp_qp)
-		return -1;
-	ret = connect_qp(p->req_qp, ps, rc_qp_num(p->resp_qp), psn_b, psn_a, mtu,
+	if (c->xrc) {
+		if (make_xrc_qps(k, p, rs, ps))
+			return -1;
+	} else {
+		p->req_qp = make_qp(p->req_eng, k->pd[rs], p->req_cq, c->depth, 1);
+		p->resp_qp = make_qp(p->resp_eng, k->pd[ps], p->resp_cq, 1, p->nrecv);
+		if (!p->req_qp || !p->resp_qp)
+			return -1;
+	}
+	ret = connect_qp(p->req_qp, c->xrc ? IBV_QPT_XRC_SEND : IBV_QPT_RC, ps,
+			 rc_qp_num(p->resp_qp), psn_b, psn_a, mtu,
 			 (uint8_t)(1 + rnd_below(&k->rng, 16)));
 	if (!ret)
-		ret = connect_qp(p->resp_qp, rs, rc_qp_num(p->req_qp), psn_a, psn_b, mtu, 1);
+		ret = connect_qp(p->resp_qp, c->xrc ? IBV_QPT_XRC_RECV : IBV_QPT_RC, rs,
+				 rc_qp_num(p->req_qp), psn_a, psn_b, mtu, 1);
 	if (ret)
 		return ret;
 	while (p->recv_posted < p->nrecv)
@@ -430,6 +464,8 @@ static int post_op(struct soak *k, struct spair *p)
 		break;
 	}
 	}
+	if (p->xsrq)
+		wr.qp_type.xrc.remote_srqn = rc_srq_num(p->xsrq);
 	ret = rc_post_send(p->req_qp, &wr, &bad);
 	if (ret) {
 		fail(k, "pair %u: post of seq %llu (%s) failed: %d", p->idx,
@@ -860,6 +896,7 @@ static void teardown(struct soak *k)
 		struct spair *p = &k->pairs[i];
 
 		if (rc_qp_destroy(p->req_qp) || rc_qp_destroy(p->resp_qp) ||
+		    (p->xsrq && (rc_srq_destroy(p->xsrq) || rc_xrcd_free(p->xrcd))) ||
 		    rc_cq_destroy(p->req_cq) || rc_cq_destroy(p->resp_cq) ||
 		    rc_mr_dereg(p->lmr) || rc_mr_dereg(p->rmr))
 			fail(k, "pair %u: an object would not be destroyed", p->idx);
@@ -868,10 +905,10 @@ static void teardown(struct soak *k)
 		struct rc_objects o;
 
 		rc_engine_objects(k->eng[s], &o);
-		if (o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd != 1)
+		if (o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd != 1 || o.xrcd)
 			fail(k, "engine %d: left alive after teardown: %u QPs, %u SRQs, %u CQs, "
-			     "%u AHs, %u MWs, %u MRs, %u PDs (the run's own included)", s, o.qp,
-			     o.srq, o.cq, o.ah, o.mw, o.mr, o.pd);
+			     "%u AHs, %u MWs, %u MRs, %u PDs (the run's own included), %u XRCDs", s,
+			     o.qp, o.srq, o.cq, o.ah, o.mw, o.mr, o.pd, o.xrcd);
 		if (rc_pd_free(k->pd[s]))
 			fail(k, "engine %d: the PD would not be freed", s);
 		rc_engine_objects(k->eng[s], &o);

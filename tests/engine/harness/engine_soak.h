@@ -20,6 +20,8 @@ struct soak_cfg {
 	bool		zero_copy;	/* the link takes RC payloads by reference */
 	bool		dcqcn;		/* CNPs slow the requesters (DCQCN defaults) */
 	bool		selective_repeat;	/* both engines */
+	/* Each pair an XRC initiator and target, the receives from an XRC SRQ of its own domain. */
+	bool		xrc;
 };
 
 struct soak_result {

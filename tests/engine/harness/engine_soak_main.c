@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--reorder P] ... [--zero-copy]`. */
+/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--reorder P] ... [--zero-copy] [--xrc]`. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] [--burst N] "
 			"[--reorder P] [--dup P] [--corrupt P] [--ce-mark P] [--ops N] [--pairs N] "
-			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--selective-repeat]\n"
+			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat]\n"
 			"  P is a probability per frame and direction; --burst N: each loss takes "
 			"N frames in a row\n");
 	exit(2);
@@ -32,10 +32,13 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i += 2) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(argv[i], "--zero-copy") || !strcmp(argv[i], "--dcqcn") ||
-		    !strcmp(argv[i], "--selective-repeat")) {
-			*(argv[i][2] == 'z' ? &base.zero_copy : argv[i][2] == 'd' ? &base.dcqcn :
-			  &base.selective_repeat) = true;
+		if (!strcmp(argv[i], "--zero-copy") || !strcmp(argv[i], "--dcqcn")) {
+			*(argv[i][2] == 'z' ? &base.zero_copy : &base.dcqcn) = true;
+			i--;
+			continue;
+		}
+		if (!strcmp(argv[i], "--xrc") || !strcmp(argv[i], "--selective-repeat")) {
+			*(argv[i][2] == 'x' ? &base.xrc : &base.selective_repeat) = true;
 			i--;
 			continue;
 		}

@@ -9,7 +9,8 @@ RoCE v1 on EtherType 0x8915, which tshark dissects as InfiniBand GRH + BTH);
 -d udp.port==4791,infiniband` decodes the same file independently, with IPv4 and
 UDP checksum validation on.  Every field both know must agree; tshark must
 know every opcode but CNP and IBA 1.5's FLUSH and ATOMIC WRITE (which tshark 4.0 shows as vendor
-data: BTH compared only).
+data: BTH compared only).  tshark 4.0 names the XRC opcodes but shows what follows their BTH as
+vendor data too: for those the BTH is compared, and the XRCETH with the first 4 bytes of that data.
 Exits non-zero on any disagreement, and when tshark is missing.
 """
 import ipaddress
@@ -23,7 +24,9 @@ SEED = os.environ.get("ORACLE_SEED", "20241129")
 PER_OPCODE = "12"
 CNP = 0x81
 # Opcodes tshark 4.0 dissects as vendor data: CNP, RC FLUSH and RC ATOMIC WRITE (IBA 1.5).
-BTH_ONLY = (CNP, 0x1c, 0x1d)
+# XRC (0xa0..0xb7) as well, whose XRCETH is checked against the first bytes of the vendor data.
+XRC = range(0xa0, 0xb8)
+BTH_ONLY = (CNP, 0x1c, 0x1d, *XRC)
 # Heuristic payload dissectors would read our random payloads as RPC-over-RDMA,
 # iSER...; an exception there hides the ICRC, so they are turned off.
 PAYLOAD_HEURISTICS = ("mellanox_eoib", "eth_over_ib", "fc_infiniband", "sdp_infiniband", "iser_infiniband",
@@ -111,12 +114,18 @@ def compare_ib(c, ib, ours):
     c.eq("bth.destqp", num(bth["infiniband.bth.destqp"]), ob["dest_qp"])
     c.eq("bth.a", bth["infiniband.bth.a"] == "1", ob["ackreq"])
     c.eq("bth.psn", num(bth["infiniband.bth.psn"]), ob["psn"])
+    if "xrceth" in ours:
+        vendor = ib["infiniband.vendor"].split(":")
+        c.eq("xrceth (vendor data bytes 0-3)", int("".join(vendor[:4]), 16), ours["xrceth"]["srqn"])
     if ob["opcode"] in BTH_ONLY:
         return
     present = {k[len("infiniband."):-len("_tree")] for k in ib if k.endswith("_tree")}
-    ours_ext = {k for k in ("reth", "aeth", "atomiceth", "atomicacketh", "immdt", "ieth", "deth")
-                if k in ours}
+    ours_ext = {k for k in ("xrceth", "reth", "aeth", "atomiceth", "atomicacketh", "immdt", "ieth",
+                            "deth") if k in ours}
     c.eq("extension headers", sorted(present - {"bth", "grh"}), sorted(ours_ext))
+    if "xrceth" in ours:
+        t = ib["infiniband.xrceth_tree"]
+        c.eq("xrceth.xrcsrq", num(t["infiniband.xrceth.xrcsrq"]), ours["xrceth"]["srqn"])
     if "reth" in ours:
         t = ib["infiniband.reth_tree"]
         c.eq("reth.va", num(t["infiniband.reth.va"]), num(ours["reth"]["va"]))
@@ -209,11 +218,11 @@ def main():
             c.eq("payload length (data.len)", data, o["payload_len"] + o["bth"]["pad"])
         fields += c.fields
         opcodes[o["bth"]["opcode"]] = opcodes.get(o["bth"]["opcode"], 0) + 1
-    if len(opcodes) != 40 or not versions[1] or not versions[2]:
+    if len(opcodes) != 63 or not versions[1] or not versions[2]:
         fail(f"only {len(opcodes)} opcodes compared, RoCE v2/v1 packets {versions}")
     print(f"ok: {len(ours)} packets ({versions[2]} RoCE v2, {versions[1]} RoCE v1), "
           f"{len(opcodes)} opcodes, {fields} fields agree between tshark and uroce's parser "
-          f"(CNP, FLUSH, ATOMIC WRITE: BTH only; seed {SEED})")
+          f"(CNP, FLUSH, ATOMIC WRITE: BTH only; XRC: BTH and XRCETH; seed {SEED})")
 
 
 main()

@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: MIT
+"""More librdmacm clients over uroce's rdma_cm, and what a crowd or a crash does to it: a hundred
+connects at once to one listener (cmtime, ucmatose), a listener killed while clients connect,
+qperf -cm1, rsockets (rstream, librspreload under iperf3) and libfabric's verbs provider."""
+
+import json
+import os
+import re
+import time
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import it  # noqa: E402
+from test_rdmacm import CM_ENV, RDMA_PS_TCP, cm_client_server, wait_listening  # noqa: E402
+
+STORM = 100
+STORM_ROUNDS = 3
+
+
+def proc_stat(pair, side, pid):
+    """`uroce stat -j` of one process on a side: (counters, live QPNs), or (None, None)."""
+    for d in json.loads(pair.uroce_cmd(side, 'stat', '-a', '-j').stdout):
+        if d['pid'] == pid:
+            return d['counters'], sorted(q['qpn'] for q in d['qps'])
+    return None, None
+
+
+def listeners(pair, side, port):
+    """The PIDs the host's listen table (RUN_DIR/cm/NETDEV) has for the port's service ID."""
+    sid = f'{RDMA_PS_TCP << 16 | port:016x}'
+    try:
+        with open(os.path.join(pair.run_dirs[side], 'cm', pair.ifs[side])) as f:
+            return [int(w[1]) for w in (ln.split() for ln in f) if w[:1] == [sid]]
+    except FileNotFoundError:
+        return []
+
+
+def wait_until(cond, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def fds(pid):
+    d = f'/proc/{pid}/fd'
+    return sorted(f'{n}->{os.readlink(os.path.join(d, n))}' for n in os.listdir(d))
+
+
+def storm(tap, pair):
+    """STORM connects at once to one cmtime listener, STORM_ROUNDS times: every one established
+    and disconnected, the listener's descriptors and QPs what they were after the first round,
+    and its CM's counters exactly the MADs of the connections.  The CM's timers are the wire's
+    (4.3 s), not the short ones of the other tests, and QP1 drops nothing for want of a receive
+    WQE: a REQ lost in the crowd would show as a duplicate or a drop."""
+    a = pair.ip4[0]
+    port = 7300
+    srv = pair.start(0, ['cmtime', '-b', a, '-p', str(port)])
+    if not wait_listening(pair, 0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        return tap.ok(False, 'cmtime server listens', srv.out)
+    pid = srv.p.pid
+    fds0 = qps0 = None
+    for r in range(STORM_ROUNDS):
+        cli = pair.start(1, ['cmtime', '-s', a, '-p', str(port), '-c', str(STORM)])
+        cli.wait(120)
+        tap.ok(cli.rc == 0 and re.search(r'^disconnect\s*:', cli.out, re.M) and
+               'event:' not in cli.out and 'error' not in cli.out,
+               f'cmtime -c {STORM} round {r + 1}: every connect established and disconnected',
+               cli.out)
+        tap.diag('\n'.join(ln for ln in cli.out.splitlines()
+                           if ln.split(':')[0].strip() in ('connect', 'disconnect')))
+        if r == 0:
+            # What the first connection opens for good (librdmacm's verbs context, its
+            # pipes) is there from now on: later rounds must leave exactly this.
+            time.sleep(0.5)
+            fds0 = fds(pid)
+            _, qps0 = proc_stat(pair, 0, pid)
+    time.sleep(0.5)	# the server's last DREPs and counters (published every 100 ms)
+    cnt, qps = proc_stat(pair, 0, pid)
+    tap.ok(fds(pid) == fds0, 'cmtime server: no descriptor left over by rounds 2 and 3',
+           f'after round 1 {fds0}\nnow {fds(pid)}')
+    tap.ok(qps is not None and qps == qps0, 'cmtime server: no QP left over by rounds 2 and 3',
+           f'after round 1 {qps0}\nnow {qps}')
+    n = STORM * STORM_ROUNDS
+    tap.diag('cmtime server CM: ' + ' '.join(f'{k}={v}' for k, v in (cnt or {}).items()
+                                            if k.startswith('cm_') and v))
+    # In: REQ, RTU, DREQ of each (a DREQ repeated after its ID is gone is unclaimed);
+    # out: REP and DREP of each, plus the DREPs for those repeats.
+    tap.ok(cnt is not None and cnt['drop_no_recv_wqe'] == 0 and
+           cnt['cm_mads_rx'] - cnt['cm_unclaimed'] - cnt['cm_duplicates'] == 3 * n and
+           cnt['cm_mads_tx'] - cnt['cm_unclaimed'] - cnt['cm_retransmits'] == 2 * n and
+           cnt['cm_not_ours'] == 0 and cnt['cm_timeouts'] == 0 and cnt['cm_rej_tx'] == 0,
+           f'cmtime server: its CM took {3 * n} MADs and sent {2 * n}, QP1 dropped none',
+           json.dumps(cnt))
+    srv.kill()
+    srv.wait(5)
+
+    srv, cli = cm_client_server(pair, ['ucmatose', '-b', a, '-c', str(STORM)],
+                                ['ucmatose', '-s', a, '-c', str(STORM)], 7471)
+    it.both_ok(tap, f'ucmatose -c {STORM}: connections, data, disconnects', srv, cli)
+
+
+def killed_listener(tap, pair):
+    """A listener killed (SIGKILL, nothing said to anyone) while its clients connect, and one
+    killed under a running rping: the clients end in error events or error completions, never
+    hang; the dead process's port is free again and a new listener on it takes connections."""
+    a = pair.ip4[0]
+    port = 7310
+    srv = pair.start(0, CM_ENV + ['cmtime', '-b', a, '-p', str(port)])
+    if not wait_listening(pair, 0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        return tap.ok(False, 'cmtime server listens', srv.out)
+    dead = srv.p.pid
+    # Killed as soon as the client says it starts connecting (its output line-buffered).
+    cli = pair.start(1, CM_ENV + ['stdbuf', '-oL', 'cmtime', '-s', a, '-p', str(port),
+                                  '-c', str(STORM)], log='cmtime-killed.log')
+    taken = wait_until(lambda: 'connecting' in cli.so_far(), 30)
+    srv.kill()
+    srv.wait(5)
+    t0 = time.monotonic()
+    cli.wait(60)
+    took = time.monotonic() - t0
+    events = re.findall(r'event: (RDMA_CM_EVENT_\w+)', cli.out)
+    events = [f'{events.count(e)} {e}' for e in sorted(set(events))]
+    tap.ok(taken and cli.rc not in (None, -9) and re.search(r'^disconnect\s*:', cli.out, re.M),
+           f'cmtime -c {STORM}, its listener killed while they connect: the client ends '
+           f'({took:.1f} s, {", ".join(events) or "no error event"})', cli.out)
+
+    # Another process's CM on that netdev now answers for the dead one: the port is nobody's.
+    other = pair.start(0, CM_ENV + ['rping', '-s', '-a', a, '-p', str(port + 1)])
+    if wait_listening(pair, 0, port + 1, other):
+        cli = pair.start(1, CM_ENV + ['rping', '-c', '-a', a, '-p', str(port), '-C', '1'])
+        cli.wait(60)
+        tap.ok('RDMA_CM_EVENT_REJECTED, error 8' in cli.out and dead not in listeners(pair, 0, port),
+               'the dead listener\'s port: a connect is rejected (invalid service ID), its entry gone',
+               cli.out)
+    else:
+        tap.ok(False, 'rping -s listens', other.out)
+
+    # A new listener on the port: every connection of a storm established.
+    srv = pair.start(0, CM_ENV + ['cmtime', '-b', a, '-p', str(port)])
+    up = wait_until(lambda: srv.p.pid in listeners(pair, 0, port) or srv.p.poll() is not None, 30)
+    cli = pair.start(1, CM_ENV + ['cmtime', '-s', a, '-p', str(port), '-c', str(STORM)])
+    cli.wait(60)
+    srv.kill()
+    srv.wait(5)
+    tap.ok(up and cli.rc == 0 and 'event:' not in cli.out and 'error' not in cli.out,
+           f'a new listener on the dead one\'s port: cmtime -c {STORM} connects and disconnects',
+           srv.out + cli.out)
+
+    # Killed under a running ib_write_bw -R: the client's writes end in error completions
+    # (retry exceeded), and it exits.
+    perf_port = port + 2
+    argv = ['ib_write_bw', '-d', 'uroce0', '-F', '-R', '-D', '30', '-p', str(perf_port)]
+    srv = pair.start(0, CM_ENV + argv)
+    if not wait_listening(pair, 0, perf_port, srv):
+        return tap.ok(False, 'ib_write_bw -R listens', srv.out)
+    cli = pair.start(1, CM_ENV + argv + [a], log='write-bw-killed.log')
+
+    def writing_qps():
+        return [q for d in json.loads(pair.uroce_cmd(1, 'stat', '-j').stdout)
+                if d['pid'] == cli.p.pid for q in d['qps'] if q.get('tx_packets', 0) > 1000]
+    running = wait_until(writing_qps, 30)
+    qp = writing_qps()
+    tap.ok(qp and all(k in qp[0] for k in ('rx_packets', 'tx_packets', 'srtt_ns',
+                                           'drop_seq_after_nak')) and
+           not any(k.startswith('cm_') for k in qp[0]),
+           'uroce stat -j: a QP\'s counters under the engine\'s names', json.dumps(qp))
+    srv.kill()
+    srv.wait(5)
+    t0 = time.monotonic()
+    cli.wait(60)
+    took = time.monotonic() - t0
+    tap.ok(running and cli.rc not in (0, -9) and
+           re.search(r'completion with error|wc status 12', cli.out, re.I),
+           f'ib_write_bw -R, its server killed while it writes: error completions, the client '
+           f'exits ({took:.1f} s)', cli.out[-3000:])
+    other.kill()
+    other.wait(5)
+
+
+QPERF_PORT = 19765	# qperf's TCP listen port (its parameters; the RC QPs meet by rdma_cm)
+
+
+def qperf(tap, pair):
+    """qperf -cm1: rc_bw and rc_lat with their QPs connected by rdma_cm."""
+    srv = pair.start(0, CM_ENV + ['qperf'])
+    if not pair.wait_listen(0, QPERF_PORT, srv):
+        srv.kill()
+        srv.wait(5)
+        return tap.ok(False, 'qperf server listens', srv.out)
+    cli = pair.start(1, CM_ENV + ['qperf', '-v', '-t', '2', '-cm1', pair.ip4[0], 'rc_bw',
+                                  'rc_lat'])
+    cli.wait(120)
+    srv.kill()
+    srv.wait(5)
+    bw = re.search(r'^rc_bw:\n\s+bw\s+=\s+([\d.]+ \S+)', cli.out, re.M)
+    lat = re.search(r'^rc_lat:\n\s+latency\s+=\s+([\d.]+ \S+)', cli.out, re.M)
+    tap.ok(cli.rc == 0 and bw and lat and len(re.findall(r'use_cm\s+=\s+1', cli.out)) == 2,
+           f'qperf -cm1 rc_bw rc_lat: {bw and bw[1]}, {lat and lat[1]}', srv.out + cli.out)
+
+
+RSPRELOAD = '/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so'
+RSTREAM_LINE = re.compile(r'^custom\s+(\S+)\s+(\S+)\s+\S+\s+\S+\s+\S+\s+([\d.]+)\s+([\d.]+)$', re.M)
+
+
+def rstream_pair(tap, pair, name, port, opts, preload=()):
+    """rstream server and client with OPTS (and -v's data check); the client's figures."""
+    a = pair.ip4[0]
+    o = ['-p', str(port), '-T', 'v'] + opts
+    srv, cli = cm_client_server(pair, list(preload) + ['rstream', '-b', a] + o,
+                                list(preload) + ['rstream', '-s', a] + o, port)
+    if not it.both_ok(tap, name, srv, cli):
+        return
+    got = RSTREAM_LINE.search(cli.out)
+    tap.ok(got and 'verification failed' not in cli.out + srv.out,
+           f'{name}: {got and got[2]} transfers of {got and got[1]} verified, '
+           f'{got and got[3]} Gb/s, {got and got[4]} us each', srv.out + cli.out)
+
+
+def rsockets(tap, pair):
+    """rsockets, librdmacm's socket API over RC QPs connected by rdma_cm: rstream's own
+    calls (blocking, poll, non-blocking) and plain socket calls turned into rsockets by
+    librspreload.so, preloaded after uroce's libraries."""
+    port = 7420
+    for opts in (['-S', '4096', '-C', '1000'], ['-T', 'a', '-S', '65536', '-C', '200'],
+                 ['-T', 'n', '-S', '1000000', '-C', '20']):
+        port += 1
+        rstream_pair(tap, pair, f'rstream {" ".join(opts)} -T v', port, opts)
+    if not os.path.exists(RSPRELOAD):
+        return tap.ok(False, 'librspreload.so installed', 'librdmacm1: tools/install-deps.sh')
+    # -T s: the socket calls of libc, each an rsocket under the preload (no TCP socket listens).
+    port += 1
+    preload = ['sh', '-c', f'LD_PRELOAD="$LD_PRELOAD:{RSPRELOAD}" exec "$@"', 'sh']
+    rstream_pair(tap, pair, 'rstream -T s (sockets) under librspreload -S 65536 -C 500', port,
+                 ['-T', 's', '-S', '65536', '-C', '500'], preload)
+
+
+def body(tap, pair):
+    storm(tap, pair)
+    killed_listener(tap, pair)
+    qperf(tap, pair)
+    rsockets(tap, pair)
+
+
+if __name__ == '__main__':
+    sys.exit(it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'cmc', body))
