@@ -253,7 +253,8 @@ uint32_t wire_build_headers(void *buf, const struct wire_build_desc *d,
 	/* Annex A17.9.3: a CNP sets BECN, bit 6 of the byte before DestQP. */
 	wire_set32(&bth->qpn, (op->flags & WIRE_OPF_CNP ? 0x40000000u : 0) |
 			      (d->dest_qp & WIRE_24BIT_MASK));
-	wire_set32(&bth->apsn, (d->ackreq ? WIRE_BTH_ACKREQ : 0) | (d->psn & WIRE_24BIT_MASK));
+	wire_set32(&bth->apsn, (d->ackreq ? WIRE_BTH_ACKREQ : 0) | (d->sr_cap ? WIRE_BTH_SR_CAP : 0) |
+			       (d->sr_nak ? WIRE_BTH_SR_NAK : 0) | (d->psn & WIRE_24BIT_MASK));
 	build_ext(f + off, op, d);
 	return hdr_len;
 }

@@ -162,6 +162,8 @@ static enum wire_drop parse_transport(const uint8_t *f, unsigned flags, struct w
 	apsn = wire_get32(bth->apsn);
 	p->dest_qp = qpn & WIRE_24BIT_MASK;
 	p->ackreq = apsn & WIRE_BTH_ACKREQ;
+	p->sr_cap = apsn & WIRE_BTH_SR_CAP;
+	p->sr_nak = apsn & WIRE_BTH_SR_NAK;
 	p->psn = apsn & WIRE_24BIT_MASK;
 	p->icrc = wire_icrc_load(f + ip_end - WIRE_ICRC_LEN);
 	if (p->tver != WIRE_BTH_TVER)

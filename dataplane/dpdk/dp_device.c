@@ -526,6 +526,7 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ecfg.restart_window = dev->cfg.restart_window;
 	ecfg.no_adaptive_rto = dev->cfg.no_adaptive_rto;
 	ecfg.no_tail_probe = dev->cfg.no_tail_probe;
+	ecfg.selective_repeat = dev->cfg.selective_repeat;
 	ecfg.dcqcn = dev->cfg.dcqcn;
 	dev->eng = rc_engine_create(&ecfg);
 	if (!dev->eng) {

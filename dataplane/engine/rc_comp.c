@@ -16,6 +16,7 @@ enum comp_state {
 	COMP_ACKED,		/* an ACK for part of a send/write */
 	COMP_COMPLETE,		/* the WQE is done */
 	COMP_SEQ_NAK,		/* resend from the NAK's PSN */
+	COMP_SR_NAK,		/* resend only the PSNs a selective NAK names */
 	COMP_GAP,		/* responses are missing: resend from comp.psn */
 	COMP_RNR,		/* wait the RNR timer, then resend */
 	COMP_ERROR,		/* complete with an error, QP to ERR (SQE for UC/UD) */
@@ -31,6 +32,7 @@ static const char *const comp_state_name[] = {
 	[COMP_ACKED]		= "ACKED",
 	[COMP_COMPLETE]		= "COMPLETE",
 	[COMP_SEQ_NAK]		= "SEQ_NAK",
+	[COMP_SR_NAK]		= "SR_NAK",
 	[COMP_GAP]		= "GAP",
 	[COMP_RNR]		= "RNR",
 	[COMP_ERROR]		= "ERROR",
@@ -82,8 +84,8 @@ static void progress(struct rc_qp *qp, uint32_t new_psn)
 	}
 	rc_rto_progress(qp, (uint32_t)acked);
 	/* A resend after a rewind is behind what the peer has acknowledged. */
-	if (psn_cmp(qp->comp.psn, qp->req.psn) > 0)
-		rc_req_rewind(qp);
+	if (psn_cmp(qp->comp.psn, qp->req.psn) > 0 || qp->req.sr.active)
+		rc_req_overtaken(qp);
 	rc_qp_kick(qp);
 }
 
@@ -156,6 +158,10 @@ static enum comp_state check_nak(struct comp_ctx *c)
 
 	switch (c->syndrome & WIRE_AETH_CODE_MASK) {
 	case WIRE_NAK_PSN_SEQ_ERR:
+		if (c->pkt->sr_nak && qp->req.peer_sr) {
+			qp->cnt.selective_naks_rx++;
+			return COMP_SR_NAK;
+		}
 		qp->cnt.seq_naks_rx++;
 		return COMP_SEQ_NAK;
 	case WIRE_NAK_INVALID_REQ:
@@ -334,6 +340,7 @@ static void rewind_once(struct rc_qp *qp)
 	}
 	qp->comp.rewound = true;
 	qp->comp.rewound_psn = qp->comp.psn;
+	qp->comp.rewound_end = qp->req.max_psn;
 	qp->comp.rewound_at = qp->eng->now;
 	rc_rto_loss(qp);
 	rc_req_rewind(qp);
@@ -344,6 +351,39 @@ static enum comp_state seq_nak(struct comp_ctx *c)
 	/* A NAK acknowledges every PSN before its own. */
 	progress(c->qp, c->pkt->psn);
 	rewind_once(c->qp);
+	return COMP_DONE;
+}
+
+/*
+ * A selective NAK acknowledges what is before its PSN, like any NAK, and
+ * names the PSNs missing from it on (the MSN field): only those are sent
+ * again, at most once per smoothed round trip: the responder names a hole
+ * again when a packet behind it asks for an ACK.  A hole inside the last
+ * resend, sooner than the shortest RTT after it, is that resend still on
+ * its way (stale_rewind()).
+ */
+static enum comp_state sr_nak(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_comp *k = &qp->comp;
+	const struct wire_aeth *a = wire_pkt_ext(c->pkt, WIRE_EXT_AETH);
+	uint32_t missing = wire_get32(a->syn_msn) & WIRE_MSN_MASK;
+
+	progress(qp, c->pkt->psn);
+	if (k->rewound && k->rewound_psn == k->psn &&
+	    (!qp->rto.have_rtt || qp->eng->now - k->rewound_at < qp->rto.srtt))
+		return COMP_DONE;
+	if (k->rewound && qp->rto.have_rtt && psn_cmp(k->psn, k->rewound_psn) > 0 &&
+	    psn_cmp(k->psn, k->rewound_end) < 0 && qp->eng->now - k->rewound_at < qp->rto.min_rtt) {
+		qp->cnt.stale_naks++;
+		return COMP_DONE;
+	}
+	k->rewound = true;
+	k->rewound_psn = k->psn;
+	k->rewound_end = psn_add(k->psn, missing ? missing : 1);
+	k->rewound_at = qp->eng->now;
+	rc_rto_loss(qp);
+	rc_req_resend(qp, k->psn, missing ? missing : 1);
 	return COMP_DONE;
 }
 
@@ -418,6 +458,9 @@ static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
 		case COMP_SEQ_NAK:
 			s = seq_nak(&c);
 			break;
+		case COMP_SR_NAK:
+			s = sr_nak(&c);
+			break;
 		case COMP_GAP:
 			s = gap(&c);
 			break;
@@ -446,6 +489,8 @@ void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 		qp->cnt.rc_drops.count[RC_DROP_GHOST_RESPONSE]++;
 		return;
 	}
+	if (unlikely(pkt->sr_cap) && qp->eng->cfg.selective_repeat && qp->type == IBV_QPT_RC)
+		qp->req.peer_sr = true;
 	run(qp, pkt);
 }
 

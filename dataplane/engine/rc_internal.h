@@ -49,6 +49,9 @@
 #define RC_PROBE_MIN_NS		10000ull	/* a tail-loss probe waits at least 10 us */
 #define RC_PACE_ACKREQ_NS	25000ull	/* a paced QP asks for an ACK at least every 25 us */
 #define RC_PACE_HDR_BYTES	66		/* Ethernet, IPv4, UDP, BTH, RETH, ICRC: a frame's overhead */
+/* Selective repeat (docs/engine.md, "Selective repeat"). */
+#define RC_SR_WINDOW		RC_WINDOW	/* PSNs past ePSN a responder may place */
+#define RC_SR_WRITES		8		/* writes it remembers the RETH of */
 
 /* ---- Intrusive list ---- */
 
@@ -318,6 +321,17 @@ struct rc_req {
 	bool		rnr_wait;
 	uint32_t	rnr_psn;	/* the PSN the RNR NAK refused */
 	bool		drained_sent;	/* SQD: the drained event has been raised */
+	bool		peer_sr;	/* the responder set WIRE_BTH_SR_CAP: requests carry it too */
+	/*
+	 * A selective resend: the cursor sends [from, end) again, then goes
+	 * back to where it was (psn, wqe, offset, cur, since_ackreq).
+	 */
+	struct {
+		bool		active;
+		uint32_t	from, end;	/* the hole the last selective NAK named */
+		uint32_t	psn, wqe, offset, since_ackreq;
+		struct rc_sge_cursor cur;
+	} sr;
 };
 
 struct rc_comp {
@@ -326,6 +340,7 @@ struct rc_comp {
 	uint8_t		rnr_left;
 	bool		rewound;	/* a NAK or gap rewound at rewound_psn */
 	uint32_t	rewound_psn;
+	uint32_t	rewound_end;	/* a selective resend: one past the last PSN it resent */
 	uint64_t	rewound_at;	/* engine clock of that rewind */
 };
 
@@ -371,6 +386,23 @@ struct rc_dcqcn {
 
 enum rc_resp_msg { RC_MSG_NONE, RC_MSG_SEND, RC_MSG_WRITE };
 
+/*
+ * A write a selective-repeat responder knows the RETH of, from its first
+ * packet, so that later ones can be placed before ePSN reaches them.  The
+ * last byte of the message waits in last_byte until it does, and so does
+ * the completion of a write with immediate.
+ */
+struct rc_sr_write {
+	bool		used;
+	bool		held;		/* the last packet is placed but for last_byte */
+	bool		with_imm, solicited;	/* its last packet's: completes with imm */
+	uint8_t		last_byte;
+	uint32_t	imm;		/* host order */
+	uint32_t	first_psn, last_psn;
+	uint64_t	va;
+	uint32_t	rkey, len;
+};
+
 struct rc_resp {
 	uint32_t	epsn;
 	uint32_t	msn;
@@ -395,7 +427,14 @@ struct rc_resp {
 	bool		ack_pending;
 	uint8_t		ack_syndrome;
 	uint32_t	ack_psn;
-	uint32_t	ack_msn;
+	uint32_t	ack_msn;	/* a selective NAK: the PSNs missing */
+	bool		ack_selective;	/* the NAK is selective (WIRE_BTH_SR_NAK) */
+	/* selective repeat: the requester set WIRE_BTH_SR_CAP */
+	bool		peer_sr;
+	uint64_t	sr_placed[RC_SR_WINDOW / 64];	/* PSNs past ePSN placed, by PSN mod window */
+	uint32_t	sr_seen;	/* one past the newest PSN that came ahead of ePSN */
+	uint32_t	sr_nak_end;	/* one past the last PSN the last selective NAK named */
+	struct rc_sr_write sr_write[RC_SR_WRITES];
 	/* read/atomic responses */
 	struct rc_resp_res res[RC_MAX_RD_ATOMIC];
 	uint32_t	nres;		/* slots in use: max(1, max_dest_rd_atomic) */
@@ -694,6 +733,10 @@ void rc_qp_complete_send(struct rc_qp *qp, struct rc_send_wqe *w, enum ibv_wc_st
  */
 int rc_req_tx(struct rc_qp *qp, unsigned quota, bool *more);
 void rc_req_rewind(struct rc_qp *qp);
+/* comp.psn passed the send cursor: nothing before it needs sending again. */
+void rc_req_overtaken(struct rc_qp *qp);
+/* Selective repeat: send the @n PSNs from @from again, then carry on where the cursor was. */
+void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n);
 /* Send the newest packet once more (a tail-loss probe); false when the cursor is not at the front. */
 bool rc_req_probe(struct rc_qp *qp);
 void rc_req_rnr_expired(struct rc_qp *qp);

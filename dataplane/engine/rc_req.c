@@ -61,6 +61,8 @@ void rc_req_reset(struct rc_qp *qp)
 	qp->req.since_ackreq = 0;
 	qp->req.rd_atomic = 0;
 	qp->req.rnr_wait = false;
+	qp->req.peer_sr = false;
+	qp->req.sr.active = false;
 	qp->comp.psn = qp->attr.sq_psn;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
@@ -68,6 +70,8 @@ void rc_req_reset(struct rc_qp *qp)
 	rc_rto_reset(qp);
 	rc_dcqcn_reset(qp);
 }
+
+static bool sr_resend_done(struct rc_qp *qp, const struct rc_send_wqe *w);
 
 /* The WQE fails locally: the completer reports it once the WQEs before it are done. */
 static enum req_state fail_wqe(struct req_ctx *c, enum ibv_wc_status st)
@@ -84,6 +88,9 @@ static enum req_state get_wqe(struct req_ctx *c)
 
 	if (qp->req.rnr_wait)
 		return REQ_STALL;
+	if (unlikely(qp->req.sr.active) &&
+	    sr_resend_done(qp, qp->req.wqe == qp->sq_tail ? NULL : rc_sq_at(qp, qp->req.wqe)))
+		return REQ_GET_WQE;
 	if (qp->req.wqe == qp->sq_tail)
 		return REQ_DONE;
 	c->w = rc_sq_at(qp, qp->req.wqe);
@@ -197,6 +204,8 @@ static enum req_state check_window(struct req_ctx *c)
 
 	if (c->sent >= c->quota)
 		return REQ_AGAIN;
+	if (unlikely(qp->req.sr.active) && sr_resend_done(qp, c->w))
+		return REQ_GET_WQE;
 	if (rc_qp_reliable(qp) && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
 		return REQ_STALL;
 	if (unlikely(qp->cc.limited) && !rc_dcqcn_may_send(qp))
@@ -372,6 +381,62 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 	}
 }
 
+/*
+ * The end of a selective resend: the cursor goes back to where it was.
+ * Every WQE it passes on the way was sent whole before.
+ */
+static void sr_jump(struct rc_qp *qp)
+{
+	struct rc_req *q = &qp->req;
+
+	for (uint32_t j = q->wqe; (int32_t)(q->sr.wqe - j) > 0; j++) {
+		struct rc_send_wqe *x = rc_sq_at(qp, j);
+
+		if (x->state == RC_WQE_ACTIVE)
+			x->state = RC_WQE_SENT;
+	}
+	q->psn = q->sr.psn;
+	q->wqe = q->sr.wqe;
+	q->offset = q->sr.offset;
+	q->cur = q->sr.cur;
+	q->since_ackreq = q->sr.since_ackreq;
+	q->sr.active = false;
+}
+
+/*
+ * Whether the responder took the packet at the cursor (of @w) while the
+ * hole was open: only packets of non-empty writes whose first packet came
+ * before the hole (docs/engine.md, "Selective repeat").  Anything else was
+ * dropped and goes with the hole.
+ */
+static bool sr_was_placed(const struct rc_qp *qp, const struct rc_send_wqe *w)
+{
+	if (!(rc_wqe_op(w)->kind & RC_WR_WRITE) || !w->length)
+		return false;
+	return psn_cmp(w->first_psn, qp->req.sr.from) < 0 ||
+	       psn_cmp(w->first_psn, qp->req.psn) >= 0;
+}
+
+/*
+ * The cursor reached the end of a selective resend: back to the front
+ * (true), unless the packet at it (of @w, NULL at the end of the queue)
+ * was not placed and must go as well: the resend grows by one.
+ */
+static bool sr_resend_done(struct rc_qp *qp, const struct rc_send_wqe *w)
+{
+	struct rc_req *q = &qp->req;
+
+	if (psn_cmp(q->psn, q->sr.end) < 0)
+		return false;
+	if (w && w->state == RC_WQE_ACTIVE && psn_cmp(q->psn, q->sr.psn) < 0 &&
+	    !sr_was_placed(qp, w)) {
+		q->sr.end = psn_add(q->psn, 1);
+		return false;
+	}
+	sr_jump(qp);
+	return true;
+}
+
 static enum req_state send_packet(struct req_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
@@ -402,6 +467,7 @@ static enum req_state send_packet(struct req_ctx *c)
 			qp->cc.ackreq_at = qp->eng->now;
 		}
 	}
+	d.sr_cap = qp->req.peer_sr;
 	local = qp->type == IBV_QPT_UD ? w->u.ud.path.local : qp->path.local;
 	/*
 	 * By reference only for RC: its buffers stay put until the ACK; UC and
@@ -426,7 +492,9 @@ static enum req_state send_packet(struct req_ctx *c)
 	first = psn_cmp(qp->req.psn, qp->req.max_psn) >= 0;
 	if (!first)
 		qp->cnt.retransmits++;
-	else
+	if (unlikely(qp->req.sr.active))
+		qp->cnt.selective_resends++;
+	if (first)
 		qp->req.max_psn = psn_add(qp->req.psn, npsn);
 	if (rc_qp_reliable(qp))
 		rc_rto_sent(qp, qp->req.psn, first,
@@ -548,8 +616,53 @@ void rc_req_rewind(struct rc_qp *qp)
 {
 	uint32_t i = wqe_of_psn(qp, qp->comp.psn);
 
+	qp->req.sr.active = false;
 	if (i != qp->sq_tail)
 		resume_at(qp, i, qp->comp.psn);
+}
+
+void rc_req_overtaken(struct rc_qp *qp)
+{
+	uint32_t i;
+
+	if (qp->req.sr.active && psn_cmp(qp->comp.psn, qp->req.sr.end) >= 0)
+		sr_jump(qp);
+	if (psn_cmp(qp->comp.psn, qp->req.psn) <= 0)
+		return;
+	i = wqe_of_psn(qp, qp->comp.psn);
+	if (i != qp->sq_tail)
+		resume_at(qp, i, qp->comp.psn);
+}
+
+/*
+ * The cursor keeps its place (sr) and resends the hole; a cursor at or
+ * behind the hole's end resends it anyway, as after a rewind.
+ */
+void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n)
+{
+	struct rc_req *q = &qp->req;
+	uint32_t end = psn_add(from, n), i;
+
+	if (psn_cmp(end, q->max_psn) > 0)
+		end = q->max_psn;
+	if (psn_cmp(q->psn, from) <= 0)
+		return;
+	i = wqe_of_psn(qp, from);
+	if (i == qp->sq_tail)
+		return;
+	q->sr.from = from;
+	if (!q->sr.active && psn_cmp(q->psn, end) > 0) {
+		q->sr.active = true;
+		q->sr.psn = q->psn;
+		q->sr.wqe = q->wqe;
+		q->sr.offset = q->offset;
+		q->sr.cur = q->cur;
+		q->sr.since_ackreq = q->since_ackreq;
+	}
+	q->sr.end = end;
+	if (q->sr.active && psn_cmp(q->sr.psn, end) <= 0)
+		q->sr.active = false;
+	resume_at(qp, i, from);
 }
 
 /*

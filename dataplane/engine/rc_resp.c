@@ -11,6 +11,7 @@
 enum resp_state {
 	RESP_CHECK_PSN,		/* expected, duplicate or out of sequence */
 	RESP_DUPLICATE,		/* answer again, execute nothing twice */
+	RESP_SR_PLACE,		/* selective repeat: place a write packet ahead of ePSN */
 	RESP_CHECK_XRC_SRQ,	/* XRC target: the XRCETH's SRQ is of the QP's domain */
 	RESP_CHECK_OP_SEQ,	/* FIRST/MIDDLE/LAST follow each other */
 	RESP_CHECK_OP_VALID,	/* the QP allows this operation */
@@ -32,6 +33,7 @@ enum resp_state {
 static const char *const resp_state_name[] = {
 	[RESP_CHECK_PSN]	= "CHECK_PSN",
 	[RESP_DUPLICATE]	= "DUPLICATE",
+	[RESP_SR_PLACE]		= "SR_PLACE",
 	[RESP_CHECK_XRC_SRQ]	= "CHECK_XRC_SRQ",
 	[RESP_CHECK_OP_SEQ]	= "CHECK_OP_SEQ",
 	[RESP_CHECK_OP_VALID]	= "CHECK_OP_VALID",
@@ -106,10 +108,14 @@ static void schedule_ack(struct rc_qp *qp, uint8_t syndrome, uint32_t psn)
 
 	if (r->fatal)
 		return;
+	/* A selective NAK replaced before it went out: its hole may be named again. */
+	if (r->ack_pending && r->ack_selective)
+		r->sr_nak_end = r->epsn;
 	r->ack_pending = true;
 	r->ack_syndrome = syndrome;
 	r->ack_psn = psn;
 	r->ack_msn = r->msn;
+	r->ack_selective = false;
 	rc_qp_kick(qp);
 }
 
@@ -122,17 +128,23 @@ static void schedule_fatal(struct resp_ctx *c, uint8_t code, enum ibv_event_type
 	qp->resp.fatal_event = (uint8_t)ev;
 }
 
+/* The receive WQE in hand completes with @wc (its wr_id and QP numbers filled in here). */
+static void push_recv(struct rc_qp *qp, struct ibv_wc *wc, bool solicited)
+{
+	struct rc_resp *r = &qp->resp;
+
+	wc->wr_id = r->wqe->wr_id;
+	wc->qp_num = qp->qpn;
+	wc->src_qp = qp->attr.dest_qp_num;
+	r->have_wqe = false;
+	rc_cq_push(rc_resp_cq(qp), wc, solicited);
+	qp->cnt.completions++;
+}
+
 static void complete_recv(struct rc_qp *qp, const struct wire_pkt *pkt, enum ibv_wc_status st,
 			  uint32_t byte_len)
 {
-	struct rc_resp *r = &qp->resp;
-	struct ibv_wc wc = {
-		.wr_id = r->wqe->wr_id,
-		.status = st,
-		.opcode = IBV_WC_RECV,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-	};
+	struct ibv_wc wc = { .status = st, .opcode = IBV_WC_RECV };
 
 	if (st == IBV_WC_SUCCESS) {
 		wire_op_flags fl = pkt->op->flags;
@@ -153,9 +165,7 @@ static void complete_recv(struct rc_qp *qp, const struct wire_pkt *pkt, enum ibv
 			wc.wc_flags |= IBV_WC_WITH_INV;
 		}
 	}
-	r->have_wqe = false;
-	rc_cq_push(rc_resp_cq(qp), &wc, pkt->se);
-	qp->cnt.completions++;
+	push_recv(qp, &wc, pkt->se);
 }
 
 /* ---- Steps ---- */
@@ -203,6 +213,8 @@ static enum resp_state check_psn(struct resp_ctx *c)
 		return RESP_DUPLICATE;
 	}
 	qp->cnt.out_of_sequence++;
+	if (r->peer_sr)
+		return RESP_SR_PLACE;
 	/* One NAK per gap: quiet until the expected PSN arrives. */
 	return r->nak_sent ? drop(c, RC_DROP_SEQ_AFTER_NAK) : RESP_ERR_SEQ;
 }
@@ -616,6 +628,287 @@ static bool copy_checked(struct rc_engine *eng, uint8_t *dst, const struct wire_
 	return icrc_matches(eng, wire_pkt_icrc_copy(pkt, dst), pkt);
 }
 
+/* ---- Selective repeat (docs/engine.md, "Selective repeat") ---- */
+
+static uint64_t *sr_word(struct rc_resp *r, uint32_t psn, uint64_t *bit)
+{
+	uint32_t i = psn & (RC_SR_WINDOW - 1);
+
+	*bit = 1ull << (i & 63);
+	return &r->sr_placed[i / 64];
+}
+
+static bool sr_is_placed(struct rc_resp *r, uint32_t psn)
+{
+	uint64_t bit, *w = sr_word(r, psn, &bit);
+
+	return *w & bit;
+}
+
+static void sr_mark(struct rc_resp *r, uint32_t psn, bool placed)
+{
+	uint64_t bit, *w = sr_word(r, psn, &bit);
+
+	*w = placed ? *w | bit : *w & ~bit;
+}
+
+static struct rc_sr_write *sr_write_of(struct rc_resp *r, uint32_t psn)
+{
+	for (unsigned i = 0; i < RC_SR_WRITES; i++) {
+		struct rc_sr_write *e = &r->sr_write[i];
+
+		if (e->used && psn_cmp(psn, e->first_psn) >= 0 && psn_cmp(psn, e->last_psn) <= 0)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * Remember the RETH of a write of @len bytes whose first packet has PSN
+ * @psn.  Return: the entry, or NULL when the table is full, the write is
+ * empty or too long, or its PSNs overlap a known write's (no correct
+ * requester sends that; its packets then wait for ePSN).
+ */
+static struct rc_sr_write *sr_write_add(struct rc_qp *qp, uint32_t psn, uint64_t va,
+					uint32_t rkey, uint32_t len)
+{
+	struct rc_resp *r = &qp->resp;
+	uint32_t npkts = (len + qp->pmtu - 1) / qp->pmtu, last = psn_add(psn, npkts - 1);
+	struct rc_sr_write *slot = NULL;
+
+	if (!len || len > RC_MAX_MSG_SIZE || npkts >= RC_MAX_MSG_PKTS)
+		return NULL;
+	for (unsigned i = 0; i < RC_SR_WRITES; i++) {
+		struct rc_sr_write *e = &r->sr_write[i];
+
+		if (!e->used) {
+			slot = slot ? slot : e;
+			continue;
+		}
+		if (psn_cmp(last, e->first_psn) >= 0 && psn_cmp(psn, e->last_psn) <= 0)
+			return NULL;
+	}
+	if (!slot)
+		return NULL;
+	*slot = (struct rc_sr_write){ .used = true, .first_psn = psn, .last_psn = last,
+				      .va = va, .rkey = rkey, .len = len };
+	return slot;
+}
+
+/* Forget @e and whatever of it was placed ahead: its packets go the in-order way again. */
+static void sr_write_drop(struct rc_resp *r, struct rc_sr_write *e)
+{
+	for (uint32_t p = e->first_psn; psn_cmp(p, psn_add(r->epsn, RC_SR_WINDOW)) < 0;
+	     p = psn_add(p, 1)) {
+		/* Only the window's PSNs: a bit stands for a PSN mod 256. */
+		if (psn_cmp(p, r->epsn) > 0)
+			sr_mark(r, p, false);
+		if (p == e->last_psn)
+			break;
+	}
+	e->used = false;
+}
+
+/*
+ * The hole at ePSN, once: a selective NAK for the PSNs from ePSN up to the
+ * first one placed, or up to the newest that arrived ahead (IBA's NAK
+ * meaning for its PSN, WIRE_BTH_SR_NAK and the count in the MSN field).
+ * No second one until ePSN passes what it named, the resend being on its
+ * way, unless @again: a packet ahead asked for an ACK, and the NAK is what
+ * it gets (a lost resend is found so, not by a timeout; the requester
+ * resends a hole at most once per round trip).  Not while an RNR NAK waits
+ * (nak_sent): it must not be overwritten.  Return: scheduled.
+ */
+static bool sr_nak_hole(struct rc_qp *qp, bool again)
+{
+	struct rc_resp *r = &qp->resp;
+	int32_t seen = psn_cmp(r->sr_seen, r->epsn);
+	uint32_t n = 1;
+
+	if (r->nak_sent || seen <= 0 || (!again && psn_cmp(r->epsn, r->sr_nak_end) < 0))
+		return false;
+	while ((int32_t)n < seen && !sr_is_placed(r, psn_add(r->epsn, n)))
+		n++;
+	schedule_ack(qp, WIRE_AETH_NAK | WIRE_NAK_PSN_SEQ_ERR, r->epsn);
+	r->ack_msn = n;
+	r->ack_selective = true;
+	r->sr_nak_end = psn_add(r->epsn, n);
+	return true;
+}
+
+/* The packet is not placed ahead: it waits to come again at ePSN. */
+static enum resp_state sr_not_placed(struct resp_ctx *c)
+{
+	if (sr_nak_hole(c->qp, c->pkt->ackreq))
+		return RESP_DONE;
+	return drop(c, RC_DROP_SR_NOT_PLACED);
+}
+
+/*
+ * A request past ePSN from a selective-repeat requester.  Only packets of
+ * RDMA WRITEs are placed: their place is known from the first packet's RETH
+ * (kept in rc_sr_write), and the R_Key and bounds are checked for each as
+ * in order.  The last byte of a message is held back until ePSN reaches
+ * it, so the end of a buffer still changes last, and so is a write with
+ * immediate's completion (its receive WQE is taken then, in order).  Sends,
+ * reads and atomics wait for their turn (Go-Back-N rules).
+ */
+static enum resp_state sr_place(struct resp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_resp *r = &qp->resp;
+	const struct wire_pkt *pkt = c->pkt;
+	uint32_t len = pkt->payload_len, off, want;
+	struct rc_sr_write *e = NULL;
+	bool last, odp;
+	uint8_t *dst;
+
+	if (psn_cmp(pkt->psn, r->epsn) >= RC_SR_WINDOW)
+		return sr_not_placed(c);
+	if (psn_cmp(pkt->psn, r->sr_seen) >= 0)
+		r->sr_seen = psn_add(pkt->psn, 1);
+	if (sr_is_placed(r, pkt->psn)) {
+		qp->cnt.duplicates++;
+		if (sr_nak_hole(qp, pkt->ackreq))
+			return RESP_DONE;
+		return drop(c, RC_DROP_SR_DUPLICATE);
+	}
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+	    (pkt->opcode & WIRE_OPC_TRANSPORT_MASK) != WIRE_OPC_RC)
+		return sr_not_placed(c);
+	switch (c->low) {
+	case WIRE_OP_WRITE_FIRST:
+	case WIRE_OP_WRITE_ONLY:
+	case WIRE_OP_WRITE_ONLY_IMM: {
+		const struct wire_reth *reth = pkt_reth(pkt);
+		uint32_t dma = wire_get32(reth->dma_len);
+
+		if (c->low == WIRE_OP_WRITE_FIRST ? len != qp->pmtu || dma <= len :
+		    dma != len || len > qp->pmtu)
+			return sr_not_placed(c);
+		if (!rc_mr_remote(qp->eng, qp->pd, qp->qpn, wire_get32(reth->rkey),
+				  wire_get64(reth->va), dma, IBV_ACCESS_REMOTE_WRITE, NULL))
+			return sr_not_placed(c);
+		e = sr_write_add(qp, pkt->psn, wire_get64(reth->va), wire_get32(reth->rkey), dma);
+		break;
+	}
+	case WIRE_OP_WRITE_MIDDLE:
+	case WIRE_OP_WRITE_LAST:
+	case WIRE_OP_WRITE_LAST_IMM:
+		e = sr_write_of(r, pkt->psn);
+		if (e && (pkt->psn == e->first_psn ||
+			  (pkt->psn == e->last_psn) != (c->low != WIRE_OP_WRITE_MIDDLE)))
+			return sr_not_placed(c);
+		break;
+	default:
+		break;
+	}
+	if (!e)
+		return sr_not_placed(c);
+	last = pkt->psn == e->last_psn;
+	off = (uint32_t)psn_cmp(pkt->psn, e->first_psn) * qp->pmtu;
+	want = last ? e->len - off : qp->pmtu;
+	if (len != want)
+		return sr_not_placed(c);
+	dst = rc_mr_remote(qp->eng, qp->pd, qp->qpn, e->rkey, e->va + off, len,
+			   IBV_ACCESS_REMOTE_WRITE, &odp);
+	if (!dst || odp)
+		return sr_not_placed(c);
+	if (last) {
+		wire_payload_copy(dst, wire_pkt_payload(pkt), len - 1);
+		e->last_byte = wire_pkt_payload(pkt)[len - 1];
+		e->held = true;
+		e->with_imm = c->fl & WIRE_OPF_IMM;
+		if (e->with_imm)
+			e->imm = wire_get32(((const struct wire_immdt *)
+					     wire_pkt_ext(pkt, WIRE_EXT_IMMDT))->imm);
+		e->solicited = pkt->se;
+	} else {
+		wire_payload_copy(dst, wire_pkt_payload(pkt), len);
+	}
+	sr_mark(r, pkt->psn, true);
+	qp->cnt.selective_placed++;
+	sr_nak_hole(qp, pkt->ackreq);
+	return RESP_DONE;
+}
+
+/*
+ * ePSN moved from @from: what was placed ahead of it is taken in order.  A
+ * write's packets are crossed as if they had just arrived (the held last
+ * byte stored, a write with immediate completed, the MSN counted); a placed
+ * PSN that does not continue what came before it (a write that starts
+ * inside a message, a region gone, no receive WQE for the immediate) is
+ * forgotten with its write, to come again in order (then an RNR NAK if
+ * there is still no WQE).  Then an ACK for the new ePSN, and a selective
+ * NAK if packets arrived behind the next hole.
+ */
+static void sr_advance(struct rc_qp *qp, uint32_t from)
+{
+	struct rc_resp *r = &qp->resp;
+	bool moved = false;
+
+	/* PSNs ePSN jumped over in order (a read's) hold nothing placed. */
+	for (uint32_t p = from, n = 0; p != r->epsn && n < RC_SR_WINDOW; p = psn_add(p, 1), n++) {
+		struct rc_sr_write *e = sr_is_placed(r, p) ? sr_write_of(r, p) : NULL;
+
+		sr_mark(r, p, false);
+		if (e)
+			sr_write_drop(r, e);
+	}
+	while (sr_is_placed(r, r->epsn)) {
+		struct rc_sr_write *e = sr_write_of(r, r->epsn);
+		uint32_t k = e ? (uint32_t)psn_cmp(r->epsn, e->first_psn) : 0;
+		uint8_t *dst = NULL;
+
+		if (e && e->held && r->epsn == e->last_psn && (!e->with_imm || take_recv_wqe(qp)))
+			dst = rc_mr_remote(qp->eng, qp->pd, qp->qpn, e->rkey, e->va + e->len - 1, 1,
+					   IBV_ACCESS_REMOTE_WRITE, NULL);
+		if (!e || r->msg != (k ? RC_MSG_WRITE : RC_MSG_NONE) ||
+		    (r->epsn == e->last_psn && !dst)) {
+			sr_mark(r, r->epsn, false);
+			if (e)
+				sr_write_drop(r, e);
+			break;
+		}
+		sr_mark(r, r->epsn, false);
+		if (dst) {
+			__atomic_store_n(dst, e->last_byte, __ATOMIC_RELEASE);
+			if (e->with_imm) {
+				struct ibv_wc wc = {
+					.opcode = IBV_WC_RECV_RDMA_WITH_IMM, .byte_len = e->len,
+					.imm_data = htobe32(e->imm), .wc_flags = IBV_WC_WITH_IMM,
+				};
+
+				push_recv(qp, &wc, e->solicited);
+			}
+			r->msg = RC_MSG_NONE;
+			r->msn = (r->msn + 1) & WIRE_MSN_MASK;
+			e->used = false;
+		} else {
+			uint32_t off = (k + 1) * qp->pmtu;
+
+			r->msg = RC_MSG_WRITE;
+			r->va = e->va + off;
+			r->rkey = e->rkey;
+			r->write_len = e->len;
+			r->resid = e->len - off;
+		}
+		r->epsn = psn_add(r->epsn, 1);
+		moved = true;
+	}
+	for (unsigned i = 0; i < RC_SR_WRITES; i++)
+		if (r->sr_write[i].used && psn_cmp(r->sr_write[i].last_psn, r->epsn) < 0)
+			r->sr_write[i].used = false;
+	if (moved)
+		schedule_ack(qp, AETH_ACK_SYNDROME, psn_add(r->epsn, (uint32_t)-1));
+	/* Both stay at or ahead of ePSN, so that PSN comparisons with them never wrap. */
+	if (psn_cmp(r->sr_seen, r->epsn) < 0)
+		r->sr_seen = r->epsn;
+	if (psn_cmp(r->sr_nak_end, r->epsn) < 0)
+		r->sr_nak_end = r->epsn;
+	sr_nak_hole(qp, false);
+}
+
 /* ---- Executing ---- */
 
 /*
@@ -760,6 +1053,8 @@ static enum resp_state execute(struct resp_ctx *c)
 		} else if (len) {
 			place_ordered(c->target, wire_pkt_payload(pkt), len, ends(c->fl));
 		}
+		if (r->peer_sr && !ends(c->fl) && (c->fl & WIRE_OPF_FIRST))
+			sr_write_add(qp, pkt->psn, r->va, r->rkey, r->write_len);
 		r->va += len;
 		r->resid -= len;
 		r->msg = ends(c->fl) ? RC_MSG_NONE : RC_MSG_WRITE;
@@ -858,6 +1153,8 @@ static enum resp_state run_step(struct resp_ctx *c, enum resp_state s)
 		return check_psn(c);
 	case RESP_DUPLICATE:
 		return duplicate(c);
+	case RESP_SR_PLACE:
+		return sr_place(c);
 	case RESP_CHECK_XRC_SRQ:
 		return check_xrc_srq(c);
 	case RESP_CHECK_OP_SEQ:
@@ -975,6 +1272,7 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 		.icrc_unchecked = icrc_unchecked,
 	};
 	enum resp_state s = RESP_CHECK_PSN;
+	uint32_t epsn = qp->resp.epsn;
 
 	if (!rc_qp_may_recv(qp)) {
 		rc_rx_drop(qp, pkt, icrc_unchecked, RC_DROP_QP_STATE);
@@ -990,6 +1288,12 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 	}
 	memcpy(qp->resp.reply_mac, pkt->src_mac, 6);
 	qp->resp.reply_mac_ok = true;
+	/* A checked packet only: a corrupted bit must not turn selective repeat on. */
+	if (unlikely(pkt->sr_cap) && !qp->resp.peer_sr && !icrc_unchecked &&
+	    qp->eng->cfg.selective_repeat && qp->type == IBV_QPT_RC) {
+		qp->resp.peer_sr = true;
+		qp->resp.sr_seen = qp->resp.sr_nak_end = qp->resp.epsn;
+	}
 	while (s != RESP_DONE && s != RESP_DROP) {
 		RC_TRACE(qp, "resp", resp_state_name[s]);
 		if (unlikely(c.icrc_unchecked) && !before_icrc(s)) {
@@ -1002,6 +1306,8 @@ void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecke
 	RC_TRACE(qp, "resp", resp_state_name[s]);
 	if (s == RESP_DROP && c.drop)
 		rc_rx_drop(qp, pkt, c.icrc_unchecked, c.drop);
+	if (unlikely(qp->resp.peer_sr) && qp->resp.epsn != epsn && !qp->resp.fatal)
+		sr_advance(qp, epsn);
 }
 
 /* ---- ECN: Annex A17.9, a CE mark makes the responder send a CNP ---- */
@@ -1036,6 +1342,8 @@ static void response_desc(struct rc_qp *qp, struct wire_build_desc *d)
 	*d = qp->tmpl;
 	if (!qp->path.mac_ok && qp->resp.reply_mac_ok)
 		memcpy(d->dst_mac, qp->resp.reply_mac, 6);
+	/* Offered to every requester: one that does not do it ignores a reserved bit. */
+	d->sr_cap = qp->eng->cfg.selective_repeat && qp->type == IBV_QPT_RC;
 }
 
 static int send_cnp(struct rc_qp *qp)
@@ -1179,11 +1487,15 @@ static int send_ack(struct rc_qp *qp)
 	d.psn = r->ack_psn;
 	d.aeth.syndrome = r->ack_syndrome;
 	d.aeth.msn = r->ack_msn;
+	d.sr_nak = r->ack_selective;
 	ret = rc_tx_packet(qp->eng, qp, qp->path.local, &d, 0, NULL, NULL, NULL);
 	if (ret)
 		return ret;
 	r->ack_pending = false;
-	count_ack_tx(qp, r->ack_syndrome);
+	if (r->ack_selective)
+		qp->cnt.selective_naks_tx++;
+	else
+		count_ack_tx(qp, r->ack_syndrome);
 	return 0;
 }
 

@@ -21,9 +21,10 @@ static uint32_t restart_window(const struct rc_engine *eng)
 	return w < RC_WINDOW ? w : RC_WINDOW;
 }
 
+/* Sent and not acknowledged: up to the cursor, or the front a selective resend goes back to. */
 static bool outstanding(const struct rc_qp *qp)
 {
-	return psn_cmp(qp->req.psn, qp->comp.psn) > 0;
+	return psn_cmp(qp->req.sr.active ? qp->req.sr.psn : qp->req.psn, qp->comp.psn) > 0;
 }
 
 /* The early timer never waits longer than the local ACK timeout: that one would fire first. */

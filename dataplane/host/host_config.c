@@ -319,7 +319,7 @@ static uint32_t *dcqcn_field(struct dcqcn_cfg *c, const struct dcqcn_param *p)
 bool host_link_cfg_is_tunable(const char *key)
 {
 	static const char *const keys[] = {
-		"rto_min_us", "restart_window", "adaptive", "tlp", "dcqcn",
+		"rto_min_us", "restart_window", "adaptive", "tlp", "dcqcn", "selective_repeat",
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -381,6 +381,15 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		*why = "direct must be on or off";
 		return parse_off(val, &cfg->no_direct);
 	}
+	if (!strcmp(key, "selective_repeat")) {
+		bool off;
+		int ret;
+
+		*why = "selective_repeat must be on or off";
+		ret = parse_off(val, &off);
+		cfg->selective_repeat = !ret && !off;
+		return ret;
+	}
 	if (!strcmp(key, "dcqcn")) {
 		bool off;
 		int ret;
@@ -421,7 +430,7 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		return 0;
 	}
 	*why = "unknown key (known: name netdev pmd pmd_args eal_args mtu mac ipv4 ipv6 uverbs "
-	       "rto_min_us restart_window adaptive tlp dcqcn, and DCQCN's rpg_* dce_tcp_* "
+	       "rto_min_us restart_window adaptive tlp dcqcn selective_repeat, and DCQCN's rpg_* dce_tcp_* "
 	       "rate_reduce_monitor_period initial_alpha_value line_rate)";
 	return -EINVAL;
 }
@@ -595,6 +604,8 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		fprintf(f, "tlp = off\n");
 	if (cfg->no_direct)
 		fprintf(f, "direct = off\n");
+	if (cfg->selective_repeat)
+		fprintf(f, "selective_repeat = on\n");
 	if (cfg->dcqcn.on)
 		fprintf(f, "dcqcn = on\n");
 	for (size_t i = 0; i < sizeof(dcqcn_params) / sizeof(dcqcn_params[0]); i++) {

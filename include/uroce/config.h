@@ -58,7 +58,8 @@ enum host_pmd {
  *   restart_window (1-256, default 16; 256: no restart), adaptive and tlp
  *   (on|off, default on); DCQCN's reaction point (docs/engine.md,
  *   "Congestion"): dcqcn (on|off, default off) and its parameters by their
- *   mlx5 names (DCQCN_PARAMS in uroce/dcqcn.h, ConnectX's defaults).
+ *   mlx5 names (DCQCN_PARAMS in uroce/dcqcn.h, ConnectX's defaults);
+ *   selective_repeat (on|off, default off; docs/engine.md, "Selective repeat").
  */
 #define HOST_MAX_ADDRS 8
 struct host_link_cfg {
@@ -77,6 +78,7 @@ struct host_link_cfg {
 	uint32_t	restart_window;
 	bool		no_adaptive_rto;
 	bool		no_tail_probe;
+	bool		selective_repeat;
 	/* Same-host RDMA WRITE and READ by frames only (docs/dataplane.md, "Direct placement"). */
 	bool		no_direct;
 	struct dcqcn_cfg dcqcn;		/* as rc_engine_cfg takes it */

@@ -132,6 +132,8 @@ struct rc_engine_cfg {
 	uint32_t	restart_window;	/* PSNs in flight after a loss; 0: 16, 256 or more: no restart */
 	bool		no_adaptive_rto;	/* retransmit on the local ACK timeout only */
 	bool		no_tail_probe;	/* no tail-loss probes */
+	/* Selective repeat with peers that show they do it too (docs/engine.md); off by default. */
+	bool		selective_repeat;
 	/* DCQCN's reaction point for RC requesters (docs/engine.md, "Congestion"); off by default. */
 	struct dcqcn_cfg dcqcn;
 };
@@ -229,7 +231,9 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(rtt_samples)	X(early_retransmits)	X(tail_probes)		\
 	X(window_restarts)	X(stale_naks)				\
 	X(rate_cuts)	X(rate_fast_recovery)	X(rate_additive)	\
-	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)
+	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)	\
+	X(selective_naks_tx)	X(selective_naks_rx)	X(selective_resends)	\
+	X(selective_placed)
 
 /*
  * Values of a QP's loss recovery and rate as of the reading, after the
@@ -264,7 +268,9 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(BAD_QKEY,	"UD Q_Key does not match the QP's")		\
 	X(GHOST_RESPONSE, "response or ACK for a PSN this QP has not sent") \
 	X(STALE_RESPONSE, "response or ACK for PSNs already acknowledged") \
-	X(UNEXPECTED_RESPONSE, "response that does not fit its WQE (kind, PSN, syndrome)")
+	X(UNEXPECTED_RESPONSE, "response that does not fit its WQE (kind, PSN, syndrome)") \
+	X(SR_NOT_PLACED, "RC request past the expected PSN that selective repeat cannot place") \
+	X(SR_DUPLICATE,	"RC request past the expected PSN, already placed out of order")
 
 enum rc_drop {
 #define RC_DROP_ENUM(n, d) RC_DROP_##n,

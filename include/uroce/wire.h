@@ -219,6 +219,16 @@ _Static_assert(sizeof(struct wire_bth) == 12, "bth");
 #define WIRE_BTH_PAD_SHIFT	4
 #define WIRE_BTH_TVER_MASK	0x0f
 #define WIRE_BTH_ACKREQ		0x80000000u
+/*
+ * uroce's selective repeat (docs/engine.md, "Selective repeat") in the two
+ * high bits of resv7, which IBA 9.2 has senders clear and receivers ignore
+ * and which the ICRC covers: SR_CAP says "this QP does selective repeat",
+ * SR_NAK marks a PSN sequence NAK whose AETH MSN field holds the number of
+ * PSNs missing from its PSN on.  Neither is set towards a peer that has not
+ * set SR_CAP first.
+ */
+#define WIRE_BTH_SR_CAP		0x40000000u
+#define WIRE_BTH_SR_NAK		0x20000000u
 #define WIRE_BTH_TVER		0
 #define WIRE_DEFAULT_PKEY	0xffff
 /* QP1, the GSI, and its well-known Q_Key (IBA 13.5.1, 10.2.5): where CM MADs go. */
@@ -572,6 +582,7 @@ struct wire_pkt {
 	uint8_t		opcode;
 	const struct wire_opcode_info *op;
 	bool		se, mig, ackreq;
+	bool		sr_cap, sr_nak;	/* WIRE_BTH_SR_CAP, WIRE_BTH_SR_NAK */
 	uint8_t		pad;
 	uint8_t		tver;
 	uint16_t	pkey;
@@ -670,6 +681,7 @@ struct wire_build_desc {
 
 	uint8_t		opcode;
 	bool		se, mig, ackreq;
+	bool		sr_cap, sr_nak;	/* WIRE_BTH_SR_CAP, WIRE_BTH_SR_NAK */
 	uint16_t	pkey;		/* 0 means 0xffff */
 	uint32_t	dest_qp;
 	uint32_t	psn;

@@ -33,11 +33,12 @@ struct rsp {
 	struct rc_pd	*other_pd;
 };
 
-static void rsp_init_type(struct rsp *r, enum ibv_qp_type t, const struct h_conn *c)
+static void rsp_init_opts(struct rsp *r, enum ibv_qp_type t, const struct h_conn *c,
+			  const struct h_opts *eo)
 {
 	struct h_qp_opts qo = { .type = t };
 
-	h_env_init(&r->e, NULL);
+	h_env_init(&r->e, eo);
 	r->mem = calloc(1, MEM_LEN);
 	r->ro_mem = calloc(1, 4096);
 	r->other_mem = calloc(1, 4096);
@@ -56,6 +57,11 @@ static void rsp_init_type(struct rsp *r, enum ibv_qp_type t, const struct h_conn
 	h_connect_one(r->qp, 0, PEER_QPN, EPSN, 0, c);
 	h_capture(&r->e, &r->cap);
 	r->cap.drop_all[1] = true;	/* no QP on side 0 answers; keep the link clean */
+}
+
+static void rsp_init_type(struct rsp *r, enum ibv_qp_type t, const struct h_conn *c)
+{
+	rsp_init_opts(r, t, c, NULL);
 }
 
 static void rsp_init(struct rsp *r)
@@ -1280,6 +1286,263 @@ static void make_seq_after_nak(struct drop_case *t)
 	ck_assert_uint_eq(n_acks(&t->r), 1);
 }
 
+/* A selective-repeat responder whose requester has shown it does it too (one write at ePSN). */
+static void sr_init(struct rsp *r)
+{
+	static const uint8_t data[16] = { 1 };
+	struct h_opts o = { .selective_repeat = { false, true } };
+	struct wire_build_desc d;
+
+	rsp_init_opts(r, IBV_QPT_RC, NULL, &o);
+	d = req(r, WIRE_OP_WRITE_ONLY, EPSN, true);
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r->mem;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = sizeof(data);
+	inject(r, &d, data, sizeof(data));
+}
+
+/* Without AckReq: one past ePSN that asks for an ACK is answered with the hole's NAK again. */
+static void sr_write_at(struct rsp *r, uint32_t psn)
+{
+	static const uint8_t data[16] = { 2 };
+	struct wire_build_desc d = req(r, WIRE_OP_WRITE_ONLY, psn, false);
+
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r->mem + 64;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = sizeof(data);
+	inject(r, &d, data, sizeof(data));
+}
+
+/* A send past ePSN (its receive WQE is not known yet), after the hole's selective NAK. */
+static void make_sr_not_placed(struct drop_case *t)
+{
+	struct wire_build_desc d;
+
+	sr_init(&t->r);
+	d = req(&t->r, WIRE_OP_SEND_ONLY, EPSN + 2, false);
+	d.sr_cap = true;
+	inject(&t->r, &d, NULL, 0);
+	ck_assert_uint_eq(qp_cnt(t->r.qp).selective_naks_tx, 1);
+	snap(t);
+	d.psn = EPSN + 3;
+	inject(&t->r, &d, NULL, 0);
+}
+
+/* A write past ePSN placed once already. */
+static void make_sr_duplicate(struct drop_case *t)
+{
+	sr_init(&t->r);
+	sr_write_at(&t->r, EPSN + 2);
+	ck_assert_uint_eq(qp_cnt(t->r.qp).selective_placed, 1);
+	snap(t);
+	sr_write_at(&t->r, EPSN + 2);
+}
+
+/* ---- Selective repeat: crafted requests from a requester that does it ---- */
+
+static void sr_send(struct rsp *r, uint8_t opcode, uint32_t psn, bool ackreq, uint64_t va,
+		    uint32_t dma_len, const void *data, uint32_t len)
+{
+	struct wire_build_desc d = req(r, opcode, psn, ackreq);
+
+	d.sr_cap = true;
+	d.reth.va = va;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = dma_len;
+	inject(r, &d, data, len);
+}
+
+/*
+ * Write A (ONLY, PSN +1) lost, write B (three packets, +2..+4) arrives: B
+ * is placed but for its last byte and one selective NAK names the one PSN
+ * missing (MSN field 1).  A at ePSN then takes B in order: its last byte
+ * stored, one ACK for +4 with the MSN counting A and B; B's middle again
+ * is a duplicate, acknowledged again, not placed again.
+ */
+START_TEST(sr_write_placed_ahead_taken_in_order)
+{
+	struct rsp r;
+	uint8_t b[3 * 1024 - 100], a[16];
+	const struct h_frame *f;
+	unsigned acks;
+	uintptr_t va;
+
+	memset(a, 0x11, sizeof(a));
+	for (unsigned i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(i * 13 + 1);
+	sr_init(&r);
+	va = (uintptr_t)r.mem;
+	acks = n_acks(&r);
+	sr_send(&r, WIRE_OP_WRITE_FIRST, EPSN + 2, false, va + 1024, sizeof(b), b, 1024);
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 3, false, 0, 0, b + 1024, 1024);
+	sr_send(&r, WIRE_OP_WRITE_LAST, EPSN + 4, false, 0, 0, b + 2048, sizeof(b) - 2048);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 3);
+	ck_assert_uint_eq(n_acks(&r), acks + 1);
+	f = ack(&r, acks);
+	ck_assert_uint_eq(f->syndrome, SYN_NAK(WIRE_NAK_PSN_SEQ_ERR));
+	ck_assert(f->sr_nak && f->sr_cap);
+	ck_assert_uint_eq(f->psn, (EPSN + 1) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 1);
+	ck_assert_int_eq(memcmp(r.mem + 1024, b, sizeof(b) - 1), 0);
+	ck_assert_uint_eq(r.mem[1024 + sizeof(b) - 1], 0);
+	sr_send(&r, WIRE_OP_WRITE_ONLY, EPSN + 1, true, va, sizeof(a), a, sizeof(a));
+	ck_assert_int_eq(memcmp(r.mem, a, sizeof(a)), 0);
+	ck_assert_int_eq(memcmp(r.mem + 1024, b, sizeof(b)), 0);
+	ck_assert_uint_eq(n_acks(&r), acks + 2);
+	f = ack(&r, acks + 1);
+	ck_assert_uint_eq(f->syndrome, SYN_ACK);
+	ck_assert(!f->sr_nak);
+	ck_assert_uint_eq(f->psn, (EPSN + 4) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 3);
+	memset(r.mem + 1024, 0, sizeof(b));
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 3, true, 0, 0, b + 1024, 1024);
+	ck_assert_uint_eq(qp_cnt(r.qp).duplicates, 1);
+	ck_assert_uint_eq(r.mem[2048], 0);
+	ck_assert_uint_eq(n_acks(&r), acks + 3);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 3);
+	rsp_fini(&r);
+}
+END_TEST
+
+static void sr_write_imm(struct rsp *r, uint32_t psn, const uint8_t *data, uint32_t len,
+			 uint32_t imm)
+{
+	struct wire_build_desc d = req(r, WIRE_OP_WRITE_ONLY_IMM, psn, false);
+
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r->mem + 4096;
+	d.reth.rkey = rc_mr_rkey(r->mr);
+	d.reth.len = len;
+	d.imm = imm;
+	inject(r, &d, data, len);
+}
+
+/*
+ * A write with immediate placed ahead completes when ePSN reaches it, with
+ * its immediate and the receive WQE that is next then; with no WQE then,
+ * it is forgotten, named in the next selective NAK, and its resend at ePSN
+ * draws an RNR NAK, then completes once a WQE is posted.
+ */
+START_TEST(sr_write_imm_completes_in_order)
+{
+	uint8_t data[16];
+	struct rsp r;
+	struct ibv_wc wc;
+	const struct h_frame *f;
+
+	memset(data, 0x3c, sizeof(data));
+	sr_init(&r);
+	post_recv(&r, 77, 8192, 64, rc_mr_lkey(r.mr));
+	sr_write_imm(&r, EPSN + 2, data, sizeof(data), 0xabcd);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 1);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 0);
+	ck_assert_uint_eq(r.mem[4096 + sizeof(data) - 1], 0);
+	write_only(&r, EPSN + 1, false, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 8);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_uint_eq(wc.wr_id, 77);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc.byte_len, sizeof(data));
+	ck_assert_uint_eq(be32toh(wc.imm_data), 0xabcd);
+	ck_assert_int_eq(memcmp(r.mem + 4096, data, sizeof(data)), 0);
+
+	/* No WQE when ePSN gets there. */
+	sr_write_imm(&r, EPSN + 4, data, sizeof(data), 0x1234);
+	write_only(&r, EPSN + 3, false, (uintptr_t)r.mem, rc_mr_rkey(r.mr), data, 8);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 0);
+	f = ack(&r, n_acks(&r) - 1);
+	ck_assert(f->sr_nak);
+	ck_assert_uint_eq(f->psn, (EPSN + 4) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 1);
+	sr_write_imm(&r, EPSN + 4, data, sizeof(data), 0x1234);
+	f = ack(&r, n_acks(&r) - 1);
+	ck_assert_uint_eq(f->syndrome & 0xe0, 0x20);
+	ck_assert_uint_eq(f->psn, (EPSN + 4) & 0xffffff);
+	post_recv(&r, 78, 8192, 64, rc_mr_lkey(r.mr));
+	sr_write_imm(&r, EPSN + 4, data, sizeof(data), 0x1234);
+	ck_assert_int_eq(rc_cq_poll(r.e.cq[1], 1, &wc), 1);
+	ck_assert_uint_eq(wc.wr_id, 78);
+	ck_assert_uint_eq(be32toh(wc.imm_data), 0x1234);
+	rsp_fini(&r);
+}
+END_TEST
+
+/*
+ * What waits for ePSN: a send, an empty write with immediate, a read, a
+ * middle without its first packet.  Each is dropped (after the hole's one NAK), and
+ * one that asks for an ACK gets the hole's NAK again.
+ */
+START_TEST(sr_unplaceable_wait_for_epsn)
+{
+	static const uint8_t data[64] = { 7 };
+	struct rsp r;
+	unsigned acks;
+	const struct h_frame *f;
+
+	sr_init(&r);
+	acks = n_acks(&r);
+	sr_send(&r, WIRE_OP_SEND_ONLY, EPSN + 2, false, 0, 0, data, sizeof(data));
+	sr_send(&r, WIRE_OP_WRITE_ONLY_IMM, EPSN + 3, false, (uintptr_t)r.mem + 4096, 0, NULL, 0);
+	sr_send(&r, WIRE_OP_READ_REQUEST, EPSN + 4, false, (uintptr_t)r.mem, 64, NULL, 0);
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 5, false, 0, 0, r.mem, 1024);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 0);
+	ck_assert_uint_eq(qp_cnt(r.qp).rc_drops.count[RC_DROP_SR_NOT_PLACED], 3);
+	ck_assert_uint_eq(n_acks(&r), acks + 1);
+	ck_assert_uint_eq(ack(&r, acks)->msn, 2);	/* +1 and +2: nothing placed */
+	ck_assert_uint_eq(r.mem[4096], 0);
+	sr_send(&r, WIRE_OP_SEND_ONLY, EPSN + 6, true, 0, 0, data, sizeof(data));
+	ck_assert_uint_eq(n_acks(&r), acks + 2);
+	f = ack(&r, acks + 1);
+	ck_assert(f->sr_nak);
+	ck_assert_uint_eq(f->psn, (EPSN + 1) & 0xffffff);
+	ck_assert_uint_eq(f->msn, 6);
+	rsp_fini(&r);
+}
+END_TEST
+
+/*
+ * A requester that lies cannot make a write land outside what its RETH
+ * was checked for: a write's range overlapping a known one, a middle at a
+ * first packet's PSN, a length the RETH does not allow, a region it may
+ * not write are all left for ePSN; memory outside the first write's range
+ * keeps its bytes.
+ */
+START_TEST(sr_lies_placed_nowhere)
+{
+	uint8_t data[1024];
+	struct rsp r;
+	struct wire_build_desc d;
+
+	memset(data, 0x5c, sizeof(data));
+	sr_init(&r);
+	memset(r.mem, 0, MEM_LEN);
+	/* A write of two packets at +2..+3, its first packet ahead. */
+	sr_send(&r, WIRE_OP_WRITE_FIRST, EPSN + 2, false, (uintptr_t)r.mem, 2048, data, 1024);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 1);
+	/* Overlapping first packet at +3, claiming other memory. */
+	sr_send(&r, WIRE_OP_WRITE_FIRST, EPSN + 3, false, (uintptr_t)r.mem + 8192, 4096, data, 1024);
+	/* A last packet at +3 longer than the write's rest. */
+	sr_send(&r, WIRE_OP_WRITE_LAST, EPSN + 3, false, 0, 0, data, 1000);
+	/* A middle at +4, past the write's last PSN, with no write of its own. */
+	sr_send(&r, WIRE_OP_WRITE_MIDDLE, EPSN + 4, false, 0, 0, data, 1024);
+	/* An ONLY into the read-only region. */
+	d = req(&r, WIRE_OP_WRITE_ONLY, EPSN + 5, false);
+	d.sr_cap = true;
+	d.reth.va = (uintptr_t)r.ro_mem;
+	d.reth.rkey = rc_mr_rkey(r.ro_mr);
+	d.reth.len = 16;
+	inject(&r, &d, data, 16);
+	ck_assert_uint_eq(qp_cnt(r.qp).selective_placed, 1);
+	for (unsigned i = 1024; i < MEM_LEN; i++)
+		ck_assert_msg(r.mem[i] == 0, "byte %u written", i);
+	for (unsigned i = 0; i < 16; i++)
+		ck_assert_uint_eq(r.ro_mem[i], 0);
+	rsp_fini(&r);
+}
+END_TEST
+
 /* A duplicate atomic the responder never executed: nothing to answer it from. */
 static void make_dup_not_held(struct drop_case *t)
 {
@@ -1389,6 +1652,8 @@ static void (*const make_drop[RC_DROP_COUNT])(struct drop_case *) = {
 	[RC_DROP_GHOST_RESPONSE]	= make_ghost_response,
 	[RC_DROP_STALE_RESPONSE]	= make_stale_response,
 	[RC_DROP_UNEXPECTED_RESPONSE]	= make_unexpected_response,
+	[RC_DROP_SR_NOT_PLACED]		= make_sr_not_placed,
+	[RC_DROP_SR_DUPLICATE]		= make_sr_duplicate,
 };
 
 /* The frame made for reason _i moves that reason's counter by one, and no other drop counter. */
@@ -1528,6 +1793,12 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, uc_gap_drops_message);
 	tcase_add_test(tc, ce_mark_sends_cnp);
 	tcase_add_test(tc, new_read_takes_busy_oldest_slot);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("selective repeat");
+	tcase_add_test(tc, sr_write_placed_ahead_taken_in_order);
+	tcase_add_test(tc, sr_write_imm_completes_in_order);
+	tcase_add_test(tc, sr_unplaceable_wait_for_epsn);
+	tcase_add_test(tc, sr_lies_placed_nowhere);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("drops");
 	tcase_set_timeout(tc, 60);

@@ -5,7 +5,10 @@
  * (its domain's SRQ, and one of another domain, for the XRCETH to name).  Its memory is
  * laid out with guard zones around what the peer may write (one MR with
  * remote write, the receive buffers); after every packet the guards and a
- * read-only MR must be as they were.  ASan watches everything else.
+ * read-only MR must be as they were.  ASan watches everything else.  The
+ * engine has selective repeat on, and a request with bit 14 of its length
+ * word set says the requester does it too (WIRE_BTH_SR_CAP): from then on
+ * the RC QP places writes ahead of its expected PSN.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -131,7 +134,8 @@ static void setup(struct fz *f)
 	struct port_sim_cfg sc = { .seed = 1, .slots = 128, .now_ns = clock_now, .clock_arg = f };
 	struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 	static const enum ibv_qp_type types[NQ] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
-	struct rc_engine_cfg ec = { .now_ns = clock_now, .clock_arg = f, .seed = 1 };
+	struct rc_engine_cfg ec = { .now_ns = clock_now, .clock_arg = f, .seed = 1,
+				    .selective_repeat = true };
 
 	memset(f, 0, sizeof(*f));
 	f->now = 1;
@@ -326,6 +330,7 @@ static void send_packet(struct fz *f, struct fuzz_in *in)
 	if (!delta)
 		f->next_psn[qsel] = (f->next_psn[qsel] + 1) & 0xffffff;
 	d.ackreq = flags & 1;
+	d.sr_cap = len & 0x4000;
 	d.se = flags & 2;
 	d.tclass = flags & 4 ? WIRE_ECN_CE : 0;
 	d.ip_version = 4;

@@ -83,9 +83,9 @@ out=$(ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" dcqcn on rp
 grep -q "bad rpg_gd '3': rpg_gd must be a number from 10 to 20" <<<"$out" ||
 	fail "no word of the bad rpg_gd: $out"
 ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" rto_min_us 50 restart_window 32 \
-	adaptive off tlp off dcqcn on rpg_ai_rate 10 line_rate 25000
-for line in "rto_min_us = 50" "restart_window = 32" "adaptive = off" "tlp = off" "dcqcn = on" \
-	    "rpg_ai_rate = 10" "line_rate = 25000"; do
+	adaptive off tlp off selective_repeat on dcqcn on rpg_ai_rate 10 line_rate 25000
+for line in "rto_min_us = 50" "restart_window = 32" "adaptive = off" "tlp = off" \
+	    "selective_repeat = on" "dcqcn = on" "rpg_ai_rate = 10" "line_rate = 25000"; do
 	grep -qx "$line" "$conf" || fail "'$line' not in $conf"
 done
 ip netns exec "$ns" "$uroce" link del uroce0

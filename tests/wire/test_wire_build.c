@@ -146,6 +146,40 @@ START_TEST(vlan_tag)
 }
 END_TEST
 
+/*
+ * Selective repeat's two resv7 bits (BTH byte 8, after AckReq): where they
+ * go, that the parser reads them back, and that the ICRC covers them (a
+ * flipped one is a bad ICRC) where it does not cover resv8a (byte 4).
+ */
+START_TEST(selective_repeat_bits)
+{
+	struct wire_build_desc d;
+	struct wire_pkt pkt;
+	uint32_t len;
+
+	base_desc(&d, WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE, 4);
+	d.sr_cap = true;
+	d.sr_nak = true;
+	d.ackreq = true;
+	d.aeth.syndrome = 0x60;
+	d.aeth.msn = 5;
+	len = wire_build(frame, sizeof(frame), &d, NULL, 0);
+	ck_assert_uint_eq(frame[50], 0xe0);
+	ck_assert_int_eq(wire_parse(frame, len, 0, &pkt), WIRE_DROP_NONE);
+	ck_assert(pkt.sr_cap && pkt.sr_nak && pkt.ackreq);
+	d.sr_nak = d.ackreq = false;
+	len = wire_build(frame, sizeof(frame), &d, NULL, 0);
+	ck_assert_uint_eq(frame[50], 0x40);
+	ck_assert_int_eq(wire_parse(frame, len, 0, &pkt), WIRE_DROP_NONE);
+	ck_assert(pkt.sr_cap && !pkt.sr_nak);
+	frame[50] ^= 0x40;
+	ck_assert_int_eq(wire_parse(frame, len, 0, &pkt), WIRE_DROP_BAD_ICRC);
+	frame[50] ^= 0x40;
+	frame[46] ^= 0x01;
+	ck_assert_int_eq(wire_parse(frame, len, 0, &pkt), WIRE_DROP_NONE);
+}
+END_TEST
+
 /* Field placement of every extension header, at the offsets IBA 9.3 gives. */
 START_TEST(extension_fields)
 {
@@ -331,6 +365,7 @@ Suite *wire_build_suite(void)
 	tcase_add_test(t, ipv6_headers);
 	tcase_add_test(t, vlan_tag);
 	tcase_add_test(t, extension_fields);
+	tcase_add_test(t, selective_repeat_bits);
 	tcase_add_loop_test(t, lengths_per_opcode, 0, 256);
 	tcase_add_test(t, seal_zeroes_pad);
 	tcase_add_test(t, udp_source_port);

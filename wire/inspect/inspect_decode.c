@@ -353,6 +353,10 @@ static void roce_summary(struct inspect_text *b, const struct wire_frame *fr)
 	inspect_text_printf(b, "%s qp 0x%06" PRIx32 " psn %" PRIu32, p->op->name, p->dest_qp, p->psn);
 	if (p->ackreq)
 		inspect_text_printf(b, " ackreq");
+	if (p->sr_cap)
+		inspect_text_printf(b, " sr");
+	if (p->sr_nak)
+		inspect_text_printf(b, " sr-nak");
 	if (p->se)
 		inspect_text_printf(b, " se");
 	if ((h = ext(fr, WIRE_EXT_XRCETH)))

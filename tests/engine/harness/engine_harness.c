@@ -165,6 +165,7 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.no_adaptive_rto = o->no_adaptive_rto,
 			.no_tail_probe = o->no_tail_probe,
 			.dcqcn = o->dcqcn,
+			.selective_repeat = o->selective_repeat[s],
 		};
 
 		if (o->shared_gids) {
@@ -461,6 +462,8 @@ static bool cap_filter(void *arg, int from, const uint8_t *frame, uint32_t len)
 	f->dest_qp = pkt.dest_qp;
 	f->ackreq = pkt.ackreq;
 	f->se = pkt.se;
+	f->sr_cap = pkt.sr_cap;
+	f->sr_nak = pkt.sr_nak;
 	f->payload_len = pkt.payload_len;
 	f->tclass = pkt.tclass;
 	f->roce_v1 = pkt.roce_v1;

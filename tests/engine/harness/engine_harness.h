@@ -50,6 +50,7 @@ struct h_opts {
 	uint32_t	rto_min_us, restart_window;
 	bool		no_adaptive_rto, no_tail_probe;
 	struct dcqcn_cfg dcqcn;	/* the reaction point of both engines */
+	bool		selective_repeat[2];	/* each side's setting */
 };
 
 /*
@@ -128,6 +129,7 @@ struct h_frame {
 	uint8_t		opcode;
 	uint32_t	psn, dest_qp;
 	bool		ackreq, se;
+	bool		sr_cap, sr_nak;	/* selective repeat's BTH bits */
 	uint8_t		syndrome;	/* AETH, when present */
 	uint32_t	msn;
 	uint64_t	va;		/* RETH or AtomicETH */

@@ -715,6 +715,7 @@ static int setup(struct soak *k)
 			.port = port_sim_port(k->link, s), .now_ns = clock_now, .clock_arg = k,
 			.seed = mix(c->seed + (uint64_t)s),
 			.dcqcn.on = c->dcqcn,
+			.selective_repeat = c->selective_repeat,
 		};
 		struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 
@@ -769,6 +770,12 @@ static void collect(struct soak *k)
 		r->rate_paced += c.rate_paced;
 		r->by_reference += st.by_reference;
 		r->linearized += st.linearized;
+		r->selective_naks += c.selective_naks_rx;
+		r->selective_resends += c.selective_resends;
+		r->selective_placed += c.selective_placed;
+		r->early_retransmits += c.early_retransmits;
+		r->tail_probes += c.tail_probes;
+		r->stale_naks += c.stale_naks;
 	}
 }
 

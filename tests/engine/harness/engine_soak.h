@@ -19,6 +19,7 @@ struct soak_cfg {
 	uint64_t	max_virtual_ns;	/* a run taking longer than this has hung */
 	bool		zero_copy;	/* the link takes RC payloads by reference */
 	bool		dcqcn;		/* CNPs slow the requesters (DCQCN defaults) */
+	bool		selective_repeat;	/* both engines */
 	/* Each pair an XRC initiator and target, the receives from an XRC SRQ of its own domain. */
 	bool		xrc;
 };
@@ -40,6 +41,8 @@ struct soak_result {
 	uint64_t	rate_mbps_settled;	/* DCQCN: the slowest QP once idle, no timer left */
 	uint64_t	settle_ns;		/* how long that took after the last completion */
 	uint64_t	by_reference, linearized;	/* zero-copy frames: as sent, copied in */
+	uint64_t	selective_naks, selective_resends, selective_placed;
+	uint64_t	early_retransmits, tail_probes, stale_naks;
 };
 
 /* Fills @cfg with the defaults for @seed (a mix of everything, 5 % loss). */

@@ -11,7 +11,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] [--burst N] "
 			"[--reorder P] [--dup P] [--corrupt P] [--ce-mark P] [--ops N] [--pairs N] "
-			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc]\n"
+			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat]\n"
 			"  P is a probability per frame and direction; --burst N: each loss takes "
 			"N frames in a row\n");
 	exit(2);
@@ -37,8 +37,8 @@ int main(int argc, char **argv)
 			i--;
 			continue;
 		}
-		if (!strcmp(argv[i], "--xrc")) {
-			base.xrc = true;
+		if (!strcmp(argv[i], "--xrc") || !strcmp(argv[i], "--selective-repeat")) {
+			*(argv[i][2] == 'x' ? &base.xrc : &base.selective_repeat) = true;
 			i--;
 			continue;
 		}
@@ -82,7 +82,9 @@ int main(int argc, char **argv)
 		c.seed = s;
 		soak_run(&c, &r);
 		printf("seed %llu: %s ops %llu flushed %llu bytes %llu retransmits %llu timeouts %llu "
-		       "lost %llu corrupted %llu digest %016llx frames %llu cnps %llu cuts %llu%s%s\n", s,
+		       "lost %llu corrupted %llu digest %016llx frames %llu cnps %llu cuts %llu "
+		       "virtual_us %llu snaks %llu sresends %llu placed %llu early %llu probes %llu "
+		       "seq_naks %llu rnr_naks %llu stale %llu%s%s\n", s,
 		       r.ok ? "ok" : "FAILED",
 		       (unsigned long long)r.ops_done, (unsigned long long)r.ops_flushed,
 		       (unsigned long long)r.bytes,
@@ -90,7 +92,11 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.lost, (unsigned long long)r.corrupted,
 		       (unsigned long long)r.digest, (unsigned long long)r.frames,
 		       (unsigned long long)r.cnps_rx, (unsigned long long)r.rate_cuts,
-		       r.ok ? "" : ": ", r.error);
+		       (unsigned long long)(r.virtual_ns / 1000), (unsigned long long)r.selective_naks,
+		       (unsigned long long)r.selective_resends, (unsigned long long)r.selective_placed,
+		       (unsigned long long)r.early_retransmits, (unsigned long long)r.tail_probes,
+		       (unsigned long long)r.seq_naks, (unsigned long long)r.rnr_naks,
+		       (unsigned long long)r.stale_naks, r.ok ? "" : ": ", r.error);
 		fflush(stdout);
 		failed += !r.ok;
 		exhausted += r.pairs_retry_exhausted;
