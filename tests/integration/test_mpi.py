@@ -25,13 +25,16 @@ UCX_TLS = {'rc_verbs': 'self,rc_v', 'ud_verbs': 'self,ud_v'}
 AGENT = '''#!/bin/sh
 # mpirun's plm_rsh_agent: "HOST COMMAND..." runs COMMAND (one shell line, as ssh
 # runs it) in network namespace HOST under `uroce exec`, with HOST's run directory.
+# Each host gets a TMPDIR of its own: the "hosts" share /tmp and one hostname, so
+# Open MPI's session directories and PMIx's rendezvous sockets would be one for all.
 host=$1
 shift
 case $host in
 {cases}
 *) echo "agent: no namespace $host" >&2; exit 1;;
 esac
-exec ip netns exec "$host" env UROCE_RUN_DIR="$run" {uroce} exec -- /bin/sh -c "$*"
+mkdir -p "$run/tmp"
+exec ip netns exec "$host" env UROCE_RUN_DIR="$run" TMPDIR="$run/tmp" {uroce} exec -- /bin/sh -c "$*"
 '''
 
 
@@ -67,7 +70,9 @@ def mpirun(tap, mesh, agent, ranks, hosts, tl):
             '-x', f'UCX_TLS={UCX_TLS[tl]}', '-x', f'UCX_NET_DEVICES={DEV}',
             '-x', 'UCX_LOG_LEVEL=info', prog]
     name = f'{ranks} ranks in {hosts} namespaces over {tl}'
-    p = mesh.start(0, argv, raw=True, log=f'mpirun-{ranks}-{tl}.log')
+    tmp = os.path.join(mesh.tmp, 'mpirun-tmp')	# mpirun's own, apart from its daemons'
+    os.makedirs(tmp, exist_ok=True)
+    p = mesh.start(0, ['env', f'TMPDIR={tmp}'] + argv, raw=True, log=f'mpirun-{ranks}-{tl}.log')
     p.wait(300)
     results = re.findall(r'^(PASS|FAIL) (.*?)(?: \(([\d.]+ s)\))?$', p.out, re.M)
     for verdict, what, took in results:
