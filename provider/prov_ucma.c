@@ -207,6 +207,14 @@ static bool sa_any(const struct sockaddr_storage *ss)
 	return !memcmp(gid, zero, 16);
 }
 
+static bool sa_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
 /* Copy a sockaddr of the command (@len bytes at most) that names its own family. */
 static int sa_from_cmd(const void *p, size_t len, struct sockaddr_storage *ss)
 {
@@ -499,6 +507,16 @@ static uint8_t clamp_rd(uint8_t v)
 	return v > RC_MAX_RD_ATOMIC ? RC_MAX_RD_ATOMIC : v;
 }
 
+/*
+ * Retry and RNR retry counts are 3 bits in the REQ, the REP and the QP
+ * (IBA 12.6.5); the kernel's cma.c takes min(7, what the consumer asked),
+ * and libfabric's verbs provider asks 15.
+ */
+static uint8_t clamp_retry(uint8_t v)
+{
+	return v > 7 ? 7 : v;
+}
+
 /* A REQ or SIDR_REQ for a listener: a new ID on the listener's channel. */
 static int conn_request(struct ucma_dev *u, struct ucma_ctx *l, struct cm_id *id,
 			const struct cm_event *ev)
@@ -741,7 +759,14 @@ static int bind_addr(struct ucma_ctx *c, const struct sockaddr_storage *ss)
 
 	if (c->state != U_IDLE)
 		return -EINVAL;
-	if (!sa_any(ss)) {
+	/*
+	 * A loopback address names no uroce device: bound as the any address
+	 * is, the device comes with the peer's address.  (The kernel attaches
+	 * it to its first active port; libfabric's verbs provider binds
+	 * 127.0.0.1 to ask whether rdma_cm works at all and, finding no device
+	 * on the ID, takes the devices' own addresses.)
+	 */
+	if (!sa_any(ss) && !sa_loopback(ss)) {
 		sa_gid(ss, gid);
 		c->dev = dev_by_gid(gid);
 		if (!c->dev)
@@ -995,15 +1020,15 @@ static int cmd_connect(struct ucma_ctx *c, const struct rdma_ucm_conn_param *p)
 		c->psn = rand32() & WIRE_PSN_MASK;
 		c->rres = clamp_rd(p->responder_resources);
 		c->idepth = clamp_rd(p->initiator_depth);
-		c->retry = p->retry_count;
-		c->rnr_retry = p->rnr_retry_count;
+		c->retry = clamp_retry(p->retry_count);
+		c->rnr_retry = clamp_retry(p->rnr_retry_count);
 		conn.service_id = wire_ip_service_id(c->ps, sa_port(&c->dst));
 		conn.qpn = p->qp_num;
 		conn.psn = c->psn;
 		conn.rres = c->rres;
 		conn.idepth = c->idepth;
-		conn.retry_count = p->retry_count;
-		conn.rnr_retry = p->rnr_retry_count;
+		conn.retry_count = c->retry;
+		conn.rnr_retry = c->rnr_retry;
 		conn.flow_control = p->flow_control;
 		conn.srq = p->srq;
 		conn.ack_timeout = UCMA_ACK_TIMEOUT;
@@ -1051,7 +1076,7 @@ static int cmd_accept(struct ucma_ctx *c, const struct rdma_ucm_accept *a)
 	conn.psn = c->psn;
 	conn.rres = c->rres;
 	conn.idepth = c->idepth;
-	conn.rnr_retry = p->rnr_retry_count;
+	conn.rnr_retry = clamp_retry(p->rnr_retry_count);
 	conn.flow_control = p->flow_control;
 	conn.srq = p->srq;
 	conn.ack_timeout = UCMA_ACK_TIMEOUT;

@@ -6,6 +6,7 @@ qperf -cm1, rsockets (rstream, librspreload under iperf3) and libfabric's verbs 
 import json
 import os
 import re
+import shutil
 import time
 import sys
 
@@ -241,11 +242,43 @@ def rsockets(tap, pair):
                  ['-T', 's', '-S', '65536', '-C', '500'], preload)
 
 
+FI_CTRL_PORT = 47592	# fi_pingpong's TCP port for its out-of-band exchange
+FI_LINE = re.compile(r'^(\S+)\s+(\S+)\s+=(\S+)\s+\S+\s+\S+\s+([\d.]+)\s+([\d.]+)\s+[\d.]+$', re.M)
+
+
+def libfabric(tap, pair):
+    """libfabric's verbs provider: fi_pingpong with its data check (-c) on a connected
+    endpoint (msg: rdma_cm connects the RC QP), a reliable datagram one (rdm: ofi_rxm, RC QPs
+    connected by rdma_cm on demand) and a datagram one (dgram: UD, no rdma_cm)."""
+    # A datagram is at most one MTU.
+    for ep, big in (('msg', '65536'), ('rdm', '65536'), ('dgram', '1024')):
+        for size, iters in (('64', '1000'), (big, '200')):
+            argv = ['fi_pingpong', '-p', 'verbs', '-e', ep, '-c', '-S', size, '-I', iters]
+            srv = pair.start(0, CM_ENV + argv)
+            if not pair.wait_listen(0, FI_CTRL_PORT, srv):
+                srv.kill()
+                srv.wait(5)
+                tap.ok(False, f'fi_pingpong -e {ep} server starts', srv.out)
+                continue
+            cli = pair.start(1, CM_ENV + argv + [pair.ip4[0]])
+            cli.wait(60)
+            srv.wait(10 if cli.rc == 0 else 5)
+            got = FI_LINE.search(cli.out)
+            tap.ok(srv.rc == 0 and cli.rc == 0 and got and got[2] == got[3],
+                   f'fi_pingpong -p verbs -e {ep} -c -S {size} -I {iters}: '
+                   f'{got and got[5]} us per transfer, {got and got[4]} MB/s',
+                   f'server exit {srv.rc}:\n{srv.out}\nclient exit {cli.rc}:\n{cli.out}')
+
+
 def body(tap, pair):
     storm(tap, pair)
     killed_listener(tap, pair)
     qperf(tap, pair)
     rsockets(tap, pair)
+    if shutil.which('fi_pingpong'):
+        libfabric(tap, pair)
+    else:
+        tap.ok(False, 'fi_pingpong installed', 'libfabric-bin is missing: tools/install-deps.sh')
 
 
 if __name__ == '__main__':
