@@ -50,14 +50,21 @@
 #define DP_HOUSEKEEPING_NS	100000000ull	/* counters, netlink events */
 #define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
 
+/*
+ * What the device holds now: live objects, the QPs' memory (qp_bytes, and
+ * per QP), the QPNs it holds in the host-wide table.
+ */
+#define DP_OBJECT_GAUGES(X)	X(live_qps)	X(live_cqs)	X(live_mrs)	X(qp_bytes)	X(bytes_per_qp)	\
+				X(qpns_held)
+
 #define COUNT_ONE(n) + 1
 /*
  * Port, neighbour and engine counters and gauges, both drop vocabularies but
- * their NONE, extras, the NULL.
+ * their NONE, object gauges, extras, the NULL.
  */
 #define DEV_NAMES_MAX	(0 DP_PORT_COUNTERS(COUNT_ONE) HOST_NEIGH_COUNTERS(COUNT_ONE) \
 			 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE) + WIRE_DROP_COUNT + \
-			 RC_DROP_COUNT - 1 + DP_EXTRA_COUNTERS_MAX)
+			 RC_DROP_COUNT - 1 DP_OBJECT_GAUGES(COUNT_ONE) + DP_EXTRA_COUNTERS_MAX)
 /* Per QP: the engine's counters, gauges and drop reasons but NONE, the NULL. */
 #define QP_NAMES_MAX	(0 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE) + RC_DROP_COUNT)
 
@@ -196,6 +203,9 @@ static void name_counters(struct dp_device *dev)
 		dev->dev_names[n++] = dev->qp_names[q++] = host_stats_drop_name(
 			dev->rc_drop_names[i], HOST_STATS_NAME_LEN, "drop_",
 			rc_drop_info((enum rc_drop)i)->name);
+#define OBJECT_NAME(g) dev->dev_names[n++] = #g;
+	DP_OBJECT_GAUGES(OBJECT_NAME)
+#undef OBJECT_NAME
 	for (dev->n_extra = 0; dev->args.extra_names && dev->args.extra_names[dev->n_extra] &&
 	     dev->n_extra < DP_EXTRA_COUNTERS_MAX; dev->n_extra++)
 		dev->dev_names[n++] = dev->args.extra_names[dev->n_extra];
@@ -210,6 +220,21 @@ static unsigned count_names(const char *const *names)
 	while (names[n])
 		n++;
 	return n;
+}
+
+/* DP_OBJECT_GAUGES into @v.  Return: the place after them. */
+static uint64_t *publish_objects(struct dp_device *dev, uint64_t *v)
+{
+	struct rc_objects o;
+
+	rc_engine_objects(dev->eng, &o);
+	*v++ = o.qp;
+	*v++ = o.cq;
+	*v++ = o.mr;
+	*v++ = o.qp_bytes;
+	*v++ = o.qp ? o.qp_bytes / o.qp : 0;
+	*v++ = atomic_load(&dev->qpns->n_owned);
+	return v;
 }
 
 static void publish_counters(struct dp_device *dev)
@@ -237,6 +262,7 @@ static void publish_counters(struct dp_device *dev)
 	memcpy(v + WIRE_DROP_COUNT - 1, &rc.rc_drops.count[1],
 	       (RC_DROP_COUNT - 1) * sizeof(uint64_t));
 	v += WIRE_DROP_COUNT - 1 + RC_DROP_COUNT - 1;
+	v = publish_objects(dev, v);
 	pthread_mutex_lock(&dev->qp_lock);
 	memcpy(v, dev->extra, dev->n_extra * sizeof(uint64_t));
 	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++) {

@@ -129,6 +129,7 @@ void rc_engine_objects(struct rc_engine *eng, struct rc_objects *out)
 	*out = (struct rc_objects){
 		.pd = eng->n_pd, .mr = eng->n_mr, .mw = eng->n_mw, .cq = eng->n_cq,
 		.srq = eng->n_srq, .ah = eng->n_ah, .qp = eng->n_qp,
+		.qp_bytes = eng->qp_bytes,
 	};
 	pthread_mutex_unlock(&eng->lock);
 }

@@ -472,6 +472,9 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 		ret = -ENOMEM;
 		goto err_free_rings;
 	}
+	qp->bytes = sizeof(*qp) + (size_t)qp->sq_size * qp->sq_stride +
+		    (init->srq ? 0 : rc_rq_bytes(c->max_recv_wr, c->max_recv_sge)) +
+		    sizeof(struct rc_recv_wqe) + RC_MAX_SGE * sizeof(struct ibv_sge);
 
 	qp->state = IBV_QPS_RESET;
 	qp->attr.qp_state = IBV_QPS_RESET;
@@ -501,6 +504,7 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	if (ret)
 		goto err_free_qpn;
 	eng->n_qp++;
+	eng->qp_bytes += qp->bytes;
 	qp->pd->refs++;
 	qp->scq->refs++;
 	qp->rcq->refs++;
@@ -546,6 +550,7 @@ int rc_qp_destroy(struct rc_qp *qp)
 	rc_cq_clean(qp->scq, qp->qpn);
 	rc_cq_clean(qp->rcq, qp->qpn);
 	eng->n_qp--;
+	eng->qp_bytes -= qp->bytes;
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
