@@ -15,7 +15,7 @@
 
 /*
  * usage: scale_check [-d DEV] [-g GIDX] [-p PORT] [-n QPS] [--storm PAIRS]
- *                    [--rounds N] [--uroce PATH] [HOST]
+ *                    [--rounds N] [--uroce PATH] [--peer-loss] [HOST]
  *
  * Both ends run the same steps; without HOST this end listens for the other.
  * A round: each end creates QPS RC QPs, the two exchange QP numbers over
@@ -27,16 +27,24 @@
  * memory and what `uroce stat` says of the device (live_qps, qp_bytes,
  * qpns_held: the QPNs it holds in the host-wide table) must come back to
  * where they were.  Prints "PASS name" or "FAIL name: why" for each check,
- * "FIGURE ..." lines with what was measured; the exit status is the number
- * of failures.
+ * "FIGURE ..." lines with what was measured (the last one the engine's
+ * packet counts and the port's drops, to add up across processes); the exit
+ * status is the number of failures.
+ *
+ * --peer-loss instead connects QPS QPs and streams writes on each until it
+ * fails: the end without HOST waits to be killed, the other expects every
+ * QP to end in IBV_WC_RETRY_EXC_ERR within the retry budget after the last
+ * write that succeeded.
  */
 
 #define BLOCK		4096u
 #define WAIT_MS		60000
 #define STAT_WAIT_MS	5000	/* `uroce stat` is refreshed every 100 ms */
 #define STORM_RSS_SLACK	(2u << 20)	/* allocator noise between the first and last storm round */
-#define QP_TIMEOUT	14
+#define QP_TIMEOUT	14	/* 4.096 us * 2^14 = 67 ms per try */
 #define QP_RETRY	7
+/* IBA C9-140/141: (retry_cnt + 1) tries of 4.096 us * 2^timeout, with slack for scheduling. */
+#define RETRY_BUDGET_MS	((QP_RETRY + 1) * 4096ull * (1u << QP_TIMEOUT) / 1000000 * 4 + 2000)
 
 struct peer_info {
 	uint32_t	n, round;
@@ -64,6 +72,7 @@ struct end {
 
 struct gauges {
 	uint64_t	live_qps, qp_bytes, bytes_per_qp, qpns_held;
+	uint64_t	tx_packets, rx_packets, retransmits, rx_ring_drops, tx_dropped;
 	long		fds, rss;
 };
 
@@ -186,6 +195,11 @@ static struct gauges measure(const struct end *e, uint64_t want_qps)
 		g.qp_bytes = stat_value(json, "qp_bytes");
 		g.bytes_per_qp = stat_value(json, "bytes_per_qp");
 		g.qpns_held = stat_value(json, "qpns_held");
+		g.tx_packets = stat_value(json, "tx_packets");
+		g.rx_packets = stat_value(json, "rx_packets");
+		g.retransmits = stat_value(json, "retransmits");
+		g.rx_ring_drops = stat_value(json, "rx_ring_drops");
+		g.tx_dropped = stat_value(json, "tx_dropped");
 		free(json);
 		if (g.live_qps == want_qps)
 			break;
@@ -429,15 +443,14 @@ struct round_times {
 	struct gauges	peak;
 };
 
-/* One round of @n QP pairs.  Return: 0, or -1 with @why. */
-static int round_run(struct end *e, uint32_t n, uint32_t round, struct round_times *t,
-		     uint64_t base_qps, char *why, size_t whylen)
+/* @n QPs in INIT, connected to the peer's @n: 0, or -1 with @why.  The peer's MR in @peer. */
+static int qps_up(struct end *e, uint32_t n, uint32_t round, struct round_times *t,
+		  uint64_t base_qps, struct peer_info *peer, char *why, size_t whylen)
 {
 	struct peer_info mine = {
 		.n = n, .round = round, .addr = (uintptr_t)e->remote, .rkey = e->mr->rkey,
-	}, peer;
+	};
 	uint64_t t0 = now_ms();
-	int ret = 0;
 
 	memcpy(mine.gid, e->gid.raw, 16);
 	for (uint32_t i = 0; i < n; i++) {
@@ -453,18 +466,32 @@ static int round_run(struct end *e, uint32_t n, uint32_t round, struct round_tim
 	}
 	t->create_ms = now_ms() - t0;
 	t->peak = measure(e, base_qps + n);
-	swap(e, &mine, &peer, sizeof(mine));
-	if (peer.n != n || peer.round != round) {
-		snprintf(why, whylen, "peer is at round %u with %u QPs", peer.round, peer.n);
+	swap(e, &mine, peer, sizeof(mine));
+	if (peer->n != n || peer->round != round) {
+		fprintf(stderr, "scale_check: peer is at round %u with %u QPs\n", peer->round,
+			peer->n);
 		exit(100);
 	}
 	swap(e, e->my_qpn, e->peer_qpn, (size_t)n * 2 * sizeof(uint32_t));
 	t0 = now_ms();
 	for (uint32_t i = 0; i < n; i++)
-		qp_connect(e, e->qps[i], e->peer_qpn[2 * i], e->peer_qpn[2 * i + 1], peer.gid,
+		qp_connect(e, e->qps[i], e->peer_qpn[2 * i], e->peer_qpn[2 * i + 1], peer->gid,
 			   e->my_qpn[2 * i + 1]);
 	t->connect_ms = now_ms() - t0;
 	barrier(e);	/* both ends ready to receive */
+	return 0;
+}
+
+/* One round of @n QP pairs.  Return: 0, or -1 with @why. */
+static int round_run(struct end *e, uint32_t n, uint32_t round, struct round_times *t,
+		     uint64_t base_qps, char *why, size_t whylen)
+{
+	struct peer_info peer;
+	uint64_t t0;
+	int ret;
+
+	if (qps_up(e, n, round, t, base_qps, &peer, why, whylen))
+		return -1;
 	t0 = now_ms();
 	ret = move_data(e, n, round, &peer, why, whylen);
 	t->data_ms = now_ms() - t0;
@@ -476,6 +503,88 @@ static int round_run(struct end *e, uint32_t n, uint32_t round, struct round_tim
 	t->destroy_ms = now_ms() - t0;
 	barrier(e);
 	return ret;
+}
+
+static int post_write(struct end *e, uint32_t i, const struct peer_info *peer)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)e->local + (size_t)i * BLOCK, .length = BLOCK,
+			       .lkey = e->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = peer->addr + (uint64_t)i * BLOCK, .rkey = peer->rkey },
+	}, *bad;
+
+	return ibv_post_send(e->qps[i], &wr, &bad);
+}
+
+/*
+ * --peer-loss: writes on every QP, one at a time each, until each has
+ * failed.  The end without HOST never returns (it is killed with its
+ * namespace).  Return: 0, or -1 with @why.
+ */
+static int peer_loss(struct end *e, uint32_t n, uint64_t base_qps, char *why, size_t whylen)
+{
+	uint32_t errors = 0, successes = 0;
+	uint64_t last_ok = 0, slowest = 0, end;
+	struct round_times t;
+	struct peer_info peer;
+
+	if (qps_up(e, n, 0, &t, base_qps, &peer, why, whylen))
+		return -1;
+	if (e->server) {
+		printf("connected\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (post_write(e, i, &peer))
+			die("ibv_post_send");
+	printf("streaming\n");
+	fflush(stdout);
+	end = now_ms() + 600000;
+	while (errors < n && now_ms() < end) {
+		struct ibv_wc wc[64];
+		int k = ibv_poll_cq(e->scq, 64, wc);
+
+		for (int j = 0; j < k; j++) {
+			uint32_t i = (uint32_t)wc[j].wr_id;
+
+			if (wc[j].status == IBV_WC_SUCCESS) {
+				last_ok = now_ms();
+				successes++;
+				if (post_write(e, i, &peer))
+					die("ibv_post_send");
+				continue;
+			}
+			errors++;
+			if (wc[j].status != IBV_WC_RETRY_EXC_ERR) {
+				snprintf(why, whylen, "QP %u ended in %s, want %s", i,
+					 ibv_wc_status_str(wc[j].status),
+					 ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+				return -1;
+			}
+			if (!last_ok) {
+				snprintf(why, whylen, "QP %u failed before any write succeeded", i);
+				return -1;
+			}
+			if (now_ms() - last_ok > slowest)
+				slowest = now_ms() - last_ok;
+		}
+	}
+	printf("FIGURE peer_loss qps=%u writes=%u slowest_ms=%" PRIu64 " budget_ms=%llu\n", n,
+	       successes, slowest, RETRY_BUDGET_MS);
+	if (errors < n) {
+		snprintf(why, whylen, "%u of %u QPs ended in an error", errors, n);
+		return -1;
+	}
+	if (slowest > RETRY_BUDGET_MS) {
+		snprintf(why, whylen, "the last QP failed %" PRIu64 " ms after the last write that "
+			 "succeeded, budget %llu ms", slowest, RETRY_BUDGET_MS);
+		return -1;
+	}
+	return 0;
 }
 
 static bool same_as_base(const struct gauges *g, const struct gauges *base, char *why,
@@ -495,6 +604,7 @@ int main(int argc, char **argv)
 	struct end e = { .devname = "uroce0", .uroce = "uroce", .max_qps = 4096 };
 	const char *port = "18800", *host = NULL;
 	uint32_t storm = 256, rounds = 10;
+	bool loss = false;
 	struct gauges base, g, first = { 0 };
 	struct round_times t;
 	int gid_index = 0;
@@ -515,15 +625,17 @@ int main(int argc, char **argv)
 			rounds = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--uroce") && i + 1 < argc)
 			e.uroce = argv[++i];
+		else if (!strcmp(argv[i], "--peer-loss"))
+			loss = true;
 		else if (argv[i][0] != '-' && !host)
 			host = argv[i];
 		else {
 			fprintf(stderr, "usage: scale_check [-d DEV] [-g GIDX] [-p PORT] [-n QPS] "
-				"[--storm PAIRS] [--rounds N] [--uroce PATH] [HOST]\n");
+				"[--storm PAIRS] [--rounds N] [--uroce PATH] [--peer-loss] [HOST]\n");
 			return 100;
 		}
 	}
-	if (!e.max_qps || storm > e.max_qps) {
+	if (!e.max_qps || (!loss && rounds && storm > e.max_qps)) {
 		fprintf(stderr, "scale_check: -n must be at least 1 and --storm at most -n\n");
 		return 100;
 	}
@@ -537,6 +649,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "scale_check: `%s stat -j %s` does not show this process\n",
 			e.uroce, e.devname);
 		return 100;
+	}
+	if (loss) {
+		why[0] = '\0';
+		report(peer_loss(&e, e.max_qps, base.live_qps, why, sizeof(why)) == 0,
+		       "peer_loss_retry_exc_err", why);
+		return failures;
 	}
 
 	/* Thousands of QPs at once. */
@@ -583,5 +701,10 @@ int main(int argc, char **argv)
 			       what);
 		}
 	}
+	barrier(&e);	/* the peer's last frames are in */
+	g = measure(&e, base.live_qps);
+	printf("FIGURE end tx_packets=%" PRIu64 " rx_packets=%" PRIu64 " retransmits=%" PRIu64
+	       " rx_ring_drops=%" PRIu64 " tx_dropped=%" PRIu64 "\n", g.tx_packets, g.rx_packets,
+	       g.retransmits, g.rx_ring_drops, g.tx_dropped);
 	return failures;
 }
