@@ -73,6 +73,7 @@ struct end {
 struct gauges {
 	uint64_t	live_qps, qp_bytes, bytes_per_qp, qpns_held;
 	uint64_t	tx_packets, rx_packets, retransmits, rx_ring_drops, tx_dropped;
+	uint64_t	tx_frames, rx_roce;
 	long		fds, rss;
 };
 
@@ -200,6 +201,8 @@ static struct gauges measure(const struct end *e, uint64_t want_qps)
 		g.retransmits = stat_value(json, "retransmits");
 		g.rx_ring_drops = stat_value(json, "rx_ring_drops");
 		g.tx_dropped = stat_value(json, "tx_dropped");
+		g.tx_frames = stat_value(json, "tx_frames");
+		g.rx_roce = stat_value(json, "rx_roce");
 		free(json);
 		if (g.live_qps == want_qps)
 			break;
@@ -704,7 +707,8 @@ int main(int argc, char **argv)
 	barrier(&e);	/* the peer's last frames are in */
 	g = measure(&e, base.live_qps);
 	printf("FIGURE end tx_packets=%" PRIu64 " rx_packets=%" PRIu64 " retransmits=%" PRIu64
-	       " rx_ring_drops=%" PRIu64 " tx_dropped=%" PRIu64 "\n", g.tx_packets, g.rx_packets,
-	       g.retransmits, g.rx_ring_drops, g.tx_dropped);
+	       " rx_ring_drops=%" PRIu64 " tx_dropped=%" PRIu64 " tx_frames=%" PRIu64 " rx_roce=%"
+	       PRIu64 "\n", g.tx_packets, g.rx_packets, g.retransmits, g.rx_ring_drops,
+	       g.tx_dropped, g.tx_frames, g.rx_roce);
 	return failures;
 }
