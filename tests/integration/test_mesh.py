@@ -26,7 +26,7 @@ import it  # noqa: E402
 HOSTS = 8
 CHECKS = ['many_qps_data', 'many_qps_counted', 'many_qps_nothing_left', 'storm_data',
           'storm_nothing_left', 'storm_no_memory_growth']
-MESH_ARGS = ['-n', '16', '--storm', '8', '--rounds', '3']
+MESH_ARGS = ['-n', '8', '--storm', '8', '--rounds', '2']
 
 
 class Mesh:

@@ -2,6 +2,7 @@
 """Thousands of RC QPs in one process and a connection storm (scale_check.c), perftest with -q 64 and 256."""
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +37,16 @@ def scale_check(tap, pair):
                    f'{STORM} pairs)', p.out if name not in verdicts else ln)
         tap.ok(p.rc == 0, f'{side}: scale_check exits 0', p.out)
         tap.diag('\n'.join(f'{side}: {ln}' for ln in lines if ln.startswith('FIGURE ')))
+    # Every packet one end sent reached the other or is counted as dropped by a port.
+    ends = [dict(kv.split('=') for kv in m.group(1).split()) if m else None
+            for m in (re.search(r'^FIGURE end (.*)$', p.out, re.M) for p in (srv, cli))]
+    if None in ends:
+        tap.ok(False, 'packet counts reported', srv.out + cli.out)
+    else:
+        for a, b, way in ((ends[1], ends[0], 'client to server'), (ends[0], ends[1], 'server to client')):
+            missing = int(a['tx_packets']) - int(b['rx_packets'])
+            tap.ok(0 <= missing <= int(a['tx_dropped']) + int(b['rx_ring_drops']),
+                   f'{way}: packets sent = received + counted as dropped', f'sent {a}\nreceived {b}')
     for side in range(2):
         out = pair.uroce_cmd(side, 'stat').stdout
         tap.ok(out.startswith('no running uroce device'),
