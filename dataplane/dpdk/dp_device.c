@@ -50,17 +50,25 @@
 #define DP_HOUSEKEEPING_NS	100000000ull	/* counters, netlink events */
 #define DP_LINK_RECHECK_NS	1000000000ull	/* link state even without an event */
 
+/*
+ * What the device holds now: live objects, the QPs' memory (qp_bytes, and
+ * per QP), the QPNs it holds in the host-wide table.
+ */
+#define DP_OBJECT_GAUGES(X)	X(live_qps)	X(live_cqs)	X(live_mrs)	X(qp_bytes)	X(bytes_per_qp)	\
+				X(qpns_held)
+
 #define COUNT_ONE(n) + 1
 /* The engine's counters and gauges (rc_counter_names[]). */
 #define RC_NAMES	(0 RC_COUNTERS(COUNT_ONE) RC_QP_GAUGES(COUNT_ONE))
 /*
  * Port counters (with their drop reasons and bursts: dp_port_counter_names[]),
  * neighbour and engine counters, both drop vocabularies but their NONE,
- * extras, the NULL.
+ * object gauges, extras, the NULL.
  */
 #define DEV_NAMES_MAX	(sizeof(struct dp_port_counters) / sizeof(uint64_t) + \
 			 0 HOST_NEIGH_COUNTERS(COUNT_ONE) + RC_NAMES + \
-			 WIRE_DROP_COUNT + RC_DROP_COUNT - 1 + DP_EXTRA_COUNTERS_MAX)
+			 WIRE_DROP_COUNT + RC_DROP_COUNT - 1 DP_OBJECT_GAUGES(COUNT_ONE) + \
+			 DP_EXTRA_COUNTERS_MAX)
 /* Per QP: the engine's counters and gauges, its drop reasons but NONE, the NULL. */
 #define QP_NAMES_MAX	(RC_NAMES + RC_DROP_COUNT)
 
@@ -199,6 +207,9 @@ static void name_counters(struct dp_device *dev)
 		dev->dev_names[n++] = dev->qp_names[q++] = host_stats_drop_name(
 			dev->rc_drop_names[i], HOST_STATS_NAME_LEN, "drop_",
 			rc_drop_info((enum rc_drop)i)->name);
+#define OBJECT_NAME(g) dev->dev_names[n++] = #g;
+	DP_OBJECT_GAUGES(OBJECT_NAME)
+#undef OBJECT_NAME
 	for (dev->n_extra = 0; dev->args.extra_names && dev->args.extra_names[dev->n_extra] &&
 	     dev->n_extra < DP_EXTRA_COUNTERS_MAX; dev->n_extra++)
 		dev->dev_names[n++] = dev->args.extra_names[dev->n_extra];
@@ -213,6 +224,21 @@ static unsigned count_names(const char *const *names)
 	while (names[n])
 		n++;
 	return n;
+}
+
+/* DP_OBJECT_GAUGES into @v.  Return: the place after them. */
+static uint64_t *publish_objects(struct dp_device *dev, uint64_t *v)
+{
+	struct rc_objects o;
+
+	rc_engine_objects(dev->eng, &o);
+	*v++ = o.qp;
+	*v++ = o.cq;
+	*v++ = o.mr;
+	*v++ = o.qp_bytes;
+	*v++ = o.qp ? o.qp_bytes / o.qp : 0;
+	*v++ = atomic_load(&dev->qpns->n_owned);
+	return v;
 }
 
 static void publish_counters(struct dp_device *dev)
@@ -240,6 +266,7 @@ static void publish_counters(struct dp_device *dev)
 	memcpy(v + WIRE_DROP_COUNT - 1, &rc.rc_drops.count[1],
 	       (RC_DROP_COUNT - 1) * sizeof(uint64_t));
 	v += WIRE_DROP_COUNT - 1 + RC_DROP_COUNT - 1;
+	v = publish_objects(dev, v);
 	pthread_mutex_lock(&dev->qp_lock);
 	memcpy(v, dev->extra, dev->n_extra * sizeof(uint64_t));
 	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++) {

@@ -133,6 +133,7 @@ void rc_engine_objects(struct rc_engine *eng, struct rc_objects *out)
 		.pd = eng->n_pd, .mr = eng->n_mr, .mw = eng->n_mw, .cq = eng->n_cq,
 		.srq = eng->n_srq, .ah = eng->n_ah, .qp = eng->n_qp,
 		.xrcd = eng->n_xrcd,
+		.qp_bytes = eng->qp_bytes,
 	};
 	pthread_mutex_unlock(&eng->lock);
 }

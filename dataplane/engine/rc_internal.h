@@ -476,6 +476,7 @@ struct rc_qp {
 	uint8_t			*sq_buf;
 	struct rc_ring_alloc	ring_alloc;	/* where sq_buf/rq.buf came from when custom */
 	bool			sq_custom, rq_custom;
+	size_t			bytes;		/* this QP's memory: struct, rings, receive WQE */
 	uint32_t		sq_stride, sq_size;
 	uint32_t		sq_head;	/* oldest not complete */
 	uint32_t		sq_tail;	/* next free */
@@ -549,6 +550,7 @@ struct rc_engine {
 	struct rc_list		timers;		/* QPs with an armed timer */
 	uint64_t		next_deadline;
 	unsigned		n_pd, n_mr, n_mw, n_cq, n_srq, n_ah, n_qp, n_xrcd;
+	size_t			qp_bytes;	/* the live QPs' bytes */
 
 	struct rc_counters	cnt;		/* not attributable to a live QP */
 

@@ -537,6 +537,9 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 		ret = -ENOMEM;
 		goto err_free_rings;
 	}
+	qp->bytes = sizeof(*qp) + (size_t)qp->sq_size * qp->sq_stride +
+		    (init->srq ? 0 : rc_rq_bytes(c->max_recv_wr, c->max_recv_sge)) +
+		    sizeof(struct rc_recv_wqe) + RC_MAX_SGE * sizeof(struct ibv_sge);
 
 	qp->state = IBV_QPS_RESET;
 	qp->attr.qp_state = IBV_QPS_RESET;
@@ -566,6 +569,7 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	if (ret)
 		goto err_free_qpn;
 	eng->n_qp++;
+	eng->qp_bytes += qp->bytes;
 	objects_ref(qp, 1);
 	rc_list_add_tail(&eng->qp_list, &qp->link);
 	pthread_mutex_unlock(&eng->lock);
@@ -626,6 +630,7 @@ int rc_qp_destroy(struct rc_qp *qp)
 	rc_engine_retire_counters(eng, &qp->cnt);
 	clean_cqs(qp);
 	eng->n_qp--;
+	eng->qp_bytes += qp->bytes;
 	objects_ref(qp, -1);
 	free_qpn(eng, qp->qpn);
 	pthread_mutex_unlock(&eng->lock);

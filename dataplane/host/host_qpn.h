@@ -24,7 +24,7 @@ struct host_qpn_map {
 	uint64_t	quarantine_ns;
 	/* QPNs this process holds, read by the receive path without a lock. */
 	_Atomic uint64_t owned[HOST_QPN_SLOTS / 64];
-	unsigned	n_owned;
+	_Atomic unsigned n_owned;	/* read by `uroce stat` publishing without the lock */
 };
 
 /**

@@ -43,7 +43,7 @@ struct rc_ah;
 struct rc_xrcd;
 
 /* ---- Limits the engine honours (reported by query_device) ---- */
-#define RC_MAX_QP		4096
+#define RC_MAX_QP		16384
 #define RC_MAX_QP_WR		16384
 #define RC_MAX_SGE		32
 #define RC_MAX_INLINE		256
@@ -176,6 +176,7 @@ void rc_engine_destroy(struct rc_engine *eng);
 /* How many objects of each kind are alive: created and not yet destroyed. */
 struct rc_objects {
 	unsigned	pd, mr, mw, cq, srq, ah, qp, xrcd;
+	size_t		qp_bytes;	/* memory the engine holds for the QPs */
 };
 
 /*

@@ -43,7 +43,10 @@ class Runner:
     def start(self, tool, opts, default_gid=False):
         """Start a pair without waiting: (server, client); client None if the server failed."""
         self.port += 1
-        srv = self.pair.start(0, self.args(0, tool, opts, default_gid))
+        # To a file: with many QPs (-q) the server prints more than a pipe holds before
+        # the client ends, and would block in write() while the client waits for it.
+        srv = self.pair.start(0, self.args(0, tool, opts, default_gid),
+                              log=f'server-{self.port}.log')
         if not self.pair.wait_listen(0, self.port, srv):
             srv.kill()
             srv.wait(5)

@@ -44,6 +44,14 @@ echo "ok: per-namespace devices"
 ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a"
 old=$(awk -F' = ' '$1 == "uverbs" { print $2 }' "/run/uroce/netns/$ns/devices/uroce0.conf")
 [ -L "/dev/infiniband/$old" ] || fail "no /dev/infiniband/$old for the first device"
+read -r broker broker_start < "/run/uroce/netns/$ns/devices/uroce0.broker" ||
+	fail "no broker PID file for the first device"
+kill -0 "$broker" || fail "the first device's broker $broker is not running"
+# A program's leftovers in the old namespace: a QPN table, a same-host ring.
+ip netns exec "$ns" "$uroce" exec -- ibv_devinfo -d uroce0 >/dev/null || fail "ibv_devinfo"
+[ -n "$(ls -A "/run/uroce/netns/$ns/qpn")" ] || fail "no QPN table after a program opened the device"
+mkdir -p "/run/uroce/netns/$ns/loop/stale"
+touch "/run/uroce/netns/$ns/loop/stale/1.ring"
 ip netns del "$ns"
 ip netns add "$ns"
 ip link add "${veth}a" type veth peer name "${veth}b2"
@@ -60,6 +68,16 @@ ip netns exec "$ns" "$uroce" link show | grep -c '^link ' | grep -qx 1 ||
 ip netns exec "$ns" "$uroce" exec -- ibv_devices | grep -q uroce0 || fail "ibv_devices after recreation"
 new=$(awk -F' = ' '$1 == "uverbs" { print $2 }' "/run/uroce/netns/$ns/devices/uroce0.conf")
 [ "$new" = "$old" ] || [ ! -e "/dev/infiniband/$old" ] || fail "/dev/infiniband/$old of the old device left"
+[ ! -e "/run/uroce/netns/$ns/loop/stale" ] || fail "the old namespace's rings left"
+[ -z "$(ls -A "/run/uroce/netns/$ns/qpn")" ] || fail "the old namespace's QPN tables left"
+# The old broker was ended (it kept the deleted namespace alive); a new one serves the new device.
+stat=$(cat "/proc/$broker/stat" 2>/dev/null) || stat=
+if [ -n "$stat" ]; then
+	set -- ${stat##*) }	# fields from the third on: the start time is field 22
+	[ $((${20} | 1)) != "$broker_start" ] || fail "the old namespace's broker $broker still runs"
+fi
+read -r broker2 _ < "/run/uroce/netns/$ns/devices/uroce0.broker" || fail "no broker for the new device"
+kill -0 "$broker2" || fail "the new device's broker $broker2 is not running"
 # A namespace that still exists is not stale: a second add is refused as before.
 if ip netns exec "$ns" "$uroce" link add uroce0 netdev "${veth}a" 2>/dev/null; then
 	fail "a live device was replaced"
