@@ -630,7 +630,7 @@ int rc_qp_destroy(struct rc_qp *qp)
 	rc_engine_retire_counters(eng, &qp->cnt);
 	clean_cqs(qp);
 	eng->n_qp--;
-	eng->qp_bytes += qp->bytes;
+	eng->qp_bytes -= qp->bytes;
 	objects_ref(qp, -1);
 	free_qpn(eng, qp->qpn);
 	pthread_mutex_unlock(&eng->lock);
