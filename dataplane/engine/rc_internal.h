@@ -384,6 +384,8 @@ struct rc_resp {
 
 struct rc_qp {
 	struct rc_engine	*eng;
+	unsigned		n_flows;	/* raw packet QP: flows steering to it */
+	uint64_t		raw_seen;	/* raw packet QP: the last frame it took (rc_raw.c) */
 	enum ibv_qp_type	type;
 	uint32_t		qpn;
 	enum ibv_qp_state	state;
@@ -472,6 +474,9 @@ struct rc_engine {
 	uint32_t		next_qpn;
 
 	struct rc_list		pds, mrs, mws, cqs, srqs, ahs, qp_list;
+	struct rc_list		flows;		/* by priority, lowest value first */
+	unsigned		n_flow;
+	uint64_t		raw_frames;	/* frames matched against the flows so far */
 	struct rc_list		work;		/* QPs with something to send */
 	struct rc_list		timers;		/* QPs with an armed timer */
 	uint64_t		next_deadline;
@@ -711,6 +716,16 @@ void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);
 #else
 #define RC_TRACE(qp, machine, state) do { (void)(qp); (void)(state); } while (0)
 #endif
+
+/* rc_raw.c: raw packet QPs and flow steering. */
+/*
+ * A frame the parser did not take as RoCE, to the raw QPs whose flows match
+ * it.  Return: true when at least one QP took it (or counted it dropped).
+ */
+bool rc_raw_rx(struct rc_engine *eng, const uint8_t *frame, uint32_t len);
+/* Send what @qp's send queue holds, at most @quota frames.  Return: frames sent, or -ENOBUFS. */
+int rc_raw_tx(struct rc_qp *qp, unsigned quota, bool *more);
+void rc_flow_free_all(struct rc_engine *eng);
 
 /* rc_direct.c: direct placement between the processes of one host. */
 void rc_direct_publish_mr(struct rc_mr *mr);

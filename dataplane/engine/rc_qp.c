@@ -32,7 +32,7 @@ const char *rc_qp_state_name(enum ibv_qp_state state)
 
 /* ---- Legal transitions and the attributes each one requires and allows ---- */
 
-enum { T_RC, T_UC, T_UD, T_COUNT };
+enum { T_RC, T_UC, T_UD, T_RAW, T_COUNT };
 
 struct qp_transition {
 	uint8_t	by;			/* enum rc_state_actor bits */
@@ -63,6 +63,7 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 				[T_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
 				[T_UC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+				[T_RAW] = IBV_QP_PORT,
 			} },
 	},
 	[IBV_QPS_INIT] = {
@@ -73,6 +74,7 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 				[T_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
 				[T_UC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+				[T_RAW] = IBV_QP_PORT,
 			} },
 		[IBV_QPS_RTR] = { .by = U,
 			.req = {
@@ -136,6 +138,7 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 			.opt = {
 				[T_UC] = IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS,
 				[T_UD] = IBV_QP_CUR_STATE | IBV_QP_QKEY,
+				[T_RAW] = IBV_QP_CUR_STATE,
 			} },
 	},
 	[IBV_QPS_ERR] = {
@@ -150,7 +153,16 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 
 static int type_index(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC ? T_RC : t == IBV_QPT_UC ? T_UC : T_UD;
+	switch (t) {
+	case IBV_QPT_RC:
+		return T_RC;
+	case IBV_QPT_UC:
+		return T_UC;
+	case IBV_QPT_RAW_PACKET:
+		return T_RAW;
+	default:
+		return T_UD;
+	}
 }
 
 /* ---- Completions ---- */
@@ -351,7 +363,7 @@ static int check_init(struct rc_engine *eng, const struct rc_qp_init *init)
 	const struct ibv_qp_cap *c = &init->cap;
 
 	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-	    init->qp_type != IBV_QPT_UD)
+	    init->qp_type != IBV_QPT_UD && init->qp_type != IBV_QPT_RAW_PACKET)
 		return -EOPNOTSUPP;
 	if (init->gsi && init->qp_type != IBV_QPT_UD)
 		return -EINVAL;
@@ -536,6 +548,11 @@ int rc_qp_destroy(struct rc_qp *qp)
 	struct rc_engine *eng = qp->eng;
 
 	pthread_mutex_lock(&eng->lock);
+	/* A flow holds its QP, as the kernel's uverbs does (ibv_destroy_flow first). */
+	if (qp->n_flows) {
+		pthread_mutex_unlock(&eng->lock);
+		return -EBUSY;
+	}
 	rc_tx_drain(eng);
 	stop_timers(qp);
 	stop_work(qp);

@@ -56,6 +56,9 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 			pkt.payload = ext->ext;
 	}
 	if (unlikely(r)) {
+		/* Not RoCE: a raw packet QP's flow may want it. */
+		if (eng->n_flow && !ext && !local && rc_raw_rx(eng, data, len))
+			return;
 		eng->cnt.rx_packets++;
 		eng->cnt.rx_bytes += len;
 		eng->cnt.drops.count[r]++;

@@ -5,13 +5,14 @@
 #define RC RC_QPT_BIT(IBV_QPT_RC)
 #define UC RC_QPT_BIT(IBV_QPT_UC)
 #define UD RC_QPT_BIT(IBV_QPT_UD)
+#define RAW RC_QPT_BIT(IBV_QPT_RAW_PACKET)
 
 /*
  * The operations of each transport service, as the BTH OpCode table (IBA 9.2) lists
  * them: UD only sends, UC adds writes; reads, atomics and send with invalidate are
  * RC's alone.  Binding a window and invalidating a key happen in the send queue
  * without a packet, on the connected services (IBA 10.6.7).  The IBA 1.5
- * atomic write is RC's.  As the kernel's rxe_wr_opcode_info[] in rxe_opcode.c.
+ * atomic write is RC's.  A raw packet QP sends its frames as is.  As the kernel's rxe_wr_opcode_info[] in rxe_opcode.c.
  */
 const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT] = {
 	[IBV_WR_RDMA_WRITE] = {
@@ -24,7 +25,7 @@ const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT] = {
 		.qp_ex_flag = IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
 	},
 	[IBV_WR_SEND] = {
-		.name = "SEND", .qp_types = RC | UC | UD, .kind = RC_WR_SEND,
+		.name = "SEND", .qp_types = RC | UC | UD | RAW, .kind = RC_WR_SEND,
 		.wc_opcode = IBV_WC_SEND, .qp_ex_flag = IBV_QP_EX_WITH_SEND,
 	},
 	[IBV_WR_SEND_WITH_IMM] = {
