@@ -9,7 +9,7 @@
 /* Handles only name objects in messages and pyverbs; unique per process is enough. */
 static atomic_uint prov_next_handle = 1;
 
-static uint32_t prov_handle(void)
+uint32_t prov_handle(void)
 {
 	return atomic_fetch_add(&prov_next_handle, 1);
 }
@@ -340,7 +340,11 @@ int prov_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_r
 static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_RX_HASH |
+			       IBV_QP_INIT_ATTR_IND_TABLE;
+	struct rc_qp *rss_wqs[1 << RC_RSS_LOG_SIZE_MAX];
+	struct prov_ind_table *table = NULL;
+	struct rc_qp_rss rss;
 	struct rc_qp_init init = { 0 };
 	struct prov_qp *qp;
 	struct ibv_qp *ib;
@@ -352,10 +356,18 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags))
 		return prov_null_errno(-EOPNOTSUPP);
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD)
+	    attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_RAW_PACKET)
 		return prov_null_errno(-EOPNOTSUPP);
-	if (!attr->send_cq || !attr->recv_cq)
+	/* Whoever sends frames of their own making needs CAP_NET_RAW, as the kernel's uverbs asks. */
+	if (attr->qp_type == IBV_QPT_RAW_PACKET && !prov_may_create_raw_qp())
+		return prov_null_errno(-EPERM);
+	if (attr->comp_mask & (IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE)) {
+		ret = prov_rss_get(attr, &rss, rss_wqs, &table);
+		if (ret)
+			return prov_null_errno(ret);
+	} else if (!attr->send_cq || !attr->recv_cq) {
 		return prov_null_errno(-EINVAL);
+	}
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -367,8 +379,9 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	}
 	init.qp_type = attr->qp_type;
 	init.pd = to_ppd(attr->pd)->rc;
-	init.send_cq = to_pcq(attr->send_cq)->rc;
-	init.recv_cq = to_pcq(attr->recv_cq)->rc;
+	init.send_cq = table ? prov_ind_table_cq(table) : to_pcq(attr->send_cq)->rc;
+	init.recv_cq = table ? prov_ind_table_cq(table) : to_pcq(attr->recv_cq)->rc;
+	init.rss = table ? &rss : NULL;
 	init.srq = attr->srq ? to_psrq(attr->srq)->rc : NULL;
 	init.cap = attr->cap;
 	init.sq_sig_all = attr->sq_sig_all != 0;
@@ -383,6 +396,9 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	}
 	if (to_ppd(attr->pd)->base)
 		atomic_fetch_add(&to_ppd(attr->pd)->users, 1);
+	if (table)
+		prov_ind_table_hold(table, 1);
+	qp->ind_table = table;
 	attr->cap = init.cap;
 	dp_device_qp_add(prov_dp(ctx), qp->rc);
 
@@ -481,6 +497,8 @@ int prov_destroy_qp(struct ibv_qp *ibqp)
 			       atomic_load(&qp->async_reported));
 	if (to_ppd(ibqp->pd)->base)
 		atomic_fetch_sub(&to_ppd(ibqp->pd)->users, 1);
+	if (qp->ind_table)
+		prov_ind_table_hold(qp->ind_table, -1);
 	prov_qp_ex_fini(qp);
 	free(qp);
 	return 0;

@@ -385,6 +385,7 @@ struct rc_resp {
 struct rc_qp {
 	struct rc_engine	*eng;
 	unsigned		n_flows;	/* raw packet QP: flows steering to it */
+	struct rc_qp_rss	*rss;		/* raw packet QP: its frames go to these WQs */
 	uint64_t		raw_seen;	/* raw packet QP: the last frame it took (rc_raw.c) */
 	enum ibv_qp_type	type;
 	uint32_t		qpn;
@@ -726,6 +727,8 @@ bool rc_raw_rx(struct rc_engine *eng, const uint8_t *frame, uint32_t len);
 /* Send what @qp's send queue holds, at most @quota frames.  Return: frames sent, or -ENOBUFS. */
 int rc_raw_tx(struct rc_qp *qp, unsigned quota, bool *more);
 void rc_flow_free_all(struct rc_engine *eng);
+/* A copy of @rss for @qp: 0, -EINVAL (not raw QPs of @qp's engine, sizes), -EOPNOTSUPP (fields). */
+int rc_raw_rss_init(struct rc_qp *qp, const struct rc_qp_rss *rss);
 
 /* rc_direct.c: direct placement between the processes of one host. */
 void rc_direct_publish_mr(struct rc_mr *mr);

@@ -367,6 +367,8 @@ static int check_init(struct rc_engine *eng, const struct rc_qp_init *init)
 		return -EOPNOTSUPP;
 	if (init->gsi && init->qp_type != IBV_QPT_UD)
 		return -EINVAL;
+	if (init->rss && init->qp_type != IBV_QPT_RAW_PACKET)
+		return -EINVAL;
 	if (!init->pd || !init->send_cq || !init->recv_cq || init->pd->eng != eng ||
 	    init->send_cq->eng != eng || init->recv_cq->eng != eng ||
 	    (init->srq && init->srq->eng != eng))
@@ -484,6 +486,11 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 		ret = -ENOMEM;
 		goto err_free_rings;
 	}
+	if (init->rss) {
+		ret = rc_raw_rss_init(qp, init->rss);
+		if (ret)
+			goto err_free_wqe;
+	}
 
 	qp->state = IBV_QPS_RESET;
 	qp->attr.qp_state = IBV_QPS_RESET;
@@ -526,6 +533,8 @@ err_free_qpn:
 	free_qpn(eng, qp->qpn);
 err_unlock:
 	pthread_mutex_unlock(&eng->lock);
+	free(qp->rss);
+err_free_wqe:
 	free(qp->resp.wqe);
 err_free_rings:
 	rings_put(qp);
@@ -538,6 +547,7 @@ err:
 
 static void qp_free(struct rc_qp *qp)
 {
+	free(qp->rss);
 	free(qp->resp.wqe);
 	rings_put(qp);
 	free(qp);

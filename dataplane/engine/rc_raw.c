@@ -98,6 +98,88 @@ static bool flow_matches(const struct rc_flow *fl, const struct rc_flow_key *k)
 	return true;
 }
 
+/* ---- Receive-side scaling ---- */
+
+/*
+ * The Toeplitz hash (Microsoft's RSS specification) of @in under @key: for
+ * each set bit of the input, the 32 key bits starting at that bit's position.
+ */
+static uint32_t toeplitz(const uint8_t *key, unsigned key_len, const uint8_t *in, unsigned len)
+{
+	uint32_t hash = 0, window;
+	unsigned next = 4;
+
+	if (key_len < 4)
+		return 0;
+	window = wire_load32(key);
+	for (unsigned i = 0; i < len; i++) {
+		uint8_t kb = next < key_len ? key[next] : 0;
+
+		for (int b = 7; b >= 0; b--) {
+			if (in[i] & (1u << b))
+				hash ^= window;
+			window = window << 1 | ((kb >> b) & 1u);
+		}
+		next++;
+	}
+	return hash;
+}
+
+/* Which of @qp's WQs takes a frame of key @k: source and destination address, then ports. */
+static struct rc_qp *rss_pick(const struct rc_qp_rss *rss, const struct rc_flow_key *k)
+{
+	uint8_t in[36];
+	unsigned n = 0, alen = k->ip_version == 4 ? 4 : 16;
+	uint64_t src_ip = k->ip_version == 4 ? IBV_RX_HASH_SRC_IPV4 : IBV_RX_HASH_SRC_IPV6;
+	uint64_t dst_ip = k->ip_version == 4 ? IBV_RX_HASH_DST_IPV4 : IBV_RX_HASH_DST_IPV6;
+	bool tcp = k->ip_proto == WIRE_IPPROTO_TCP;
+
+	if (k->ip_version) {
+		if (rss->fields & src_ip) {
+			memcpy(in + n, k->src_ip, alen);
+			n += alen;
+		}
+		if (rss->fields & dst_ip) {
+			memcpy(in + n, k->dst_ip, alen);
+			n += alen;
+		}
+	}
+	if (k->l4_ports) {
+		if (rss->fields & (tcp ? IBV_RX_HASH_SRC_PORT_TCP : IBV_RX_HASH_SRC_PORT_UDP)) {
+			memcpy(in + n, k->sport.b, 2);
+			n += 2;
+		}
+		if (rss->fields & (tcp ? IBV_RX_HASH_DST_PORT_TCP : IBV_RX_HASH_DST_PORT_UDP)) {
+			memcpy(in + n, k->dport.b, 2);
+			n += 2;
+		}
+	}
+	return rss->wqs[toeplitz(rss->key, rss->key_len, in, n) & ((1u << rss->log_size) - 1)];
+}
+
+int rc_raw_rss_init(struct rc_qp *qp, const struct rc_qp_rss *rss)
+{
+	size_t n = (size_t)1 << rss->log_size;
+	struct rc_qp_rss *copy;
+
+	if (rss->log_size > RC_RSS_LOG_SIZE_MAX || !rss->wqs || rss->key_len > RC_RSS_KEY_MAX)
+		return -EINVAL;
+	if (rss->fields & ~(uint64_t)RC_RSS_FIELDS)
+		return -EOPNOTSUPP;
+	for (size_t i = 0; i < n; i++)
+		if (!rss->wqs[i] || rss->wqs[i]->eng != qp->eng || rss->wqs[i]->rss ||
+		    rss->wqs[i]->type != IBV_QPT_RAW_PACKET)
+			return -EINVAL;
+	copy = malloc(sizeof(*copy) + n * sizeof(*copy->wqs));
+	if (!copy)
+		return -ENOMEM;
+	*copy = *rss;
+	copy->wqs = (struct rc_qp **)(copy + 1);
+	memcpy(copy->wqs, rss->wqs, n * sizeof(*copy->wqs));
+	qp->rss = copy;
+	return 0;
+}
+
 /* ---- Receive ---- */
 
 /* One frame into @qp's receive queue, as ud_rx() does a datagram (no GRH area). */
@@ -157,6 +239,7 @@ static bool raw_steer(struct rc_engine *eng, const uint8_t *frame, uint32_t len,
 {
 	struct rc_flow_key k;
 	struct rc_list *pos, *tmp;
+	struct rc_qp *to;
 	uint64_t id;
 	int trapped_at = -1;
 	bool matched = false;
@@ -174,10 +257,11 @@ static bool raw_steer(struct rc_engine *eng, const uint8_t *frame, uint32_t len,
 		matched = true;
 		if (!fl->dont_trap)
 			trapped_at = fl->priority;
-		if (fl->qp->raw_seen == id)
+		to = fl->qp->rss ? rss_pick(fl->qp->rss, &k) : fl->qp;
+		if (to->raw_seen == id)
 			continue;
-		fl->qp->raw_seen = id;
-		raw_deliver(fl->qp, frame, len, from != NULL);
+		to->raw_seen = id;
+		raw_deliver(to, frame, len, from != NULL);
 	}
 	return matched;
 }
@@ -301,18 +385,19 @@ static int spec_eth(struct rc_flow *fl, const struct ibv_flow_spec_eth *s)
 static int spec_ipv4(struct rc_flow *fl, const struct ibv_flow_ipv4_ext_filter *v,
 		     const struct ibv_flow_ipv4_ext_filter *m, bool ext)
 {
+	uint8_t flags_mask;
 	int ret = key_require(fl, &fl->val.ip_version, 4);
 
 	ret = ret ? ret : key_set(fl, fl->val.src_ip, &v->src_ip, &m->src_ip, 4);
 	ret = ret ? ret : key_set(fl, fl->val.dst_ip, &v->dst_ip, &m->dst_ip, 4);
 	if (ret || !ext)
 		return ret;
-	if (m->flags & ~7u)
-		return -EINVAL;
 	ret = key_set(fl, &fl->val.ip_proto, &v->proto, &m->proto, 1);
 	ret = ret ? ret : key_set(fl, &fl->val.tos, &v->tos, &m->tos, 1);
 	ret = ret ? ret : key_set(fl, &fl->val.ttl, &v->ttl, &m->ttl, 1);
-	return ret ? ret : key_set(fl, &fl->val.ipv4_flags, &v->flags, &m->flags, 1);
+	/* The three flag bits; the rest of the byte is not in the header. */
+	flags_mask = m->flags & 7u;
+	return ret ? ret : key_set(fl, &fl->val.ipv4_flags, &v->flags, &flags_mask, 1);
 }
 
 static int spec_ipv6(struct rc_flow *fl, const struct ibv_flow_spec_ipv6 *s)

@@ -401,8 +401,30 @@ struct rc_ring_alloc {
 	void	*arg;
 };
 
+/*
+ * Receive-side scaling of a raw packet QP (ibv_create_qp_ex(3) with
+ * IBV_QP_INIT_ATTR_RX_HASH and _IND_TABLE): a frame its flows take goes to
+ * @wqs[Toeplitz hash of the @fields of the frame under @key, modulo the
+ * table's size]; the QP itself has no queues.  @wqs: 1 << @log_size raw
+ * packet QPs of the same engine that stand for the work queues (ibv_wq).
+ */
+#define RC_RSS_KEY_MAX		64
+#define RC_RSS_LOG_SIZE_MAX	8
+#define RC_RSS_FIELDS	(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_IPV6 |	\
+			 IBV_RX_HASH_DST_IPV6 | IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP | \
+			 IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+struct rc_qp_rss {
+	struct rc_qp		**wqs;
+	uint32_t		log_size;
+	uint64_t		fields;		/* IBV_RX_HASH_*, within RC_RSS_FIELDS */
+	uint8_t			key[RC_RSS_KEY_MAX];
+	uint8_t			key_len;
+};
+
 struct rc_qp_init {
 	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC, _UD or _RAW_PACKET */
+	const struct rc_qp_rss	*rss;		/* raw packet QP: optional, copied */
 	struct rc_pd		*pd;
 	struct rc_cq		*send_cq;
 	struct rc_cq		*recv_cq;

@@ -465,6 +465,72 @@ START_TEST(raw_send_bad_length)
 }
 END_TEST
 
+/* Microsoft's RSS verification suite, first row: 66.9.149.187:2794 -> 161.142.100.80:1766. */
+static const uint8_t rss_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+#define RSS_HASH_IPV4		0x323e8fc2u
+#define RSS_HASH_IPV4_PORTS	0x51ccc178u
+#define RSS_LOG_SIZE		4
+
+/*
+ * An RSS QP over 16 work queues (raw QPs with receive queues): the frame
+ * goes to the one the Toeplitz hash of its addresses (and ports) names, as
+ * the specification's verification values say.
+ */
+START_TEST(raw_rss_toeplitz)
+{
+	bool ports = _i;
+	struct rc_qp *wq[1 << RSS_LOG_SIZE], *rss_qp, *tx;
+	struct rc_qp_rss rss = {
+		.wqs = wq, .log_size = RSS_LOG_SIZE, .key_len = sizeof(rss_key),
+		.fields = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 |
+			  (ports ? IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP : 0),
+	};
+	struct rc_qp_init init = { .qp_type = IBV_QPT_RAW_PACKET, .rss = &rss };
+	struct ibv_flow_attr all = { .size = sizeof(all), .port = 1 };
+	unsigned want = (ports ? RSS_HASH_IPV4_PORTS : RSS_HASH_IPV4) & ((1u << RSS_LOG_SIZE) - 1);
+	struct raw r;
+	struct rc_flow *fl;
+	struct ibv_wc wc;
+	uint8_t *f;
+
+	raw_init(&r);
+	memcpy(rss.key, rss_key, sizeof(rss_key));
+	tx = raw_qp(&r, 0);
+	for (unsigned i = 0; i < 1u << RSS_LOG_SIZE; i++) {
+		wq[i] = raw_qp(&r, 1);
+		raw_post_recv(&r, 1, wq[i], 0, i);
+	}
+	init.pd = r.e.pd[1];
+	init.send_cq = init.recv_cq = r.e.cq[1];
+	rss_qp = rc_qp_create(r.e.eng[1], &init);
+	ck_assert_ptr_nonnull(rss_qp);
+	fl = rc_flow_create(rss_qp, &all);
+	ck_assert_ptr_nonnull(fl);
+
+	f = r.buf[0];
+	udp_frame(f, FRAME_LEN, 1766, 7);
+	memcpy(f + 14 + 12, (const uint8_t[]){ 66, 9, 149, 187, 161, 142, 100, 80 }, 8);
+	wire_set16((wire_be16 *)(f + 14 + 20), 2794);
+	ck_assert_int_eq(raw_post_send(&r, 0, tx, FRAME_LEN, 1), 0);
+	ck_assert_int_eq(h_wait_cq(&r.e, r.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.qp_num, rc_qp_num(wq[want]));
+	ck_assert_uint_eq(wc.wr_id, want);
+	assert_cq_quiet(&r, r.e.cq[1]);
+
+	ck_assert_int_eq(rc_flow_destroy(fl), 0);
+	ck_assert_int_eq(rc_qp_destroy(rss_qp), 0);
+	for (unsigned i = 0; i < 1u << RSS_LOG_SIZE; i++)
+		ck_assert_int_eq(rc_qp_destroy(wq[i]), 0);
+	ck_assert_int_eq(rc_qp_destroy(tx), 0);
+	raw_fini(&r);
+}
+END_TEST
+
 /* A flow attribute with one spec, as the bad cases below change it. */
 struct flow_one {
 	struct ibv_flow_attr	attr;
@@ -582,6 +648,7 @@ Suite *rc_raw_suite(void)
 	tcase_add_test(tc, raw_roce_unaffected);
 	tcase_add_loop_test(tc, raw_send_bad_length, 0, 2);
 	tcase_add_test(tc, raw_flow_errors);
+	tcase_add_loop_test(tc, raw_rss_toeplitz, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
