@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Raw packet QPs at the verbs boundary: who may create them, and flow steering (ibv_create_flow). */
+/* Raw packet QPs at the verbs boundary: who may create them, flows, work queues, RSS tables. */
 #include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>

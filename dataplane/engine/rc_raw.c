@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Raw packet QPs: whole Ethernet frames sent as posted, flow steering (ibv_create_flow) on receive. */
+/* Raw packet QPs: Ethernet frames sent as posted, flow steering (ibv_create_flow) on receive, RSS. */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -440,7 +440,8 @@ static int add_spec(struct rc_flow *fl, const struct ibv_flow_spec *spec)
 		return spec_eth(fl, &spec->eth);
 	case IBV_FLOW_SPEC_IPV4: {
 		const struct ibv_flow_spec_ipv4 *s = &spec->ipv4;
-		struct ibv_flow_ipv4_ext_filter v = { .src_ip = s->val.src_ip, .dst_ip = s->val.dst_ip };
+		struct ibv_flow_ipv4_ext_filter v = { .src_ip = s->val.src_ip,
+						      .dst_ip = s->val.dst_ip };
 		struct ibv_flow_ipv4_ext_filter m = { .src_ip = s->mask.src_ip,
 						      .dst_ip = s->mask.dst_ip };
 
@@ -504,8 +505,9 @@ static void flow_insert(struct rc_engine *eng, struct rc_flow *fl)
 {
 	struct rc_list *pos = eng->flows.next;
 
-	while (pos != &eng->flows && container_of(pos, struct rc_flow, link)->priority <= fl->priority)
-		pos = pos->next;
+	for (; pos != &eng->flows; pos = pos->next)
+		if (container_of(pos, struct rc_flow, link)->priority > fl->priority)
+			break;
 	rc_list_add_tail(pos, &fl->link);
 }
 

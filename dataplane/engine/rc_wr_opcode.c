@@ -12,7 +12,8 @@
  * them: UD only sends, UC adds writes; reads, atomics and send with invalidate are
  * RC's alone.  Binding a window and invalidating a key happen in the send queue
  * without a packet, on the connected services (IBA 10.6.7).  The IBA 1.5
- * atomic write is RC's.  A raw packet QP sends its frames as is.  As the kernel's rxe_wr_opcode_info[] in rxe_opcode.c.
+ * atomic write is RC's.  A raw packet QP sends its frames as is.  As the kernel's
+ * rxe_wr_opcode_info[] in rxe_opcode.c.
  */
 const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT] = {
 	[IBV_WR_RDMA_WRITE] = {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Raw packet QPs on the simulated link: frames as sent, flow steering, its errors, RoCE beside them. */
+/* Raw packet QPs on the simulated link: frames as sent, flow steering and its errors, RoCE, RSS. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -41,7 +41,7 @@ static void raw_fini(struct raw *r)
 	h_env_fini(&r->e);
 }
 
-/* A raw QP in RTS: RESET -> INIT takes the port only, INIT -> RTR -> RTS nothing (as the kernel's). */
+/* A raw QP in RTS: RESET -> INIT takes the port only, INIT -> RTR -> RTS nothing (as in Linux). */
 static struct rc_qp *raw_qp(struct raw *r, int side)
 {
 	struct h_qp_opts o = { .type = IBV_QPT_RAW_PACKET, .max_inline = 64 };
@@ -81,7 +81,7 @@ static void udp_frame(uint8_t *f, uint32_t len, uint16_t dport, unsigned seed)
 	h_fill((uint8_t *)(udp + 1), len - (uint32_t)((uint8_t *)(udp + 1) - f), seed);
 }
 
-/* A flow attribute and its specs, laid out as ibv_create_flow(3) reads them (no padding: every spec is a multiple of 4). */
+/* A flow attribute and its specs as ibv_create_flow(3) reads them (each a multiple of 4: no padding). */
 struct flow_eth_ip_udp {
 	struct ibv_flow_attr		attr;
 	struct ibv_flow_spec_eth	eth;
@@ -147,7 +147,7 @@ static uint64_t engine_drops(struct raw *r, int side, enum wire_drop why)
 	return c.drops.count[why];
 }
 
-/* The frame leaves as posted and lands byte for byte in the receive buffer of the QP its flow names. */
+/* The frame leaves as posted and lands byte for byte in the buffer of the QP its flow names. */
 START_TEST(raw_frame_arrives_whole)
 {
 	struct raw r;
@@ -321,7 +321,7 @@ START_TEST(raw_flow_priority)
 }
 END_TEST
 
-/* The flows' one-spec forms: IPv6 and TCP, and a flow without specs (every frame that is not RoCE). */
+/* IPv6 and TCP specs, and a flow without specs (every frame that is not RoCE). */
 START_TEST(raw_flow_ipv6_tcp_and_empty)
 {
 	struct {
@@ -426,8 +426,8 @@ START_TEST(raw_roce_unaffected)
 
 	h_fill(p.buf[0], 64 * 1024, 6);
 	sge = h_sge(&p, 0, 0, 64 * 1024);
-	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &sge, 1,
-				     (uintptr_t)p.buf[1], rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &sge, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
 	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_mem_eq(p.buf[1], p.buf[0], 64 * 1024);
