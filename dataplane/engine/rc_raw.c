@@ -425,11 +425,13 @@ static int spec_tcp_udp(struct rc_flow *fl, const struct ibv_flow_spec_tcp_udp *
 	return ret ? ret : key_set(fl, fl->val.dport.b, &s->val.dst_port, &s->mask.dst_port, 2);
 }
 
-/* One spec into @fl.  Return: 0, -EINVAL (malformed) or -EOPNOTSUPP (a kind uroce lacks). */
-static int add_spec(struct rc_flow *fl, const struct ibv_flow_spec *spec)
+/*
+ * One spec into @fl; @size is what the spec says it is.  Return: 0, -EINVAL
+ * (malformed) or -EOPNOTSUPP (a kind uroce lacks).
+ */
+static int add_spec(struct rc_flow *fl, const struct ibv_flow_spec *spec, uint16_t size)
 {
 	enum ibv_flow_spec_type type = spec->hdr.type;
-	uint16_t size = spec->hdr.size;
 
 	if (type & IBV_FLOW_SPEC_INNER)
 		return -EOPNOTSUPP;
@@ -528,14 +530,22 @@ struct rc_flow *rc_flow_create(struct rc_qp *qp, const struct ibv_flow_attr *att
 	fl->qp = qp;
 	fl->priority = attr->priority;
 	fl->dont_trap = attr->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
-	/* Specs follow one another, each as long as its size says (how libibverbs walks them). */
+	/*
+	 * Specs follow one another, each as long as its size says (how
+	 * libibverbs walks them), 4-byte aligned at best: each is copied out
+	 * to be read (the union wants 8).
+	 */
 	for (unsigned i = 0; i < attr->num_of_specs; i++) {
-		const struct ibv_flow_spec *s = (const struct ibv_flow_spec *)spec;
+		struct ibv_flow_spec s;
+		uint16_t size;
 
-		ret = s->hdr.size ? add_spec(fl, s) : -EINVAL;
+		memcpy(&size, spec + offsetof(struct ibv_flow_spec, hdr.size), sizeof(size));
+		memset(&s, 0, sizeof(s));
+		memcpy(&s, spec, size < sizeof(s) ? size : sizeof(s));
+		ret = size >= sizeof(s.hdr) ? add_spec(fl, &s, size) : -EINVAL;
 		if (ret)
 			goto err_free_flow;
-		spec += s->hdr.size;
+		spec += size;
 	}
 	pthread_mutex_lock(&eng->lock);
 	flow_insert(eng, fl);
