@@ -406,7 +406,8 @@ struct rc_ring_alloc {
  * IBV_QP_INIT_ATTR_RX_HASH and _IND_TABLE): a frame its flows take goes to
  * @wqs[Toeplitz hash of the @fields of the frame under @key, modulo the
  * table's size]; the QP itself has no queues.  @wqs: 1 << @log_size raw
- * packet QPs of the same engine that stand for the work queues (ibv_wq).
+ * packet QPs of the same engine that stand for the work queues (ibv_wq);
+ * they must outlive the RSS QP (the provider's indirection table holds them).
  */
 #define RC_RSS_KEY_MAX		64
 #define RC_RSS_LOG_SIZE_MAX	8

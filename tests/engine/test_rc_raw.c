@@ -443,6 +443,59 @@ START_TEST(raw_roce_unaffected)
 }
 END_TEST
 
+/*
+ * A matching frame a raw QP cannot take: before RTR (counted QP_STATE), with
+ * no receive posted (NO_RECV_WQE), into a buffer too short (IBV_WC_LOC_LEN_ERR).
+ */
+START_TEST(raw_recv_errors)
+{
+	struct raw r;
+	struct rc_qp *tx, *rx;
+	struct h_qp_opts o = { .type = IBV_QPT_RAW_PACKET };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_sge short_sge;
+	struct rc_flow *fl;
+	struct ibv_wc wc, sent[4];
+
+	raw_init(&r);
+	tx = raw_qp(&r, 0);
+	rx = h_qp(&r.e, 1, &o);
+	ck_assert_int_eq(rc_qp_modify(rx, &a, IBV_QP_STATE | IBV_QP_PORT), 0);
+	fl = udp_flow(rx, DPORT, 0, 0);
+	ck_assert_ptr_nonnull(fl);
+	raw_post_recv(&r, 1, rx, 0, 1);
+	udp_frame(r.buf[0], FRAME_LEN, DPORT, 8);
+	ck_assert_int_eq(raw_post_send(&r, 0, tx, FRAME_LEN, 1), 0);
+	assert_cq_quiet(&r, r.e.cq[1]);
+	ck_assert_uint_eq(h_qp_counters(rx).rc_drops.count[RC_DROP_QP_STATE], 1);
+
+	a.qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(rc_qp_modify(rx, &a, IBV_QP_STATE), 0);
+	ck_assert_int_eq(raw_post_send(&r, 0, tx, FRAME_LEN, 2), 0);
+	ck_assert_int_eq(h_wait_cq(&r.e, r.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(raw_post_send(&r, 0, tx, FRAME_LEN, 3), 0);
+	assert_cq_quiet(&r, r.e.cq[1]);
+	ck_assert_uint_eq(h_qp_counters(rx).rc_drops.count[RC_DROP_NO_RECV_WQE], 1);
+
+	short_sge = (struct ibv_sge){ (uintptr_t)r.buf[1], FRAME_LEN - 1, rc_mr_lkey(r.mr[1]) };
+	ck_assert_int_eq(h_post_recv(rx, 4, &short_sge, 1), 0);
+	ck_assert_int_eq(raw_post_send(&r, 0, tx, FRAME_LEN, 4), 0);
+	ck_assert_int_eq(h_wait_cq(&r.e, r.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_LEN_ERR);
+	ck_assert_uint_eq(wc.wr_id, 4);
+
+	/* The sender knows none of it: each of its four sends completed. */
+	ck_assert_int_eq(h_wait_cq(&r.e, r.e.cq[0], sent, 4, RUN_NS), 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(sent[i].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(rc_flow_destroy(fl), 0);
+	ck_assert_int_eq(rc_qp_destroy(rx), 0);
+	ck_assert_int_eq(rc_qp_destroy(tx), 0);
+	raw_fini(&r);
+}
+END_TEST
+
 /* Frames a raw QP cannot send: shorter than an Ethernet header, longer than the port takes. */
 START_TEST(raw_send_bad_length)
 {
@@ -646,6 +699,7 @@ Suite *rc_raw_suite(void)
 	tcase_add_loop_test(tc, raw_flow_priority, 0, 2);
 	tcase_add_test(tc, raw_flow_ipv6_tcp_and_empty);
 	tcase_add_test(tc, raw_roce_unaffected);
+	tcase_add_test(tc, raw_recv_errors);
 	tcase_add_loop_test(tc, raw_send_bad_length, 0, 2);
 	tcase_add_test(tc, raw_flow_errors);
 	tcase_add_loop_test(tc, raw_rss_toeplitz, 0, 2);

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
 """One end of test_raw.py: a raw packet QP on uroce0 that sends UDP frames, or receives what its flow takes.
 
+raw_peer.py eperm: a raw QP without CAP_NET_RAW is refused with EPERM.
 raw_peer.py send DST_MAC N: first two frames no flow of the receiver matches (another UDP port,
 another unicast MAC), then N that match.  raw_peer.py recv MAC N: a flow for UDP port DPORT to
 MAC, "ready" once it is in place, then the frames received (hex) as one JSON line.
 """
 
+import errno
 import json
 import sys
 import time
@@ -15,6 +17,7 @@ from pyverbs.device import Context
 from pyverbs.flow import Flow, FlowAttr
 from pyverbs.mr import MR
 from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.spec import EthSpec, Ipv4ExtSpec, TcpUdpSpec
 from pyverbs.wr import SGE, RecvWR, SendWR
@@ -104,11 +107,23 @@ def recv(ctx, pd, cq, mac, n):
     return 0
 
 
+def eperm(ctx, pd, cq):
+    try:
+        raw_qp(ctx, pd, cq, 1)
+    except PyverbsRDMAError as ex:
+        print(f'refused: errno {ex.error_code}')
+        return 0 if ex.error_code == errno.EPERM else 1
+    print('created')
+    return 1
+
+
 def main():
-    role, mac, n = sys.argv[1], bytes.fromhex(sys.argv[2].replace(':', '')), int(sys.argv[3])
     ctx = Context(name='uroce0')
     pd = PD(ctx)
     cq = CQ(ctx, 64)
+    if sys.argv[1] == 'eperm':
+        return eperm(ctx, pd, cq)
+    role, mac, n = sys.argv[1], bytes.fromhex(sys.argv[2].replace(':', '')), int(sys.argv[3])
     return (send if role == 'send' else recv)(ctx, pd, cq, mac, n)
 
 

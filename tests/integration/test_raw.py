@@ -3,7 +3,7 @@
 
 raw_peer.py in one namespace sends UDP frames from a raw QP; in the other a raw QP with a flow
 for its MAC and one UDP port receives them byte for byte, and neither the frame to another port
-nor the one to another MAC.
+nor the one to another MAC.  Without CAP_NET_RAW a raw QP is refused (EPERM), as by the kernel.
 """
 
 import json
@@ -43,6 +43,13 @@ def body(tap, pair):
            f'got {len(got)}:\n{rx.out}')
     tap.ok(all(g['status'] == 0 and g['opcode'] == 128 and g['byte_len'] == raw_peer.FRAME_LEN
                for g in got), 'each an IBV_WC_RECV of the frame\'s length', rx.out)
+
+    # The bounding set without it: the program has no CAP_NET_RAW and opens uroce0 through the broker.
+    p = pair.start(0, ['capsh', '--drop=cap_net_raw', '--', '-c',
+                       f'exec /usr/bin/python3 {PEER} eperm'])
+    p.wait(60)
+    tap.ok(p.rc == 0 and 'errno 1' in p.out, 'without CAP_NET_RAW a raw QP is refused with EPERM',
+           p.out)
 
 
 if __name__ == '__main__':
