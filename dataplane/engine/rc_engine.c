@@ -99,6 +99,7 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg)
 	rc_list_init(&eng->ahs);
 	rc_list_init(&eng->qp_list);
 	rc_list_init(&eng->flows);
+	rc_list_init(&eng->sniffers);
 	rc_list_init(&eng->work);
 	rc_list_init(&eng->timers);
 	return eng;

@@ -476,7 +476,8 @@ struct rc_engine {
 
 	struct rc_list		pds, mrs, mws, cqs, srqs, ahs, qp_list;
 	struct rc_list		flows;		/* by priority, lowest value first */
-	unsigned		n_flow;
+	struct rc_list		sniffers;	/* IBV_FLOW_ATTR_SNIFFER flows */
+	unsigned		n_flow, n_sniff;	/* n_flow counts the sniffers too */
 	uint64_t		raw_frames;	/* frames matched against the flows so far */
 	struct rc_list		work;		/* QPs with something to send */
 	struct rc_list		timers;		/* QPs with an armed timer */
@@ -724,6 +725,12 @@ void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);
  * it.  Return: true when at least one QP took it (or counted it dropped).
  */
 bool rc_raw_rx(struct rc_engine *eng, const uint8_t *frame, uint32_t len);
+/*
+ * A copy of a frame from or to the port for every sniffer flow's QP; @f may
+ * name its zero-copy payload (port_frame.ext), NULL when contiguous.
+ */
+void rc_raw_sniff(struct rc_engine *eng, const uint8_t *data, uint32_t len,
+		  const struct port_frame *f);
 /* Send what @qp's send queue holds, at most @quota frames.  Return: frames sent, or -ENOBUFS. */
 int rc_raw_tx(struct rc_qp *qp, unsigned quota, bool *more);
 void rc_flow_free_all(struct rc_engine *eng);

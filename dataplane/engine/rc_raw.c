@@ -32,8 +32,9 @@ struct rc_flow {
 	struct rc_qp		*qp;
 	uint16_t		priority;
 	bool			dont_trap;
+	bool			sniffer;	/* on eng->sniffers: every frame, no key */
 	struct rc_flow_key	val, mask;
-	struct rc_list		link;	/* on eng->flows */
+	struct rc_list		link;	/* on eng->flows or eng->sniffers */
 };
 
 #define WIRE_IPPROTO_TCP	6
@@ -266,6 +267,33 @@ static bool raw_steer(struct rc_engine *eng, const uint8_t *frame, uint32_t len,
 	return matched;
 }
 
+void rc_raw_sniff(struct rc_engine *eng, const uint8_t *data, uint32_t len,
+		  const struct port_frame *f)
+{
+	uint8_t whole[RC_FRAME_MAX];
+	struct rc_list *pos, *tmp;
+	uint64_t id = ++eng->raw_frames;
+
+	if (f && f->ext) {
+		uint32_t end = f->ext_off + f->ext_len;
+
+		if (len > sizeof(whole) || end > len)
+			return;
+		memcpy(whole, data, f->ext_off);
+		memcpy(whole + f->ext_off, f->ext, f->ext_len);
+		memcpy(whole + end, data + end, len - end);
+		data = whole;
+	}
+	rc_list_for_each_safe(pos, tmp, &eng->sniffers) {
+		struct rc_qp *qp = container_of(pos, struct rc_flow, link)->qp;
+
+		if (qp->raw_seen == id)
+			continue;
+		qp->raw_seen = id;
+		raw_deliver(qp, data, len, false);
+	}
+}
+
 bool rc_raw_rx(struct rc_engine *eng, const uint8_t *frame, uint32_t len)
 {
 	struct wire_frame_offsets o;
@@ -488,9 +516,13 @@ static int check_attr(const struct rc_qp *qp, const struct ibv_flow_attr *a)
 	switch (a->type) {
 	case IBV_FLOW_ATTR_NORMAL:
 		break;
+	case IBV_FLOW_ATTR_SNIFFER:
+		/* ibv_create_flow(3) notes 4 and 5: no specs, no DONT_TRAP. */
+		if (a->num_of_specs || (a->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP))
+			return -EINVAL;
+		break;
 	case IBV_FLOW_ATTR_ALL_DEFAULT:
 	case IBV_FLOW_ATTR_MC_DEFAULT:
-	case IBV_FLOW_ATTR_SNIFFER:
 		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;
@@ -530,6 +562,7 @@ struct rc_flow *rc_flow_create(struct rc_qp *qp, const struct ibv_flow_attr *att
 	fl->qp = qp;
 	fl->priority = attr->priority;
 	fl->dont_trap = attr->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	fl->sniffer = attr->type == IBV_FLOW_ATTR_SNIFFER;
 	/*
 	 * Specs follow one another, each as long as its size says (how
 	 * libibverbs walks them), 4-byte aligned at best: each is copied out
@@ -548,7 +581,12 @@ struct rc_flow *rc_flow_create(struct rc_qp *qp, const struct ibv_flow_attr *att
 		spec += size;
 	}
 	pthread_mutex_lock(&eng->lock);
-	flow_insert(eng, fl);
+	if (fl->sniffer) {
+		rc_list_add_tail(&eng->sniffers, &fl->link);
+		eng->n_sniff++;
+	} else {
+		flow_insert(eng, fl);
+	}
 	qp->n_flows++;
 	eng->n_flow++;
 	eng->port->rx_raw = true;
@@ -568,6 +606,8 @@ int rc_flow_destroy(struct rc_flow *fl)
 
 	pthread_mutex_lock(&eng->lock);
 	rc_list_del(&fl->link);
+	if (fl->sniffer)
+		eng->n_sniff--;
 	fl->qp->n_flows--;
 	if (!--eng->n_flow)
 		eng->port->rx_raw = false;
@@ -582,6 +622,9 @@ void rc_flow_free_all(struct rc_engine *eng)
 
 	rc_list_for_each_safe(pos, tmp, &eng->flows)
 		free(container_of(pos, struct rc_flow, link));
+	rc_list_for_each_safe(pos, tmp, &eng->sniffers)
+		free(container_of(pos, struct rc_flow, link));
 	rc_list_init(&eng->flows);
-	eng->n_flow = 0;
+	rc_list_init(&eng->sniffers);
+	eng->n_flow = eng->n_sniff = 0;
 }

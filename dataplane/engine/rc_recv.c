@@ -46,6 +46,8 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 	struct rc_qp *qp;
 	bool unchecked;
 
+	if (unlikely(eng->n_sniff) && !local)
+		rc_raw_sniff(eng, data, len, ext);
 	/* Frames this engine built itself cannot be corrupted on the way. */
 	r = wire_parse(data, len, WIRE_PARSE_SKIP_ICRC, &pkt);
 	if (ext && !r) {

@@ -470,13 +470,14 @@ int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
  *
  * @attr: struct ibv_flow_attr followed by its specs (ETH, IPV4, IPV4_EXT,
  * IPV6, TCP, UDP), values and masks in network order; type
- * IBV_FLOW_ATTR_NORMAL, flags 0 or IBV_FLOW_ATTR_FLAGS_DONT_TRAP.  Among
+ * IBV_FLOW_ATTR_NORMAL or _SNIFFER, flags 0 or IBV_FLOW_ATTR_FLAGS_DONT_TRAP.  Among
  * the flows a frame matches, the lowest priority value wins; flows of equal
  * priority each get a copy (one per QP), and DONT_TRAP flows let the next
- * priority match too.  Return: the flow, or NULL with errno EINVAL (a QP
- * that is not raw, port, size or a spec malformed), EOPNOTSUPP (another
- * rule type, flag or spec: sniffer, tunnels, actions, inner headers) or
- * ENOMEM.
+ * priority match too.  IBV_FLOW_ATTR_SNIFFER (no specs): a copy of every
+ * frame received from or sent to the port, RoCE ones included.  Return: the
+ * flow, or NULL with errno EINVAL (a QP that is not raw, port, size or a
+ * spec malformed), EOPNOTSUPP (another rule type, flag or spec: default
+ * rules, egress, tunnels, actions, inner headers) or ENOMEM.
  */
 struct rc_flow *rc_flow_create(struct rc_qp *qp, const struct ibv_flow_attr *attr);
 int rc_flow_destroy(struct rc_flow *flow);

@@ -584,6 +584,71 @@ START_TEST(raw_rss_toeplitz)
 }
 END_TEST
 
+/*
+ * A sniffer flow sees every frame through the port, both ways, RoCE ones
+ * too, whole (the zero-copy link's payloads included); the RC write it
+ * watches completes as without it.
+ */
+START_TEST(raw_sniffer_sees_all)
+{
+	struct h_opts eo = { .zero_copy = _i };
+	struct h_pair p;
+	struct h_cap cap;
+	struct rc_qp *sniff;
+	struct rc_flow *fl;
+	struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_SNIFFER, .size = sizeof(all), .port = 1 };
+	struct h_qp_opts ro = { .type = IBV_QPT_RAW_PACKET, .max_recv_wr = 64, .max_sge = 1 };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_wc wc[64];
+	struct ibv_sge sge;
+	const uint32_t slot = 4224, len = 64 * 1024;
+	unsigned frames, seen = 0;
+	uint32_t first_len = 0;
+	struct wire_pkt pkt;
+
+	h_pair_init(&p, &eo, NULL, NULL);
+	h_capture(&p.e, &cap);
+	sniff = h_qp(&p.e, 1, &ro);
+	ck_assert_int_eq(rc_qp_modify(sniff, &a, IBV_QP_STATE | IBV_QP_PORT), 0);
+	a.qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(rc_qp_modify(sniff, &a, IBV_QP_STATE), 0);
+	fl = rc_flow_create(sniff, &all);
+	ck_assert_ptr_nonnull(fl);
+	for (unsigned i = 0; i < 32; i++) {
+		struct ibv_sge s = h_sge(&p, 1, len + i * slot, slot);
+
+		ck_assert_int_eq(h_post_recv(sniff, i, &s, 1), 0);
+	}
+
+	h_fill(p.buf[0], 16 * 1024, 9);
+	sge = h_sge(&p, 0, 0, 16 * 1024);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &sge, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[0], wc, 1, RUN_NS), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_mem_eq(p.buf[1], p.buf[0], 16 * 1024);
+	h_run(&p.e, RUN_NS);
+	frames = h_cap_count(&cap, 0, 0xffff) + h_cap_count(&cap, 1, 0xffff);
+	ck_assert_uint_ge(frames, 17);	/* 16 writes of 1024 bytes and at least one ACK */
+	for (int n; (n = rc_cq_poll(p.e.cq[1], 64, wc)) > 0;)
+		for (int i = 0; i < n; i++) {
+			ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+			ck_assert_uint_eq(wc[i].qp_num, rc_qp_num(sniff));
+			if (wc[i].wr_id == 0)
+				first_len = wc[i].byte_len;
+			seen++;
+		}
+	ck_assert_uint_eq(seen, frames);
+	/* The first is the write's first packet, ICRC included: what the parser takes whole. */
+	ck_assert_int_eq(wire_parse(p.buf[1] + len, first_len, 0, &pkt), 0);
+	ck_assert_uint_eq(pkt.opcode, WIRE_OPC_RC | WIRE_OP_WRITE_FIRST);
+
+	ck_assert_int_eq(rc_flow_destroy(fl), 0);
+	ck_assert_int_eq(rc_qp_destroy(sniff), 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
 /* A flow attribute with one spec, as the bad cases below change it. */
 struct flow_one {
 	struct ibv_flow_attr	attr;
@@ -605,8 +670,8 @@ static void flow_one_eth(struct flow_one *f)
 
 /*
  * ibv_create_flow(3)'s errors: EINVAL for what is malformed (QP type, port,
- * spec size, contradicting specs), EOPNOTSUPP for what uroce lacks (other
- * rule types, egress, tunnels, actions, inner headers).
+ * spec size, contradicting specs, a sniffer with specs), EOPNOTSUPP for what
+ * uroce lacks (default rules, egress, tunnels, actions, inner headers).
  */
 START_TEST(raw_flow_errors)
 {
@@ -650,10 +715,10 @@ START_TEST(raw_flow_errors)
 	flow_one_eth(&f);
 	f.spec.eth.type = (enum ibv_flow_spec_type)0x77;
 	EXPECT_FLOW_ERR(raw, &f.attr, EINVAL);
+	/* A sniffer takes no specs (ibv_create_flow(3), note 5). */
 	flow_one_eth(&f);
 	f.attr.type = IBV_FLOW_ATTR_SNIFFER;
-	f.attr.num_of_specs = 0;
-	EXPECT_FLOW_ERR(raw, &f.attr, EOPNOTSUPP);
+	EXPECT_FLOW_ERR(raw, &f.attr, EINVAL);
 	flow_one_eth(&f);
 	f.attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
 	EXPECT_FLOW_ERR(raw, &f.attr, EOPNOTSUPP);
@@ -703,6 +768,7 @@ Suite *rc_raw_suite(void)
 	tcase_add_loop_test(tc, raw_send_bad_length, 0, 2);
 	tcase_add_test(tc, raw_flow_errors);
 	tcase_add_loop_test(tc, raw_rss_toeplitz, 0, 2);
+	tcase_add_loop_test(tc, raw_sniffer_sees_all, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
