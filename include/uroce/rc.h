@@ -465,13 +465,13 @@ int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
  * frames that are not RoCE (wire_classify() says so), from the port, and
  * those a raw QP of the same engine sends (as a NIC's switch loops them
  * back, the sender's own flows excepted).  RoCE frames always go to the
- * transport and match no flow.  A receive completes IBV_WC_RECV with
- * byte_len the frame's length, no GRH area.
+ * transport and match no flow but a sniffer.  A receive completes
+ * IBV_WC_RECV with byte_len the frame's length, no GRH area.
  *
  * @attr: struct ibv_flow_attr followed by its specs (ETH, IPV4, IPV4_EXT,
  * IPV6, TCP, UDP), values and masks in network order; type
- * IBV_FLOW_ATTR_NORMAL or _SNIFFER, flags 0 or IBV_FLOW_ATTR_FLAGS_DONT_TRAP.  Among
- * the flows a frame matches, the lowest priority value wins; flows of equal
+ * IBV_FLOW_ATTR_NORMAL or _SNIFFER, flags 0 or IBV_FLOW_ATTR_FLAGS_DONT_TRAP.
+ * Among the flows a frame matches, the lowest priority value wins; flows of equal
  * priority each get a copy (one per QP), and DONT_TRAP flows let the next
  * priority match too.  IBV_FLOW_ATTR_SNIFFER (no specs): a copy of every
  * frame received from or sent to the port, RoCE ones included.  Return: the
