@@ -154,10 +154,13 @@ struct prov_wr_batch {
 	int			err;		/* first error while building, positive errno */
 };
 
+struct prov_ind_table;
+
 struct prov_qp {
 	struct verbs_qp		vqp;
 	struct rc_qp		*rc;
 	atomic_uint		async_written;	/* events put in the context's async pipe */
+	struct prov_ind_table	*ind_table;	/* an RSS QP's: held while it lives */
 	atomic_uint		async_reported;
 	struct prov_qp		*next_destroyed;	/* on prov_context.destroyed */
 	uint64_t		send_ops;	/* IBV_QP_EX_WITH_* allowed by create_qp_ex */
@@ -262,6 +265,8 @@ struct ibv_mr *prov_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_
 void prov_dm_put(struct prov_dm *dm);
 
 /* prov_verbs.c */
+/* A handle for a new object (messages and pyverbs name objects by it); unique in the process. */
+uint32_t prov_handle(void);
 struct prov_mr *prov_mr_create(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			       int access);
 struct ibv_pd *prov_alloc_pd(struct ibv_context *ctx);
@@ -298,6 +303,29 @@ int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 int prov_destroy_qp(struct ibv_qp *qp);
 int prov_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int prov_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* prov_raw.c */
+/* CAP_NET_RAW in the effective set: what the kernel asks of a raw packet QP's creator. */
+bool prov_may_create_raw_qp(void);
+struct ibv_flow *prov_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int prov_destroy_flow(struct ibv_flow *flow);
+struct ibv_wq *prov_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *attr);
+int prov_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int prov_destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *prov_create_rwq_ind_table(struct ibv_context *ctx,
+						    struct ibv_rwq_ind_table_init_attr *attr);
+int prov_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
+/*
+ * The RSS settings of an ibv_create_qp_ex() with IBV_QP_INIT_ATTR_RX_HASH and
+ * _IND_TABLE, into @rss (its WQs into @wqs, 1 << RC_RSS_LOG_SIZE_MAX entries)
+ * and the table into @table.  Return: 0, -EINVAL or -EOPNOTSUPP.
+ */
+int prov_rss_get(struct ibv_qp_init_attr_ex *attr, struct rc_qp_rss *rss, struct rc_qp **wqs,
+		 struct prov_ind_table **table);
+/* The CQ an RSS QP names to the engine, which has none of its own: its first WQ's. */
+struct rc_cq *prov_ind_table_cq(struct prov_ind_table *table);
+/* One RSS QP more (@delta 1) or fewer (-1) over @table, which cannot be destroyed while any is. */
+void prov_ind_table_hold(struct prov_ind_table *table, int delta);
 
 /* prov_cq.c */
 struct ibv_cq *prov_create_cq(struct ibv_context *ctx, int cqe,

@@ -263,9 +263,15 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	o->hw_ver = 0;
 	o->max_qp = RC_MAX_QP;
 	o->max_qp_wr = RC_MAX_QP_WR;
+	/*
+	 * Flow steering for raw packet QPs (ibv_create_flow(3), note 1).  No
+	 * IBV_DEVICE_RAW_IP_CSUM and no raw_packet_caps: frames leave as
+	 * posted, no checksum computed, no VLAN stripped, no FCS scattered.
+	 */
 	o->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
-			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC |
+			      IBV_DEVICE_MANAGED_FLOW_STEERING;
 	o->max_sge = RC_MAX_SGE;
 	o->max_sge_rd = RC_MAX_SGE;
 	o->max_cq = RC_MAX_CQ;
@@ -307,6 +313,13 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = 1000000;	/* kHz */
 	a.phys_port_cnt_ex = 1;
+	/* Receive-side scaling of raw packet QPs over work queues (rc_qp_rss). */
+	a.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	a.rss_caps.max_rwq_indirection_tables = RC_MAX_QP;
+	a.rss_caps.max_rwq_indirection_table_size = 1u << RC_RSS_LOG_SIZE_MAX;
+	a.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	a.rss_caps.rx_hash_fields_mask = RC_RSS_FIELDS;
+	a.max_wq_type_rq = RC_MAX_QP;
 
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	if (attr_size > sizeof(a))
@@ -485,17 +498,23 @@ static const struct verbs_context_ops prov_ops = {
 	.create_ah = prov_create_ah,
 	.create_cq = prov_create_cq,
 	.create_cq_ex = prov_create_cq_ex,
+	.create_flow = prov_create_flow,
+	.create_rwq_ind_table = prov_create_rwq_ind_table,
 	.create_qp = prov_create_qp,
 	.create_qp_ex = prov_create_qp_ex,
 	.create_srq = prov_create_srq,
 	.create_srq_ex = prov_create_srq_ex,
+	.create_wq = prov_create_wq,
 	.dealloc_mw = prov_dealloc_mw,
 	.dealloc_pd = prov_dealloc_pd,
 	.dereg_mr = prov_dereg_mr,
 	.destroy_ah = prov_destroy_ah,
 	.destroy_cq = prov_destroy_cq,
+	.destroy_flow = prov_destroy_flow,
+	.destroy_rwq_ind_table = prov_destroy_rwq_ind_table,
 	.destroy_qp = prov_destroy_qp,
 	.destroy_srq = prov_destroy_srq,
+	.destroy_wq = prov_destroy_wq,
 	.free_context = prov_free_context,
 	.free_dm = prov_free_dm,
 	.get_srq_num = prov_get_srq_num,
@@ -503,6 +522,7 @@ static const struct verbs_context_ops prov_ops = {
 	.modify_srq = prov_modify_srq,
 	.open_qp = prov_open_qp,
 	.open_xrcd = prov_open_xrcd,
+	.modify_wq = prov_modify_wq,
 	.poll_cq = prov_poll_cq,
 	.post_recv = prov_post_recv,
 	.post_send = prov_post_send,

@@ -11,7 +11,7 @@
 /* Handles only name objects in messages and pyverbs; unique per process is enough. */
 static atomic_uint prov_next_handle = 1;
 
-static uint32_t prov_handle(void)
+uint32_t prov_handle(void)
 {
 	return atomic_fetch_add(&prov_next_handle, 1);
 }
@@ -464,18 +464,31 @@ out:
 
 /*
  * What each QP type needs: RC, UC, UD a PD and both CQs; the XRC initiator a
- * PD and a send CQ; the XRC target its domain and nothing else.
+ * PD and a send CQ; the XRC target its domain and nothing else; a raw packet
+ * QP CAP_NET_RAW, a PD and both CQs or (RSS) an indirection table.
  */
 static int prov_qp_check(struct ibv_context *ctx, const struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD;
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD |
+			       IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE;
 	bool has_pd = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd;
+	bool rss = attr->comp_mask & (IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE);
 
 	if ((attr->comp_mask & ~known) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags))
 		return -EOPNOTSUPP;
+	if (rss && attr->qp_type != IBV_QPT_RAW_PACKET)
+		return -EINVAL;
 	switch (attr->qp_type) {
+	case IBV_QPT_RAW_PACKET:
+		/* Whoever sends frames of their own making needs CAP_NET_RAW, as the kernel's uverbs asks. */
+		if (!prov_may_create_raw_qp())
+			return -EPERM;
+		/* An RSS QP's CQ is its indirection table's. */
+		if (!rss && (!attr->send_cq || !attr->recv_cq))
+			return -EINVAL;
+		break;
 	case IBV_QPT_XRC_RECV:
 		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
 		    attr->xrcd->context != ctx)
@@ -502,6 +515,9 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	bool target = attr->qp_type == IBV_QPT_XRC_RECV;
 	/* An XRC initiator receives nothing: a receive CQ or SRQ given is ignored, as the kernel does. */
 	bool receives = !target && attr->qp_type != IBV_QPT_XRC_SEND;
+	struct rc_qp *rss_wqs[1 << RC_RSS_LOG_SIZE_MAX];
+	struct prov_ind_table *table = NULL;
+	struct rc_qp_rss rss;
 	struct rc_qp_init init = { 0 };
 	struct prov_qp *qp;
 	struct ibv_qp *ib;
@@ -510,6 +526,11 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	ret = prov_qp_check(ctx, attr);
 	if (ret)
 		return prov_null_errno(ret);
+	if (attr->comp_mask & (IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE)) {
+		ret = prov_rss_get(attr, &rss, rss_wqs, &table);
+		if (ret)
+			return prov_null_errno(ret);
+	}
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -524,9 +545,11 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 		init.xrcd = to_pxrcd(attr->xrcd)->rc;
 	} else {
 		init.pd = to_ppd(attr->pd)->rc;
-		init.send_cq = to_pcq(attr->send_cq)->rc;
-		init.recv_cq = receives ? to_pcq(attr->recv_cq)->rc : NULL;
+		init.send_cq = table ? prov_ind_table_cq(table) : to_pcq(attr->send_cq)->rc;
+		init.recv_cq = table ? prov_ind_table_cq(table) :
+			       receives ? to_pcq(attr->recv_cq)->rc : NULL;
 		init.srq = receives && attr->srq ? to_psrq(attr->srq)->rc : NULL;
+		init.rss = table ? &rss : NULL;
 	}
 	init.cap = attr->cap;
 	init.sq_sig_all = attr->sq_sig_all != 0;
@@ -541,6 +564,9 @@ static struct ibv_qp *prov_qp_new(struct ibv_context *ctx, struct ibv_qp_init_at
 	}
 	if (!target && to_ppd(attr->pd)->base)
 		atomic_fetch_add(&to_ppd(attr->pd)->users, 1);
+	if (table)
+		prov_ind_table_hold(table, 1);
+	qp->ind_table = table;
 	attr->cap = init.cap;
 	dp_device_qp_add(prov_dp(ctx), qp->rc);
 
@@ -683,6 +709,8 @@ int prov_destroy_qp(struct ibv_qp *ibqp)
 			       atomic_load(&qp->async_reported));
 	if (ibqp->pd && to_ppd(ibqp->pd)->base)
 		atomic_fetch_sub(&to_ppd(ibqp->pd)->users, 1);
+	if (qp->ind_table)
+		prov_ind_table_hold(qp->ind_table, -1);
 	prov_qp_ex_fini(qp);
 	prov_qp_release(qp);
 	return 0;

@@ -285,7 +285,8 @@ static int neigh_xmit(void *arg, const void *frame, uint32_t len)
 
 /* ---- Receive ---- */
 
-enum rx_verdict { RX_ROCE, RX_DROP };
+/* RX_RAW: not RoCE, handed up for the flows of raw packet QPs (port.rx_raw). */
+enum rx_verdict { RX_ROCE, RX_RAW, RX_DROP };
 
 /* @bth: a BTH whose DestQP is QP1, the GSI. */
 static inline bool is_gsi(const uint8_t *bth)
@@ -297,6 +298,17 @@ static inline enum rx_verdict rx_drop(struct dp_port *dp, enum dp_drop why)
 {
 	dp->cnt.drop[why]++;
 	return RX_DROP;
+}
+
+/* A frame that is not RoCE: to the engine while raw QPs have flows, else dropped as @why. */
+static inline enum rx_verdict rx_raw_or_drop(struct dp_port *dp, enum wire_frame_kind kind,
+					     enum dp_drop why)
+{
+	if (dp->base.rx_raw && kind != WIRE_FRAME_ROCE) {
+		dp->cnt.rx_raw++;
+		return RX_RAW;
+	}
+	return rx_drop(dp, why);
 }
 
 /* ARP and ND: to the neighbour table, which answers and learns. */
@@ -338,7 +350,8 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 		return to_neigh(dp, d, len, now);
 	multicast = d[0] & 1;
 	if (unlikely(multicast && o.ethertype != WIRE_ETHERTYPE_IPV6))
-		return rx_drop(dp, DP_DROP_rx_not_roce);	/* broadcast / multicast that is not ND */
+		/* broadcast / multicast that is not ND */
+		return rx_raw_or_drop(dp, kind, DP_DROP_rx_not_roce);
 	if (unlikely(!multicast && !mac_eq(d, dp->base.mac)))
 		return rx_drop(dp, DP_DROP_rx_not_for_us);
 	switch (kind) {
@@ -364,7 +377,7 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 	default:
 		break;
 	}
-	return rx_drop(dp, DP_DROP_rx_not_roce);
+	return rx_raw_or_drop(dp, kind, DP_DROP_rx_not_roce);
 }
 
 /* The deferred start of a memif client, from the port's own thread; a few times a second. */
@@ -446,7 +459,7 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 {
 	struct dp_port *dp = to_dp(p);
 	struct rte_mbuf *m[DP_BURST], *drop[DP_BURST];
-	unsigned n, out = 0, n_drop = 0;
+	unsigned n, out = 0, n_drop = 0, n_roce = 0;
 	uint64_t now = 0;
 
 	if (unlikely(atomic_load_explicit(&dp->addrs_pending, memory_order_relaxed)))
@@ -467,8 +480,12 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 		memif_watch(dp);
 	}
 	for (unsigned i = 0; i < n; i++) {
+		enum rx_verdict v;
+
 		dp->cnt.rx_bytes += m[i]->pkt_len;
-		if (classify(dp, m[i], &now) == RX_ROCE) {
+		v = classify(dp, m[i], &now);
+		if (v != RX_DROP) {
+			n_roce += v == RX_ROCE;
 			f[out].data = rte_pktmbuf_mtod(m[i], uint8_t *);
 			f[out].len = m[i]->data_len;
 			f[out].handle = m[i];
@@ -479,11 +496,15 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 	}
 	if (n_drop)
 		rte_pktmbuf_free_bulk(drop, n_drop);
-	if (dp->loop && out < max && host_ring_ready(dp->loop))
-		out += ring_rx(dp, f + out, max - out);
+	dp->cnt.rx_roce += n_roce;
+	if (dp->loop && out < max && host_ring_ready(dp->loop)) {
+		unsigned looped = ring_rx(dp, f + out, max - out);
+
+		dp->cnt.rx_roce += looped;
+		out += looped;
+	}
 	if (!out)
 		return 0;
-	dp->cnt.rx_roce += out;
 	if (dp->pcap) {
 		const void *frames[DP_BURST];
 		uint32_t lens[DP_BURST];

@@ -52,7 +52,8 @@ const char *dp_drop_desc(enum dp_drop reason);
  */
 #define DP_PORT_COUNTERS(X)						\
 	X(rx_frames)	X(rx_bytes)	X(rx_roce)	X(rx_polls)	\
-	X(tx_frames)	X(tx_bytes)	X(rx_neigh)	X(rx_loop)	X(tx_loop)
+	X(tx_frames)	X(tx_bytes)	X(rx_neigh)	X(rx_loop)	X(tx_loop)	\
+	X(rx_raw)
 #define DP_PORT_BURSTS(X)						\
 	X(rx_burst_1)	X(rx_burst_2)	X(rx_burst_4)	X(rx_burst_8)	\
 	X(rx_burst_16)	X(rx_burst_32)						\

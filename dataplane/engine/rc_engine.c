@@ -100,6 +100,8 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg)
 	rc_list_init(&eng->ahs);
 	rc_list_init(&eng->qp_list);
 	rc_list_init(&eng->xrcds);
+	rc_list_init(&eng->flows);
+	rc_list_init(&eng->sniffers);
 	rc_list_init(&eng->work);
 	rc_list_init(&eng->timers);
 	return eng;
@@ -111,6 +113,7 @@ void rc_engine_destroy(struct rc_engine *eng)
 		return;
 	pthread_mutex_lock(&eng->lock);
 	rc_tx_flush(eng);
+	rc_flow_free_all(eng);
 	rc_qp_free_all(eng);
 	rc_srq_free_all(eng);
 	rc_xrcd_free_all(eng);
@@ -132,7 +135,7 @@ void rc_engine_objects(struct rc_engine *eng, struct rc_objects *out)
 	*out = (struct rc_objects){
 		.pd = eng->n_pd, .mr = eng->n_mr, .mw = eng->n_mw, .cq = eng->n_cq,
 		.srq = eng->n_srq, .ah = eng->n_ah, .qp = eng->n_qp,
-		.xrcd = eng->n_xrcd,
+		.xrcd = eng->n_xrcd, .flow = eng->n_flow,
 		.qp_bytes = eng->qp_bytes,
 	};
 	pthread_mutex_unlock(&eng->lock);
@@ -312,9 +315,13 @@ static void service(struct rc_engine *eng)
 			rc_qp_kick(qp);
 			continue;
 		}
-		ret = rc_resp_tx(qp, RC_QP_QUOTA, &more);
-		if (ret >= 0)
-			ret = rc_req_tx(qp, RC_QP_QUOTA, &more);
+		if (qp->type == IBV_QPT_RAW_PACKET) {
+			ret = rc_raw_tx(qp, RC_QP_QUOTA, &more);
+		} else {
+			ret = rc_resp_tx(qp, RC_QP_QUOTA, &more);
+			if (ret >= 0)
+				ret = rc_req_tx(qp, RC_QP_QUOTA, &more);
+		}
 		if (ret == -ENOBUFS || more)
 			rc_qp_kick(qp);
 	}

@@ -453,6 +453,9 @@ struct rc_resp {
 
 struct rc_qp {
 	struct rc_engine	*eng;
+	unsigned		n_flows;	/* raw packet QP: flows steering to it */
+	struct rc_qp_rss	*rss;		/* raw packet QP: its frames go to these WQs */
+	uint64_t		raw_seen;	/* raw packet QP: the last frame it took (rc_raw.c) */
 	enum ibv_qp_type	type;
 	uint32_t		qpn;
 	enum ibv_qp_state	state;
@@ -546,6 +549,10 @@ struct rc_engine {
 	uint32_t		next_srqn;
 
 	struct rc_list		pds, mrs, mws, cqs, srqs, ahs, qp_list, xrcds;
+	struct rc_list		flows;		/* by priority, lowest value first */
+	struct rc_list		sniffers;	/* IBV_FLOW_ATTR_SNIFFER flows */
+	unsigned		n_flow, n_sniff;	/* n_flow counts the sniffers too */
+	uint64_t		raw_frames;	/* frames matched against the flows so far */
 	struct rc_list		work;		/* QPs with something to send */
 	struct rc_list		timers;		/* QPs with an armed timer */
 	uint64_t		next_deadline;
@@ -820,6 +827,24 @@ void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);
 #else
 #define RC_TRACE(qp, machine, state) do { (void)(qp); (void)(state); } while (0)
 #endif
+
+/* rc_raw.c: raw packet QPs and flow steering. */
+/*
+ * A frame the parser did not take as RoCE, to the raw QPs whose flows match
+ * it.  Return: true when at least one QP took it (or counted it dropped).
+ */
+bool rc_raw_rx(struct rc_engine *eng, const uint8_t *frame, uint32_t len);
+/*
+ * A copy of a frame from or to the port for every sniffer flow's QP; @f may
+ * name its zero-copy payload (port_frame.ext), NULL when contiguous.
+ */
+void rc_raw_sniff(struct rc_engine *eng, const uint8_t *data, uint32_t len,
+		  const struct port_frame *f);
+/* Send what @qp's send queue holds, at most @quota frames.  Return: frames sent, or -ENOBUFS. */
+int rc_raw_tx(struct rc_qp *qp, unsigned quota, bool *more);
+void rc_flow_free_all(struct rc_engine *eng);
+/* A copy of @rss for @qp: 0, -EINVAL (not raw QPs of @qp's engine, sizes), -EOPNOTSUPP (fields). */
+int rc_raw_rss_init(struct rc_qp *qp, const struct rc_qp_rss *rss);
 
 /* rc_direct.c: direct placement between the processes of one host. */
 void rc_direct_publish_mr(struct rc_mr *mr);

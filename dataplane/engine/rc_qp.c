@@ -32,8 +32,8 @@ const char *rc_qp_state_name(enum ibv_qp_state state)
 
 /* ---- Legal transitions and the attributes each one requires and allows ---- */
 
-/* Attribute columns: RC, UC, UD and the XRC initiator and target (the kernel's IB_QPT_XRC_INI/TGT). */
-enum { T_RC, T_UC, T_UD, T_XRC_INI, T_XRC_TGT, T_COUNT };
+/* Attribute columns: RC, UC, UD, the XRC initiator and target (the kernel's IB_QPT_XRC_INI/TGT), raw packet. */
+enum { T_RC, T_UC, T_UD, T_XRC_INI, T_XRC_TGT, T_RAW, T_COUNT };
 
 struct qp_transition {
 	uint8_t	by;			/* enum rc_state_actor bits */
@@ -77,6 +77,7 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 				[T_RC] = INIT_ATTRS, [T_UC] = INIT_ATTRS,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
 				[T_XRC_INI] = INIT_ATTRS, [T_XRC_TGT] = INIT_ATTRS,
+				[T_RAW] = IBV_QP_PORT,
 			} },
 	},
 	[IBV_QPS_INIT] = {
@@ -87,6 +88,7 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 				[T_RC] = INIT_ATTRS, [T_UC] = INIT_ATTRS,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
 				[T_XRC_INI] = INIT_ATTRS, [T_XRC_TGT] = INIT_ATTRS,
+				[T_RAW] = IBV_QP_PORT,
 			} },
 		[IBV_QPS_RTR] = { .by = U,
 			.req = {
@@ -152,6 +154,7 @@ static const struct qp_transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 			.opt = {
 				[T_UC] = IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS,
 				[T_UD] = IBV_QP_CUR_STATE | IBV_QP_QKEY,
+				[T_RAW] = IBV_QP_CUR_STATE,
 			} },
 	},
 	[IBV_QPS_ERR] = {
@@ -171,6 +174,7 @@ static int type_index(enum ibv_qp_type t)
 	case IBV_QPT_UD:	return T_UD;
 	case IBV_QPT_XRC_SEND:	return T_XRC_INI;
 	case IBV_QPT_XRC_RECV:	return T_XRC_TGT;
+	case IBV_QPT_RAW_PACKET:	return T_RAW;
 	default:		return T_RC;
 	}
 }
@@ -392,12 +396,14 @@ static int check_init(struct rc_engine *eng, const struct rc_qp_init *init)
 		if (init->recv_cq || init->srq || init->gsi)
 			return -EINVAL;
 	} else if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-		   init->qp_type != IBV_QPT_UD) {
+		   init->qp_type != IBV_QPT_UD && init->qp_type != IBV_QPT_RAW_PACKET) {
 		return -EOPNOTSUPP;
 	} else if (!init->recv_cq || init->recv_cq->eng != eng) {
 		return -EINVAL;
 	}
 	if (init->gsi && init->qp_type != IBV_QPT_UD)
+		return -EINVAL;
+	if (init->rss && init->qp_type != IBV_QPT_RAW_PACKET)
 		return -EINVAL;
 	if (!init->pd || !init->send_cq || init->pd->eng != eng ||
 	    init->send_cq->eng != eng || (init->srq && init->srq->eng != eng))
@@ -540,6 +546,11 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	qp->bytes = sizeof(*qp) + (size_t)qp->sq_size * qp->sq_stride +
 		    (init->srq ? 0 : rc_rq_bytes(c->max_recv_wr, c->max_recv_sge)) +
 		    sizeof(struct rc_recv_wqe) + RC_MAX_SGE * sizeof(struct ibv_sge);
+	if (init->rss) {
+		ret = rc_raw_rss_init(qp, init->rss);
+		if (ret)
+			goto err_free_wqe;
+	}
 
 	qp->state = IBV_QPS_RESET;
 	qp->attr.qp_state = IBV_QPS_RESET;
@@ -579,6 +590,8 @@ err_free_qpn:
 	free_qpn(eng, qp->qpn);
 err_unlock:
 	pthread_mutex_unlock(&eng->lock);
+	free(qp->rss);
+err_free_wqe:
 	free(qp->resp.wqe);
 err_free_rings:
 	rings_put(qp);
@@ -611,6 +624,7 @@ void *rc_qp_user(const struct rc_qp *qp)
 
 static void qp_free(struct rc_qp *qp)
 {
+	free(qp->rss);
 	free(qp->resp.wqe);
 	rings_put(qp);
 	free(qp);
@@ -621,6 +635,11 @@ int rc_qp_destroy(struct rc_qp *qp)
 	struct rc_engine *eng = qp->eng;
 
 	pthread_mutex_lock(&eng->lock);
+	/* A flow holds its QP, as the kernel's uverbs does (ibv_destroy_flow first). */
+	if (qp->n_flows) {
+		pthread_mutex_unlock(&eng->lock);
+		return -EBUSY;
+	}
 	rc_tx_drain(eng);
 	stop_timers(qp);
 	stop_work(qp);

@@ -51,6 +51,8 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 	struct rc_qp *qp;
 	bool unchecked;
 
+	if (unlikely(eng->n_sniff) && !local)
+		rc_raw_sniff(eng, data, len, ext);
 	/* Frames this engine built itself cannot be corrupted on the way. */
 	r = wire_parse(data, len, WIRE_PARSE_SKIP_ICRC, &pkt);
 	if (ext && !r) {
@@ -61,6 +63,9 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 			pkt.payload = ext->ext;
 	}
 	if (unlikely(r)) {
+		/* Not RoCE: a raw packet QP's flow may want it. */
+		if (eng->n_flow && !ext && !local && rc_raw_rx(eng, data, len))
+			return;
 		eng->cnt.rx_packets++;
 		eng->cnt.rx_bytes += len;
 		eng->cnt.drops.count[r]++;

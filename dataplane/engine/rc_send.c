@@ -68,6 +68,8 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
 			eng->cfg.frame_tap(eng->cfg.frame_tap_arg, s->data, s->len);
 		return;
 	}
+	if (unlikely(eng->n_sniff))
+		rc_raw_sniff(eng, f->data, f->len, f);
 	/*
 	 * Field by field: f->len was just stored, and one 16-byte load over it
 	 * would wait for the store instead of taking it from the store buffer.

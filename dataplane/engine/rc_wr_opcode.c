@@ -6,15 +6,17 @@
 #define UC RC_QPT_BIT(IBV_QPT_UC)
 #define UD RC_QPT_BIT(IBV_QPT_UD)
 #define XRC RC_QPT_BIT(IBV_QPT_XRC_SEND)
+#define RAW RC_QPT_BIT(IBV_QPT_RAW_PACKET)
 
 /*
  * The operations of each transport service, as the BTH OpCode table (IBA 9.2) lists
  * them: UD only sends, UC adds writes; reads, atomics and send with invalidate are
  * RC's alone.  Binding a window and invalidating a key happen in the send queue
  * without a packet, on the connected services (IBA 10.6.7).  The IBA 1.5
- * atomic write is RC's.  As the kernel's rxe_wr_opcode_info[] in rxe_opcode.c.
- * An XRC initiator posts what RC does, but the atomic write (no XRC opcode)
- * and window binds (a window serves the QP requests arrive on: the target).
+ * atomic write is RC's.  A raw packet QP sends its frames as is.  As the kernel's
+ * rxe_wr_opcode_info[] in rxe_opcode.c.  An XRC initiator posts what RC does,
+ * but the atomic write (no XRC opcode) and window binds (a window serves the QP
+ * requests arrive on: the target).
  */
 const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT] = {
 	[IBV_WR_RDMA_WRITE] = {
@@ -27,7 +29,7 @@ const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT] = {
 		.qp_ex_flag = IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
 	},
 	[IBV_WR_SEND] = {
-		.name = "SEND", .qp_types = RC | UC | UD | XRC, .kind = RC_WR_SEND,
+		.name = "SEND", .qp_types = RC | UC | UD | XRC | RAW, .kind = RC_WR_SEND,
 		.wc_opcode = IBV_WC_SEND, .qp_ex_flag = IBV_QP_EX_WITH_SEND,
 	},
 	[IBV_WR_SEND_WITH_IMM] = {

@@ -74,6 +74,12 @@ struct port {
 	 * keeps until their completion, which needs the peer's ACK.
 	 */
 	bool			tx_ext;
+	/*
+	 * Set by the engine while flows steer frames to raw packet QPs:
+	 * rx_burst() then also hands up frames that are not RoCE (a port that
+	 * filters them, as the DPDK port does), for the engine to match.
+	 */
+	bool			rx_raw;
 };
 
 #endif

@@ -41,6 +41,7 @@ struct rc_srq;
 struct rc_qp;
 struct rc_ah;
 struct rc_xrcd;
+struct rc_flow;
 
 /* ---- Limits the engine honours (reported by query_device) ---- */
 #define RC_MAX_QP		16384
@@ -175,7 +176,7 @@ void rc_engine_destroy(struct rc_engine *eng);
 
 /* How many objects of each kind are alive: created and not yet destroyed. */
 struct rc_objects {
-	unsigned	pd, mr, mw, cq, srq, ah, qp, xrcd;
+	unsigned	pd, mr, mw, cq, srq, ah, qp, xrcd, flow;
 	size_t		qp_bytes;	/* memory the engine holds for the QPs */
 };
 
@@ -234,7 +235,8 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(rate_cuts)	X(rate_fast_recovery)	X(rate_additive)	\
 	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)	\
 	X(selective_naks_tx)	X(selective_naks_rx)	X(selective_resends)	\
-	X(selective_placed)
+	X(selective_placed)	\
+	X(raw_rx)	X(raw_tx)	X(raw_looped)
 
 /*
  * Values of a QP's loss recovery and rate as of the reading, after the
@@ -265,7 +267,7 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(DUP_NOT_HELD,	"duplicate read or atomic the responder no longer holds") \
 	X(UC_GAP,	"UC packet after a PSN gap, before the next FIRST or ONLY") \
 	X(UC_ERROR,	"UC request in error (length, key, access): message dropped") \
-	X(NO_RECV_WQE,	"UC or UD send with no receive WQE posted")	\
+	X(NO_RECV_WQE,	"UC or UD send, or a raw frame, with no receive WQE posted") \
 	X(BAD_QKEY,	"UD Q_Key does not match the QP's")		\
 	X(GHOST_RESPONSE, "response or ACK for a PSN this QP has not sent") \
 	X(STALE_RESPONSE, "response or ACK for PSNs already acknowledged") \
@@ -425,13 +427,36 @@ struct rc_ring_alloc {
 };
 
 /*
+ * Receive-side scaling of a raw packet QP (ibv_create_qp_ex(3) with
+ * IBV_QP_INIT_ATTR_RX_HASH and _IND_TABLE): a frame its flows take goes to
+ * @wqs[Toeplitz hash of the @fields of the frame under @key, modulo the
+ * table's size]; the QP itself has no queues.  @wqs: 1 << @log_size raw
+ * packet QPs of the same engine that stand for the work queues (ibv_wq);
+ * they must outlive the RSS QP (the provider's indirection table holds them).
+ */
+#define RC_RSS_KEY_MAX		64
+#define RC_RSS_LOG_SIZE_MAX	8
+#define RC_RSS_FIELDS	(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_IPV6 |	\
+			 IBV_RX_HASH_DST_IPV6 | IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP | \
+			 IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+struct rc_qp_rss {
+	struct rc_qp		**wqs;
+	uint32_t		log_size;
+	uint64_t		fields;		/* IBV_RX_HASH_*, within RC_RSS_FIELDS */
+	uint8_t			key[RC_RSS_KEY_MAX];
+	uint8_t			key_len;
+};
+
+/*
  * IBV_QPT_XRC_SEND (initiator): like RC without a receive queue (@recv_cq and
  * @srq NULL); each work request names the target's SRQ in
  * wr->qp_type.xrc.remote_srqn.  IBV_QPT_XRC_RECV (target): @xrcd only, no PD,
  * CQs or send queue; it receives and answers.
  */
 struct rc_qp_init {
-	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC, _UD, _XRC_SEND or _XRC_RECV */
+	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, _UC, _UD, _XRC_SEND, _XRC_RECV or _RAW_PACKET */
+	const struct rc_qp_rss	*rss;		/* raw packet QP: optional, copied */
 	struct rc_pd		*pd;
 	struct rc_cq		*send_cq;
 	struct rc_cq		*recv_cq;
@@ -450,7 +475,7 @@ struct rc_qp_init {
 };
 
 struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init);
-int rc_qp_destroy(struct rc_qp *qp);
+int rc_qp_destroy(struct rc_qp *qp);		/* -EBUSY while flows steer to it */
 uint32_t rc_qp_num(const struct rc_qp *qp);
 /*
  * ibv_open_qp(3): the XRC target QP numbered @qpn of @xrcd, or NULL with errno
@@ -470,6 +495,32 @@ int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask);
 /* @init (may be NULL) gets qp_type, cap and sq_sig_all; its object pointers stay NULL. */
 int rc_qp_query(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask,
 		struct ibv_qp_init_attr *init);
+/* ---- Raw packet QPs and flow steering (ibv_create_flow(3); docs/engine.md, "Raw packet QPs") ---- */
+
+/*
+ * A raw packet QP sends whole Ethernet frames: the SGEs of an IBV_WR_SEND
+ * hold the frame from its destination MAC on, sent as is (no ICRC, no
+ * checksum).  It receives only frames a flow of its own steers to it:
+ * frames that are not RoCE (wire_classify() says so), from the port, and
+ * those a raw QP of the same engine sends (as a NIC's switch loops them
+ * back, the sender's own flows excepted).  RoCE frames always go to the
+ * transport and match no flow but a sniffer.  A receive completes
+ * IBV_WC_RECV with byte_len the frame's length, no GRH area.
+ *
+ * @attr: struct ibv_flow_attr followed by its specs (ETH, IPV4, IPV4_EXT,
+ * IPV6, TCP, UDP), values and masks in network order; type
+ * IBV_FLOW_ATTR_NORMAL or _SNIFFER, flags 0 or IBV_FLOW_ATTR_FLAGS_DONT_TRAP.
+ * Among the flows a frame matches, the lowest priority value wins; flows of equal
+ * priority each get a copy (one per QP), and DONT_TRAP flows let the next
+ * priority match too.  IBV_FLOW_ATTR_SNIFFER (no specs): a copy of every
+ * frame received from or sent to the port, RoCE ones included.  Return: the
+ * flow, or NULL with errno EINVAL (a QP that is not raw, port, size or a
+ * spec malformed), EOPNOTSUPP (another rule type, flag or spec: default
+ * rules, egress, tunnels, actions, inner headers) or ENOMEM.
+ */
+struct rc_flow *rc_flow_create(struct rc_qp *qp, const struct ibv_flow_attr *attr);
+int rc_flow_destroy(struct rc_flow *flow);
+
 /* ---- Work-request opcodes (IBA 10.8.3, ibv_post_send(3)) ---- */
 
 /*
@@ -501,7 +552,7 @@ enum rc_wr_flag {
 	RC_WR_INV	= 1 << 1,	/* invalidate_rkey names a key to invalidate */
 };
 
-/* A QP type as a bit of rc_wr_opcode_info.qp_types (@t: IBV_QPT_RC, _UC, _UD or _XRC_SEND). */
+/* A QP type as a bit of rc_wr_opcode_info.qp_types (@t: IBV_QPT_RC, _UC, _UD, _XRC_SEND or _RAW_PACKET). */
 #define RC_QPT_BIT(t)		(1u << (t))
 
 struct rc_wr_opcode_info {

@@ -208,10 +208,10 @@ void h_env_fini(struct h_env *e)
 		/* First what the test made, so the message names the kinds it left. */
 		rc_engine_objects(e->eng[s], &o);
 		ck_assert_msg(!o.qp && !o.qp_bytes && !o.srq && o.cq == 1 && !o.ah && !o.mw && !o.mr && o.pd == 1 &&
-			      !o.xrcd,
+			      !o.xrcd && !o.flow,
 			      "side %d: the test left alive %u QPs, %u SRQs, %u CQs, %u AHs, "
-			      "%u MWs, %u MRs, %u PDs (besides the harness's CQ and PD), %u XRCDs",
-			      s, o.qp, o.srq, o.cq - 1, o.ah, o.mw, o.mr, o.pd - 1, o.xrcd);
+			      "%u MWs, %u MRs, %u PDs (besides the harness's CQ and PD), %u XRCDs, %u flows",
+			      s, o.qp, o.srq, o.cq - 1, o.ah, o.mw, o.mr, o.pd - 1, o.xrcd, o.flow);
 		ck_assert_int_eq(rc_cq_destroy(e->cq[s]), 0);
 		ck_assert_int_eq(rc_pd_free(e->pd[s]), 0);
 		rc_engine_objects(e->eng[s], &o);
