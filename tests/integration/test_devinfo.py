@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
 
 # include/uroce/rc.h RC_MAX_* and WIRE_GID_TABLE_LEN, as query_device must report them.
-LIMITS = {'max_qp': 4096, 'max_qp_wr': 16384, 'max_sge': 32, 'max_cq': 4096,
+LIMITS = {'max_qp': 16384, 'max_qp_wr': 16384, 'max_sge': 32, 'max_cq': 4096,
           'max_cqe': 1048576, 'max_mr': 65536, 'max_pd': 4096, 'max_qp_rd_atom': 16,
           'max_qp_init_rd_atom': 16, 'max_srq': 1024, 'max_srq_wr': 16384,
           'max_ah': 65536, 'phys_port_cnt': 1, 'max_mcast_grp': 0, 'max_mw': 65536}

@@ -21,7 +21,7 @@ def body(tap, pair):
     for ln in cases:
         verdict, rest = ln.split(' ', 1)
         tap.ok(verdict == 'PASS', f'{rest} (MTU {pair.mtu})', ln)
-    tap.ok(len(cases) == 15 and cli.rc == 0 and srv.rc == 0, 'verbs_check ran every case',
+    tap.ok(len(cases) == 16 and cli.rc == 0 and srv.rc == 0, 'verbs_check ran every case',
            f'client exit {cli.rc}:\n{cli.out}\nserver exit {srv.rc}:\n{srv.out}')
 
     srv, cli = pair.client_server([prog, '-d', 'uroce0', '-g', g[0], '-p', '18601'],
