@@ -614,6 +614,14 @@ const uint8_t *rc_sge_ref(struct rc_engine *eng, struct rc_pd *pd, const struct 
 			 uint32_t num, struct rc_sge_cursor *cur, uint32_t len);
 int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
 		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len);
+/*
+ * The same, each copy fault-safe (rc_odp_write()) whatever the region: for
+ * UD receives, which arrive from anyone at any time, also after a program
+ * freed a buffer it left registered and posted (UCX at exit): -EFAULT then.
+ */
+int rc_sge_scatter_may_fault(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+			     uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src,
+			     uint32_t len);
 
 /* Completion queues. */
 void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited);

@@ -756,8 +756,9 @@ const uint8_t *rc_sge_ref(struct rc_engine *eng, struct rc_pd *pd, const struct 
 	return p;
 }
 
-int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
-		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len)
+static int scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len,
+		   bool may_fault)
 {
 	while (len) {
 		uint32_t n;
@@ -768,7 +769,7 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 
 		if (ret)
 			return ret;
-		if (unlikely(odp)) {
+		if (unlikely(odp || may_fault)) {
 			if (rc_odp_write(p, src, n))
 				return -EFAULT;
 		} else {
@@ -779,4 +780,17 @@ int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge
 		cur->off += n;
 	}
 	return 0;
+}
+
+int rc_sge_scatter(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+		   uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src, uint32_t len)
+{
+	return scatter(eng, pd, sge, num, cur, src, len, false);
+}
+
+int rc_sge_scatter_may_fault(struct rc_engine *eng, struct rc_pd *pd, const struct ibv_sge *sge,
+			     uint32_t num, struct rc_sge_cursor *cur, const uint8_t *src,
+			     uint32_t len)
+{
+	return scatter(eng, pd, sge, num, cur, src, len, true);
 }

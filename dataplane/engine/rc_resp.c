@@ -1233,10 +1233,10 @@ static void ud_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 
 	if ((uint64_t)RC_GRH_LEN + len > r->wqe->length)
 		st = IBV_WC_LOC_LEN_ERR;
-	else if (rc_sge_scatter(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge, &cur, grh,
-				RC_GRH_LEN) ||
-		 (len && rc_sge_scatter(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge, &cur,
-					wire_pkt_payload(pkt), len)))
+	else if (rc_sge_scatter_may_fault(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge, &cur,
+					  grh, RC_GRH_LEN) ||
+		 (len && rc_sge_scatter_may_fault(qp->eng, qp->pd, r->wqe->sge, r->wqe->num_sge,
+						  &cur, wire_pkt_payload(pkt), len)))
 		st = IBV_WC_LOC_PROT_ERR;
 
 	memset(&wc, 0, sizeof(wc));

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <endian.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine_harness.h"
 #include "suites.h"
@@ -132,6 +133,36 @@ START_TEST(ud_odp)
 	ck_assert_int_eq(memcmp(u.buf[1] + 40, u.buf[0], 1000), 0);
 	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[0], &wc, 1, RUN_NS), 1);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ud_fini(&u);
+}
+END_TEST
+
+/*
+ * A receive posted into memory the program then unmapped, the region still
+ * registered (UCX's registration cache at exit): a UD send arriving fails
+ * that receive, never the process.
+ */
+START_TEST(ud_receive_into_unmapped_memory)
+{
+	struct ud u;
+	struct ibv_wc wc;
+	struct rc_mr *mr;
+	struct ibv_sge s;
+	uint8_t *page;
+
+	ud_init(&u, 0, NULL);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(page, MAP_FAILED);
+	mr = rc_mr_reg(u.e.pd[1], page, 4096, (uintptr_t)page, IBV_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	s = (struct ibv_sge){ (uintptr_t)page, 4096, rc_mr_lkey(mr) };
+	ck_assert_int_eq(h_post_recv(u.qp[1], 7, &s, 1), 0);
+	ck_assert_int_eq(munmap(page, 4096), 0);
+	ck_assert_int_eq(ud_send(&u, 1, 100, QKEY, false), 0);
+	ck_assert_int_eq(h_wait_cq(&u.e, u.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+	ck_assert_int_eq(rc_mr_dereg(mr), 0);
 	ud_fini(&u);
 }
 END_TEST
@@ -640,6 +671,7 @@ Suite *rc_ucud_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ud_grh_ipv4);
 	tcase_add_test(tc, ud_odp);
+	tcase_add_test(tc, ud_receive_into_unmapped_memory);
 	tcase_add_loop_test(tc, ud_grh_ipv6, 0, 3);
 	tcase_add_test(tc, ud_qkey);
 	tcase_add_test(tc, ud_length_limits);

@@ -93,7 +93,7 @@ def io_demo(tap, pair, tl, am):
     srv.kill()
     srv.wait(5)
     tap.ok(cli.rc == 0 and "Client exit with status 'OK'" in cli.out and server_alive,
-           name, f'client exit {cli.rc}:\n{cli.out}\nserver alive {server_alive}:\n{srv.out}')
+           name, f'server alive {server_alive}:\n{srv.out}\nclient exit {cli.rc}:\n{cli.out}')
     used = lanes(cli.out)
     kind = 'am' if am else 'tag'
     tap.ok(bool(used) and all(u.get(kind) == f'{tl}/{DEV}' for u in used),
