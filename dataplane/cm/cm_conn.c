@@ -450,8 +450,49 @@ static void req_conn(const struct wire_cm_req *r, struct cm_conn *c)
 	memcpy(c->pdata, r->pdata, WIRE_CM_REQ_PDATA);
 }
 
+/* The ID the sender of a REQ (its local comm ID) or SIDR_REQ (its request ID) named itself by. */
+static uint32_t sender_id(const struct wire_cm_mad *m)
+{
+	return wire_get16(m->hdr.attr_id) == WIRE_CM_SIDR_REQ ? wire_get32(m->u.sidr_req.request_id) :
+								 wire_get32(m->u.req.local_comm_id);
+}
+
+/*
+ * Keep @m, a REQ or SIDR_REQ for a service ID with no listener here, until
+ * one comes or the grace ends (revisit_parked()); false: not kept (no room,
+ * or already past its grace), decide now.  A repeat of a kept one is a
+ * duplicate.
+ */
+static bool park(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
+		 const struct wire_cm_mad *m, bool may_park)
+{
+	uint32_t grace = cm->cfg.listen_grace_ms ? cm->cfg.listen_grace_ms : CM_LISTEN_GRACE_MS;
+	struct cm_parked *p;
+
+	if (!may_park)
+		return false;
+	for (unsigned i = 0; i < cm->n_parked; i++) {
+		p = &cm->parked[i];
+		if (!memcmp(p->src, src, 16) &&
+		    wire_get16(p->mad.hdr.attr_id) == wire_get16(m->hdr.attr_id) &&
+		    sender_id(&p->mad) == sender_id(m)) {
+			cm->cnt.duplicates++;
+			return true;
+		}
+	}
+	if (cm->n_parked == CM_PARKED_MAX)
+		return false;
+	p = &cm->parked[cm->n_parked++];
+	p->mad = *m;
+	memcpy(p->src, src, 16);
+	memcpy(p->dst, dst, 16);
+	p->deadline = cm_now_ns(cm) + (uint64_t)grace * 1000000;
+	cm->cnt.parked++;
+	return true;
+}
+
 static void rx_req(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
-		   const struct wire_cm_mad *m)
+		   const struct wire_cm_mad *m, bool may_park)
 {
 	const struct wire_cm_req *r = &m->u.req;
 	uint32_t remote = wire_get32(r->local_comm_id);
@@ -483,6 +524,8 @@ static void rx_req(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
 	}
 	listen = find_listener(cm, wire_get64(r->service_id));
 	if (!listen) {
+		if (park(cm, src, dst, m, may_park))
+			return;
 		if (cm->cfg.answers_unclaimed &&
 		    cm->cfg.answers_unclaimed(cm->cfg.arg, wire_get64(r->service_id))) {
 			cm->cnt.unclaimed++;
@@ -702,7 +745,7 @@ static void rx_drep(struct cm *cm, const struct wire_cm_mad *m)
 }
 
 static void rx_sidr_req(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
-			const struct wire_cm_mad *m)
+			const struct wire_cm_mad *m, bool may_park)
 {
 	const struct wire_cm_sidr_req *r = &m->u.sidr_req;
 	struct cm_event ev = { .type = CM_EV_SIDR_REQ };
@@ -720,6 +763,8 @@ static void rx_sidr_req(struct cm *cm, const uint8_t src[16], const uint8_t dst[
 	}
 	listen = find_listener(cm, sid);
 	if (!listen) {
+		if (park(cm, src, dst, m, may_park))
+			return;
 		if (cm->cfg.answers_unclaimed && cm->cfg.answers_unclaimed(cm->cfg.arg, sid)) {
 			cm->cnt.unclaimed++;
 			send_sidr_rep(cm, &path, wire_get64(m->hdr.tid), wire_get32(r->request_id),
@@ -773,7 +818,7 @@ void cm_conn_rx(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
 {
 	switch (wire_get16(m->hdr.attr_id)) {
 	case WIRE_CM_REQ:
-		rx_req(cm, src, dst, m);
+		rx_req(cm, src, dst, m, true);
 		break;
 	case WIRE_CM_MRA:
 		rx_mra(cm, m);
@@ -794,7 +839,7 @@ void cm_conn_rx(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
 		rx_drep(cm, m);
 		break;
 	case WIRE_CM_SIDR_REQ:
-		rx_sidr_req(cm, src, dst, m);
+		rx_sidr_req(cm, src, dst, m, true);
 		break;
 	case WIRE_CM_SIDR_REP:
 		rx_sidr_rep(cm, m);
@@ -854,11 +899,38 @@ static void expire(struct cm *cm, struct cm_id *id)
 	deliver(cm, id, &ev);
 }
 
+/* Parked requests whose listener came, or whose grace is over, are taken as if they came now. */
+static unsigned revisit_parked(struct cm *cm, uint64_t now)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < cm->n_parked;) {
+		struct cm_parked p = cm->parked[i];
+		bool sidr = wire_get16(p.mad.hdr.attr_id) == WIRE_CM_SIDR_REQ;
+		uint64_t sid = sidr ? wire_get64(p.mad.u.sidr_req.service_id) :
+				      wire_get64(p.mad.u.req.service_id);
+
+		if (now < p.deadline && !find_listener(cm, sid)) {
+			i++;
+			continue;
+		}
+		cm->parked[i] = cm->parked[--cm->n_parked];
+		if (sidr)
+			rx_sidr_req(cm, p.src, p.dst, &p.mad, false);
+		else
+			rx_req(cm, p.src, p.dst, &p.mad, false);
+		n++;
+	}
+	return n;
+}
+
 unsigned cm_process(struct cm *cm)
 {
 	unsigned n = cm_io_poll(cm);
 	uint64_t now = cm_now_ns(cm);
 	bool again = true;
+
+	n += revisit_parked(cm, now);
 
 	/* An event may create or free IDs: start over after each expiry. */
 	while (again) {
@@ -881,6 +953,9 @@ uint64_t cm_next_deadline(const struct cm *cm)
 	for (const struct cm_id *id = cm->ids; id; id = id->next)
 		if (id->deadline && id->deadline < d)
 			d = id->deadline;
+	for (unsigned i = 0; i < cm->n_parked; i++)
+		if (cm->parked[i].deadline < d)
+			d = cm->parked[i].deadline;
 	return d;
 }
 

@@ -43,6 +43,21 @@ struct cm_id {
 	struct cm_id		*next;
 };
 
+/*
+ * A REQ or SIDR_REQ for a service ID nobody here listens on yet, kept a
+ * moment for a listener that is about to come (a server that listens
+ * again right after its previous connection, as perftest's -R does) before
+ * it is answered as unclaimed.
+ */
+#define CM_PARKED_MAX	32
+
+struct cm_parked {
+	struct wire_cm_mad	mad;
+	uint8_t			src[16];
+	uint8_t			dst[16];
+	uint64_t		deadline;
+};
+
 struct cm {
 	struct cm_cfg		cfg;
 	struct rc_pd		*pd;
@@ -53,6 +68,8 @@ struct cm {
 	struct cm_send_slot	*send;		/* CM_SEND_SLOTS, in the same MR */
 	uint8_t			*region;	/* both, one registration */
 	struct cm_id		*ids;
+	struct cm_parked	parked[CM_PARKED_MAX];
+	unsigned		n_parked;
 	uint32_t		next_seq;
 	struct cm_counters	cnt;
 };

@@ -99,11 +99,14 @@ struct cm_event {
  * that passed wire_cm_mad_check() is a new message for an ID, a duplicate,
  * not ours, or unclaimed: for no ID and no listener of any process, answered
  * here as the netdev's answerer (REJ "invalid service ID", SIDR_REP, DREP).
+ * Parked: REQs and SIDR_REQs that came before their listener and waited
+ * for it (each is also counted once under what became of it).
  */
+#define CM_LISTEN_GRACE_MS	50
 #define CM_COUNTERS(X)							\
 	X(mads_rx)	X(mads_tx)	X(retransmits)	X(timeouts)	\
 	X(not_ours)	X(duplicates)	X(unclaimed)	X(tx_no_slot)	\
-	X(rej_tx)
+	X(rej_tx)	X(parked)
 
 struct cm_counters {
 #define CM_COUNTER_FIELD(n) uint64_t n;
@@ -135,6 +138,12 @@ struct cm_cfg {
 	 * Tests shorten it (UROCE_CM_TIMEOUT_MS).
 	 */
 	uint32_t		timeout_ms;
+	/*
+	 * How long a REQ or SIDR_REQ for a service ID without a listener in
+	 * this process waits for one before it is answered (or left to its
+	 * listener elsewhere); 0: CM_LISTEN_GRACE_MS.
+	 */
+	uint32_t		listen_grace_ms;
 	uint32_t		seed;		/* first comm ID sequence; 0: from the clock */
 };
 

@@ -3,97 +3,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "engine_harness.h"
+#include "cm_env.h"
 #include "suites.h"
-#include "uroce/cm.h"
-
-#define SERVICE_ID	wire_ip_service_id(WIRE_RDMA_PS_TCP, 7174)
-#define RUN_NS		1000000ull
-
-struct cm_env {
-	struct h_env		e;
-	struct cm		*cm;
-	struct cm_id		*listen;
-	unsigned		reqs;	/* CM_EV_REQ delivered */
-	unsigned		others;	/* any other event */
-};
-
-static uint64_t env_now(void *arg)
-{
-	return ((struct h_env *)arg)->now;
-}
-
-static int env_event(void *arg, struct cm_id *id, const struct cm_event *ev)
-{
-	struct cm_env *c = arg;
-
-	(void)id;
-	if (ev->type == CM_EV_REQ && ev->listen == c->listen)
-		c->reqs++;
-	else
-		c->others++;
-	return 0;
-}
-
-/* A CM on side 1 listening on SERVICE_ID; side 0 is only the source address of injected MADs. */
-static void env_init(struct cm_env *c)
-{
-	struct cm_cfg cfg = {
-		.node_guid = 0x0200000000000002ull,
-		.now_ns = env_now,
-		.event = env_event,
-		.timeout_ms = 50,
-		.seed = 1,
-	};
-
-	memset(c, 0, sizeof(*c));
-	h_env_init(&c->e, NULL);
-	cfg.eng = c->e.eng[1];
-	cfg.arg = c;
-	c->cm = cm_create(&cfg);
-	ck_assert_ptr_nonnull(c->cm);
-	c->listen = cm_id_create(c->cm, NULL);
-	ck_assert_ptr_nonnull(c->listen);
-	ck_assert_int_eq(cm_listen(c->listen, SERVICE_ID), 0);
-}
-
-static void env_fini(struct cm_env *c)
-{
-	cm_destroy(c->cm);
-	h_env_fini(&c->e);
-}
-
-/* @len bytes of @mad as the payload of a UD SEND from side 0's QP1 to side 1's. */
-static void inject(struct cm_env *c, const void *mad, uint32_t len)
-{
-	struct wire_build_desc d;
-
-	memset(&d, 0, sizeof(d));
-	d.opcode = WIRE_OPC_UD | WIRE_OP_SEND_ONLY;
-	d.dest_qp = WIRE_GSI_QPN;
-	d.deth.qkey = WIRE_GSI_QKEY;
-	d.deth.src_qp = WIRE_GSI_QPN;
-	h_inject(&c->e, 1, &d, mad, len);
-	h_run(&c->e, RUN_NS);
-	cm_process(c->cm);
-}
-
-static struct cm_counters counters(const struct cm_env *c)
-{
-	struct cm_counters n;
-
-	cm_counters(c->cm, &n);
-	return n;
-}
-
-static void good_req(struct wire_cm_mad *m, uint32_t comm_id)
-{
-	wire_cm_mad_init(m, WIRE_CM_REQ, 0xabcd0000ull | comm_id);
-	wire_set32(&m->u.req.local_comm_id, comm_id);
-	wire_set64(&m->u.req.service_id, SERVICE_ID);
-	wire_set_hi24_lo8(&m->u.req.qpn_rres, 0x000123, 4);
-	wire_set_hi24_lo8(&m->u.req.psn_misc, 0x000777, 0);
-}
 
 /* One way to spoil a good MAD, the bytes of it sent, and the reason it must be dropped for. */
 struct malformed {
@@ -142,15 +53,15 @@ START_TEST(test_malformed_dropped)
 	struct wire_cm_mad m;
 	struct cm_counters n;
 
-	env_init(&c);
+	cm_env_init(&c, true, false);
 	if (t->attr == WIRE_CM_REQ)
-		good_req(&m, 0x1001);
+		cm_env_req(&m, 0x1001);
 	else
 		wire_cm_mad_init(&m, t->attr, 1);
 	if (t->spoil)
 		t->spoil(&m);
-	inject(&c, &m, t->len);
-	n = counters(&c);
+	cm_env_inject(&c, &m, t->len);
+	n = cm_env_counters(&c);
 	ck_assert_msg(n.mads_rx == 1, "%s: %lu MADs received", t->name, (unsigned long)n.mads_rx);
 	for (unsigned r = 0; r < WIRE_MAD_DROP_COUNT; r++)
 		ck_assert_msg(n.drops[r] == (r == t->reason), "%s: drop %s = %lu", t->name,
@@ -158,14 +69,14 @@ START_TEST(test_malformed_dropped)
 	ck_assert_uint_eq(c.reqs + c.others, 0);
 	ck_assert_uint_eq(n.not_ours, 0);
 
-	good_req(&m, 0x1002);
-	inject(&c, &m, WIRE_MAD_LEN);
-	n = counters(&c);
+	cm_env_req(&m, 0x1002);
+	cm_env_inject(&c, &m, WIRE_MAD_LEN);
+	n = cm_env_counters(&c);
 	ck_assert_uint_eq(n.mads_rx, 2);
 	ck_assert_uint_eq(n.drops[t->reason], 1);
 	ck_assert_uint_eq(c.reqs, 1);
 	ck_assert_uint_eq(c.others, 0);
-	env_fini(&c);
+	cm_env_fini(&c);
 }
 END_TEST
 
@@ -177,22 +88,22 @@ START_TEST(test_malformed_sequence_counted)
 	struct wire_cm_mad m;
 	struct cm_counters n;
 
-	env_init(&c);
+	cm_env_init(&c, true, false);
 	for (int i = 0; i < N_MALFORMED; i++) {
 		const struct malformed *t = &malformed[i];
 
 		if (t->attr == WIRE_CM_REQ)
-			good_req(&m, 0x2000 + (uint32_t)i);
+			cm_env_req(&m, 0x2000 + (uint32_t)i);
 		else
 			wire_cm_mad_init(&m, t->attr, 1);
 		if (t->spoil)
 			t->spoil(&m);
-		inject(&c, &m, t->len);
+		cm_env_inject(&c, &m, t->len);
 		want[t->reason]++;
 	}
-	good_req(&m, 0x2fff);
-	inject(&c, &m, WIRE_MAD_LEN);
-	n = counters(&c);
+	cm_env_req(&m, 0x2fff);
+	cm_env_inject(&c, &m, WIRE_MAD_LEN);
+	n = cm_env_counters(&c);
 	ck_assert_uint_eq(n.mads_rx, N_MALFORMED + 1);
 	for (unsigned r = 1; r < WIRE_MAD_DROP_COUNT; r++)
 		ck_assert_msg(n.drops[r] == want[r], "drop %s = %lu, want %lu",
@@ -200,7 +111,7 @@ START_TEST(test_malformed_sequence_counted)
 			      (unsigned long)want[r]);
 	ck_assert_uint_eq(c.reqs, 1);
 	ck_assert_uint_eq(c.others, 0);
-	env_fini(&c);
+	cm_env_fini(&c);
 }
 END_TEST
 
@@ -220,20 +131,22 @@ START_TEST(test_unknown_comm_ids)
 	struct cm_counters n;
 	unsigned sent = 0;
 
-	env_init(&c);
+	cm_env_init(&c, true, false);
 	for (unsigned i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++, sent++) {
 		wire_cm_mad_init(&m, attrs[i], 1);
 		/* Local and remote comm IDs lead every message; SIDR_REP has its request ID alone. */
 		wire_set32(&m.u.rtu.local_comm_id, 0x0badc0de);
 		if (attrs[i] != WIRE_CM_SIDR_REP)
 			wire_set32(&m.u.rtu.remote_comm_id, 0x0badbeef);
-		inject(&c, &m, WIRE_MAD_LEN);
+		cm_env_inject(&c, &m, WIRE_MAD_LEN);
 	}
-	good_req(&m, 0x3001);
-	wire_set64(&m.u.req.service_id, SERVICE_ID + 1);
-	inject(&c, &m, WIRE_MAD_LEN);
+	cm_env_req(&m, 0x3001);
+	wire_set64(&m.u.req.service_id, CM_ENV_SERVICE_ID + 1);
+	cm_env_inject(&c, &m, WIRE_MAD_LEN);
 	sent++;
-	n = counters(&c);
+	/* A REQ for a service without a listener waits for one first (test_cm_listen_grace.c). */
+	cm_env_advance(&c, CM_LISTEN_GRACE_MS * 1000000ull);
+	n = cm_env_counters(&c);
 	ck_assert_uint_eq(n.mads_rx, sent);
 	ck_assert_uint_eq(n.not_ours, sent);
 	ck_assert_uint_eq(n.mads_tx, 0);
@@ -241,10 +154,10 @@ START_TEST(test_unknown_comm_ids)
 		ck_assert_uint_eq(n.drops[r], 0);
 	ck_assert_uint_eq(c.reqs + c.others, 0);
 
-	good_req(&m, 0x3002);
-	inject(&c, &m, WIRE_MAD_LEN);
+	cm_env_req(&m, 0x3002);
+	cm_env_inject(&c, &m, WIRE_MAD_LEN);
 	ck_assert_uint_eq(c.reqs, 1);
-	env_fini(&c);
+	cm_env_fini(&c);
 }
 END_TEST
 

@@ -292,7 +292,8 @@ def both_ok(tap, name, srv, cli):
     if cli is None:
         return tap.ok(False, name, f'server did not start listening:\n{srv.out}')
     detail = (f'server ({" ".join(srv.argv[4:])}) exit {srv.rc}:\n{srv.out}\n'
-              f'client exit {cli.rc}:\n{cli.out}')
+              f'client exit {cli.rc}:\n{cli.out}'
+              f'\n(server exit {srv.rc}, client exit {cli.rc})')
     return tap.ok(srv.rc == 0 and cli.rc == 0, name, detail)
 
 
