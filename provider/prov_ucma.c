@@ -83,6 +83,8 @@ struct ucma_file {
 	struct ucma_event	*head, **tail;
 	pthread_cond_t		cond;
 	unsigned		waiters;	/* in GET_EVENT */
+	uint64_t		closed_ns;	/* when close() came; 0: open */
+	void			(*released)(int fd);	/* called once @fd is closed for real */
 	struct ucma_file	*next;
 };
 
@@ -709,6 +711,8 @@ static void publish_counters(struct ucma_dev *u)
 	dp_device_extra_counters(prov_dp(u->ctx), v);
 }
 
+static void release_closed(uint64_t now);
+
 static void *cm_thread(void *arg)
 {
 	sigset_t all;
@@ -724,6 +728,7 @@ static void *cm_thread(void *arg)
 			cm_process(u->cm);
 			publish_counters(u);
 		}
+		release_closed(mono_ns(NULL));
 		pthread_mutex_unlock(&ucma_lock);
 		nanosleep(&ts, NULL);
 	}
@@ -1146,6 +1151,7 @@ static int cmd_get_event(struct ucma_file *f, struct rdma_ucm_event_resp *out)
 	struct ucma_event *e;
 	eventfd_t v;
 
+	/* A closed channel has no events and gets none: a GET_EVENT on it sleeps for good. */
 	while (!f->head) {
 		int fl = fcntl(f->fd, F_GETFL);
 
@@ -1417,6 +1423,8 @@ static ssize_t ucma_write(int fd, const void *buf, size_t len)
 		return -EINVAL;
 	pthread_mutex_lock(&ucma_lock);
 	f = file_of(fd);
+	if (f && f->closed_ns && hdr.cmd != RDMA_USER_CM_CMD_GET_EVENT)
+		f = NULL;
 	ret = f ? dispatch(f, hdr.cmd, (const uint8_t *)buf + sizeof(hdr), hdr.in, hdr.out) :
 		  -EBADF;
 	pthread_mutex_unlock(&ucma_lock);
@@ -1452,32 +1460,51 @@ static int ucma_open(int flags)
 	return f->fd;
 }
 
-static void ucma_close(int fd)
+/* Close for real the channels closed PROV_UCMA_CLOSE_LINGER_MS before @now. */
+static void release_closed(uint64_t now)
 {
-	struct ucma_file *f = NULL;
+	for (struct ucma_file **p = &ucma_files; *p;) {
+		struct ucma_file *f = *p;
+
+		if (!f->closed_ns || now - f->closed_ns < PROV_UCMA_CLOSE_LINGER_MS * 1000000ull) {
+			p = &f->next;
+			continue;
+		}
+		*p = f->next;
+		/* First, so that this close() is libc's and not the preloaded one's. */
+		if (f->released)
+			f->released(f->fd);
+		close(f->fd);
+		/*
+		 * A thread blocked in GET_EVENT on this channel keeps it, as it keeps
+		 * the kernel's file: it sleeps on, and the channel is never freed.
+		 */
+		if (!f->waiters) {
+			pthread_cond_destroy(&f->cond);
+			free(f);
+		}
+	}
+}
+
+static void ucma_close(int fd, void (*released)(int fd))
+{
+	struct ucma_file *f;
 
 	pthread_mutex_lock(&ucma_lock);
-	for (struct ucma_file **p = &ucma_files; *p; p = &(*p)->next)
-		if ((*p)->fd == fd) {
-			f = *p;
-			*p = f->next;
-			break;
-		}
-	if (!f) {
+	f = file_of(fd);
+	if (!f || f->closed_ns) {
 		pthread_mutex_unlock(&ucma_lock);
 		return;
 	}
 	for (uint32_t i = 1; i < ucma_n_ctx; i++)
 		if (ucma_ctxs[i] && ucma_ctxs[i]->file == f)
 			ctx_free(ucma_ctxs[i]);
-	close(fd);
-	/*
-	 * A thread blocked in GET_EVENT on this channel keeps it, as it keeps
-	 * the kernel's file: it sleeps on, and the channel is never freed.
-	 */
-	if (f && !f->waiters) {
-		pthread_cond_destroy(&f->cond);
-		free(f);
+	f->released = released;
+	f->closed_ns = mono_ns(NULL);
+	/* Without the CM thread nothing would release it later. */
+	if (!ucma_thread_up) {
+		f->closed_ns = 1;
+		release_closed(mono_ns(NULL));
 	}
 	pthread_mutex_unlock(&ucma_lock);
 }

@@ -102,7 +102,7 @@ static int open_channel(int flags)
 		return -1;
 	}
 	if (fd >= UCMA_MAX_FD) {
-		o->close(fd);
+		o->close(fd, NULL);
 		errno = EMFILE;
 		return -1;
 	}
@@ -170,13 +170,18 @@ ssize_t write(int fd, const void *buf, size_t len)
 	return next(fd, buf, len);
 }
 
+/* The provider closed @fd for real: the number may now be anything's. */
+static void channel_released(int fd)
+{
+	atomic_fetch_and(&ucma_fds[fd / 64], ~(1ull << (fd % 64)));
+}
+
 int close(int fd)
 {
 	int (*next)(int) = (int (*)(int))next_fn(&libc_close, "close");
 
 	if (is_ucma(fd)) {
-		atomic_fetch_and(&ucma_fds[fd / 64], ~(1ull << (fd % 64)));
-		ops()->close(fd);
+		ops()->close(fd, channel_released);
 		return 0;
 	}
 	return next(fd);

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Unmodified rdmacm-utils over uroce's rdma_cm: rping with data verification (IPv4, IPv6),
+"""Unmodified rdmacm-utils over uroce's rdma_cm: a channel closed under a thread's GET_EVENT,
+rping with data verification (IPv4, IPv6),
 ucmatose (4 and 20 connections), udaddy (UD, service ID resolution), connects that end in an
 error, not a hang, perftest connecting through rdma_cm (-R), rdma_server/rdma_client, rstream
 (rsockets) and cmtime."""
@@ -144,11 +145,25 @@ def more_tools(tap, pair, port):
     return port
 
 
+def close_race(tap, pair):
+    """A GET_EVENT written just after another thread closed its channel sleeps (rping's event
+    thread against its main thread's rdma_destroy_event_channel: rping exited 255 once in 20 to 40
+    runs when it got EBADF instead)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ucma_close_race.py')
+    p = pair.start(0, ['/usr/bin/python3', script])
+    p.wait(30)
+    tap.ok(p.rc == 0 and p.out.count('ok: ') == 5,
+           'a GET_EVENT after its channel\'s close sleeps, other commands EBADF, the fd released',
+           f'exit {p.rc}:\n{p.out}')
+
+
 def body(tap, pair):
     global PORT
     if not shutil.which('rping'):
         tap.ok(False, 'rping installed', 'rdmacm-utils is missing: tools/install-deps.sh')
         return
+
+    close_race(tap, pair)
 
     PORT += 1
     rping_pair(tap, pair, 'rping -C 500 -V (IPv4)', pair.ip4[0], PORT, ['-C', '500', '-V'])
