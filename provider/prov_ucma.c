@@ -22,6 +22,7 @@
 #include "prov_ucma.h"
 #include "uroce/cm.h"
 #include "uroce/sysfs.h"
+#include "host_cm_exit.h"
 #include "host_cm_listen.h"
 #include "host_stats.h"
 
@@ -66,6 +67,7 @@ struct ucma_dev {
 	struct ibv_context	*ctx;
 	struct cm		*cm;
 	struct host_cm_listen	*listen;	/* the netdev's, shared with the host's other processes */
+	struct host_cm_exit	*exit;		/* this process's connections, for the broker */
 	__be64			guid;
 	enum ibv_mtu		mtu;
 	struct ucma_dev		*next;
@@ -252,6 +254,15 @@ static bool dev_has_gid(struct ibv_device *d, const uint8_t gid[16])
 static int ucma_cm_event(void *arg, struct cm_id *id, const struct cm_event *ev);
 static bool ucma_answers(void *arg, uint64_t service_id);
 
+/* An established connection's DREQ frame, kept where the broker posts it should we die. */
+static void ucma_exit_dreq(void *arg, uint32_t comm_id, const uint8_t *frame, uint32_t len)
+{
+	struct ucma_dev *u = arg;
+
+	if (u->exit)
+		host_cm_exit_set(u->exit, comm_id, frame, len);
+}
+
 /* Open @d for the CMs (once per process, as the kernel holds its devices). */
 static struct ucma_dev *dev_get(struct ibv_device *d)
 {
@@ -261,6 +272,7 @@ static struct ucma_dev *dev_get(struct ibv_device *d)
 		.now_ns = mono_ns,
 		.event = ucma_cm_event,
 		.answers_unclaimed = ucma_answers,
+		.exit_dreq = ucma_exit_dreq,
 	};
 	const char *t = getenv("UROCE_CM_TIMEOUT_MS");
 	struct host_link_info link;
@@ -279,6 +291,9 @@ static struct ucma_dev *dev_get(struct ibv_device *d)
 	if (dp_device_link(prov_dp(u->ctx), &link) ||
 	    host_cm_listen_open(link.netdev, &u->listen, err, sizeof(err)))
 		goto err_close;
+	/* Without it (no room in the run directory) only the posting at death is lost. */
+	if (host_cm_exit_open(link.netdev, &u->exit, err, sizeof(err)))
+		u->exit = NULL;
 	u->guid = ibv_get_device_guid(d);
 	u->mtu = ibv_query_port(u->ctx, PROV_PORT_NUM, &pa) ? IBV_MTU_1024 : pa.active_mtu;
 	cfg.eng = prov_eng(u->ctx);
@@ -295,6 +310,8 @@ static struct ucma_dev *dev_get(struct ibv_device *d)
 	return u;
 
 err_listen:
+	if (u->exit)
+		host_cm_exit_close(u->exit);
 	host_cm_listen_close(u->listen);
 err_close:
 	ibv_close_device(u->ctx);

@@ -203,6 +203,44 @@ static uint64_t new_tid(struct cm_id *id)
 	return (uint64_t)id->local_comm_id << 32 | (id->cm->next_seq++ & 0xffffffffu);
 }
 
+static void dreq_mad(struct cm_id *id, struct wire_cm_mad *m, uint64_t tid, const void *pdata,
+		     uint8_t len)
+{
+	struct wire_cm_dreq *d = &m->u.dreq;
+
+	wire_cm_mad_init(m, WIRE_CM_DREQ, tid);
+	wire_set32(&d->local_comm_id, id->local_comm_id);
+	wire_set32(&d->remote_comm_id, id->remote_comm_id);
+	wire_set_hi24_lo8(&d->remote_qpn, id->remote_qpn, 0);
+	copy_pdata(d->pdata, sizeof(d->pdata), pdata, len);
+}
+
+/*
+ * Tell cfg.exit_dreq that @id is established (@up) with the DREQ frame to
+ * post should the process die, or that it no longer is.
+ */
+static void note_exit(struct cm_id *id, bool up)
+{
+	struct cm *cm = id->cm;
+	uint8_t frame[512];
+	struct wire_cm_mad m;
+	int len;
+
+	if (!cm->cfg.exit_dreq || up == id->exit_noted)
+		return;
+	if (!up) {
+		cm->cfg.exit_dreq(cm->cfg.arg, id->local_comm_id, NULL, 0);
+		id->exit_noted = false;
+		return;
+	}
+	dreq_mad(id, &m, new_tid(id), NULL, 0);
+	len = cm_io_frame(cm, &id->path, &m, frame, sizeof(frame));
+	if (len <= 0)
+		return;
+	cm->cfg.exit_dreq(cm->cfg.arg, id->local_comm_id, frame, (uint32_t)len);
+	id->exit_noted = true;
+}
+
 int cm_listen(struct cm_id *id, uint64_t service_id)
 {
 	if (id->state != CM_IDLE)
@@ -287,6 +325,7 @@ int cm_send_rtu(struct cm_id *id, const void *pdata, uint8_t len)
 		return -EINVAL;
 	send_simple(id, WIRE_CM_RTU, pdata, len);
 	id->state = CM_ESTABLISHED;
+	note_exit(id, true);
 	return 0;
 }
 
@@ -313,17 +352,12 @@ int cm_send_rej(struct cm_id *id, uint16_t reason, const void *pdata, uint8_t le
 
 int cm_send_dreq(struct cm_id *id, const void *pdata, uint8_t len)
 {
-	struct wire_cm_dreq *d = &id->msg.u.dreq;
-
 	if (id->state != CM_ESTABLISHED)
 		return -EINVAL;
 	id->tid = new_tid(id);
-	wire_cm_mad_init(&id->msg, WIRE_CM_DREQ, id->tid);
-	wire_set32(&d->local_comm_id, id->local_comm_id);
-	wire_set32(&d->remote_comm_id, id->remote_comm_id);
-	wire_set_hi24_lo8(&d->remote_qpn, id->remote_qpn, 0);
-	copy_pdata(d->pdata, sizeof(d->pdata), pdata, len);
+	dreq_mad(id, &id->msg, id->tid, pdata, len);
 	id->state = CM_DREQ_SENT;
+	note_exit(id, false);
 	return send_retried(id, timeout_ms(id->cm, CM_RESPONSE_TIMEOUT), 15);
 }
 
@@ -404,6 +438,7 @@ void cm_id_destroy(struct cm_id *id)
 	default:
 		break;
 	}
+	note_exit(id, false);
 	id_unlink(id);
 	free(id);
 }
@@ -614,6 +649,7 @@ static void rx_rtu(struct cm *cm, const struct wire_cm_mad *m)
 	}
 	stop_timer(id);
 	id->state = CM_ESTABLISHED;
+	note_exit(id, true);
 	ev.conn.pdata_len = WIRE_CM_RTU_PDATA;
 	memcpy(ev.conn.pdata, m->u.rtu.pdata, WIRE_CM_RTU_PDATA);
 	deliver(cm, id, &ev);
@@ -711,6 +747,7 @@ static void rx_dreq(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
 	case CM_REP_SENT:	/* the RTU was lost and the peer is done already */
 		send_simple(id, WIRE_CM_DREP, NULL, 0);
 		enter_timewait(id);
+		note_exit(id, false);
 		ev.conn.pdata_len = WIRE_CM_DREQ_PDATA;
 		memcpy(ev.conn.pdata, d->pdata, WIRE_CM_DREQ_PDATA);
 		deliver(cm, id, &ev);

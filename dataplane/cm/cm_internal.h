@@ -40,6 +40,7 @@ struct cm_id {
 	uint32_t		timeout_ms;
 	uint64_t		deadline;	/* 0: no timer */
 	uint8_t			local_cm_timeout;	/* REQ: ours; the peer's timer for our REP */
+	bool			exit_noted;	/* cfg.exit_dreq has its frame */
 	struct cm_id		*next;
 };
 
@@ -83,6 +84,9 @@ void cm_io_fini(struct cm *cm);
  * message is lost; a retransmission timer recovers).
  */
 int cm_io_send(struct cm *cm, const struct cm_path *path, const struct wire_cm_mad *mad);
+/* The frame cm_io_send() would send now, built into @frame.  Return: its length or -errno. */
+int cm_io_frame(struct cm *cm, const struct cm_path *path, const struct wire_cm_mad *mad,
+		uint8_t *frame, uint32_t room);
 /* The GID table index of @gid (RoCE v2 entry), or -ENOENT. */
 int cm_io_gid_index(struct cm *cm, const uint8_t gid[16]);
 /* Poll the CQ: each received MAD goes to cm_conn_rx() with the sender's GID. */

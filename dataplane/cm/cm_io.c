@@ -123,7 +123,7 @@ int cm_io_gid_index(struct cm *cm, const uint8_t gid[16])
 	return -ENOENT;
 }
 
-int cm_io_send(struct cm *cm, const struct cm_path *path, const struct wire_cm_mad *mad)
+static struct rc_ah *path_ah(struct cm *cm, const struct cm_path *path)
 {
 	struct ibv_ah_attr aa = {
 		.is_global = 1,
@@ -135,6 +135,27 @@ int cm_io_send(struct cm *cm, const struct cm_path *path, const struct wire_cm_m
 			.flow_label = path->flow_label,
 		},
 	};
+
+	memcpy(aa.grh.dgid.raw, path->dgid, 16);
+	return rc_ah_create(cm->pd, &aa);
+}
+
+int cm_io_frame(struct cm *cm, const struct cm_path *path, const struct wire_cm_mad *mad,
+		uint8_t *frame, uint32_t room)
+{
+	struct rc_ah *ah = path_ah(cm, path);
+	int ret;
+
+	if (!ah)
+		return -EHOSTUNREACH;
+	ret = rc_ah_ud_frame(ah, WIRE_GSI_QPN, WIRE_GSI_QPN, WIRE_GSI_QKEY, mad, WIRE_MAD_LEN,
+			     frame, room);
+	rc_ah_destroy(ah);
+	return ret;
+}
+
+int cm_io_send(struct cm *cm, const struct cm_path *path, const struct wire_cm_mad *mad)
+{
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct cm_send_slot *s = NULL;
 	struct ibv_sge sge;
@@ -150,8 +171,7 @@ int cm_io_send(struct cm *cm, const struct cm_path *path, const struct wire_cm_m
 		cm->cnt.tx_no_slot++;
 		return -ENOBUFS;
 	}
-	memcpy(aa.grh.dgid.raw, path->dgid, 16);
-	s->ah = rc_ah_create(cm->pd, &aa);
+	s->ah = path_ah(cm, path);
 	if (!s->ah)
 		return -EHOSTUNREACH;
 	s->mad = *mad;

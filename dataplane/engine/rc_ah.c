@@ -107,6 +107,32 @@ void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wi
 	d->flow_label = p->flow_label;
 }
 
+int rc_ah_ud_frame(struct rc_ah *ah, uint32_t src_qpn, uint32_t dest_qpn, uint32_t qkey,
+		   const void *payload, uint32_t len, uint8_t *frame, uint32_t room)
+{
+	struct rc_engine *eng = ah->eng;
+	struct wire_build_desc d;
+	uint32_t n;
+	int ret;
+
+	pthread_mutex_lock(&eng->lock);
+	ret = rc_path_resolve(eng, &ah->path);
+	if (!ret) {
+		memset(&d, 0, sizeof(d));
+		rc_path_fill_desc(eng, &ah->path, &d);
+		d.opcode = WIRE_OPC_UD | WIRE_OP_SEND_ONLY;
+		d.dest_qp = dest_qpn;
+		d.udp_sport = wire_udp_sport(src_qpn, dest_qpn);
+		d.pkey = WIRE_DEFAULT_PKEY;
+		d.deth.qkey = qkey;
+		d.deth.src_qp = src_qpn;
+		n = wire_build(frame, room, &d, payload, len);
+		ret = n ? (int)n : -EMSGSIZE;
+	}
+	pthread_mutex_unlock(&eng->lock);
+	return ret;
+}
+
 struct rc_ah *rc_ah_create(struct rc_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct rc_engine *eng = pd->eng;

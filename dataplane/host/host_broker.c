@@ -16,16 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "uroce/host.h"
+#include "host_cm_exit.h"
 #include "host_qpn.h"
 
 #define ROCE_V2_PORT	4791
 #define ETH_P_ROCE_V1	0x8915
 #define STOP_WAIT_US	(2 * 1000 * 1000)
+#define REAP_MS		100	/* how often it looks for the DREQs of dead processes */
 
 static int sock_path(const char *dev, struct sockaddr_un *sa)
 {
@@ -134,28 +137,61 @@ static bool netns_named(void)
 	return host_netns_name(name, sizeof(name));
 }
 
+/* Where the broker posts the DREQs of processes that died with connections up. */
+struct poster {
+	const char	*netdev;
+	int		fd;	/* a packet socket that receives nothing */
+};
+
+static int post_frame(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct poster *p = arg;
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
+	struct ifreq ifr = { 0 };
+
+	to.sll_ifindex = (int)if_nametoindex(p->netdev);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->netdev);
+	if (!to.sll_ifindex || ioctl(p->fd, SIOCGIFHWADDR, &ifr) ||
+	    !host_cm_exit_frame_ok(frame, len, (const uint8_t *)ifr.ifr_hwaddr.sa_data))
+		return -EINVAL;
+	memcpy(to.sll_addr, frame, 6);
+	return sendto(p->fd, frame, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ?
+	       0 : -errno;
+}
+
 /*
- * The broker's life: one socket per connection, until stopped, its device
- * is gone, or the named namespace it serves was deleted (`ip netns del`
- * without `uroce link del`: the broker would be all that keeps it alive).
+ * The broker's life: one socket per connection and, as the kernel does when
+ * a process's rdma_cm file closes, a DREQ for each connection a dead
+ * process left established; until stopped, its device is gone, or the
+ * named namespace it serves was deleted (`ip netns del` without `uroce link
+ * del`: the broker would be all that keeps it alive).
  */
 static void serve(int lfd, const struct host_link_cfg *cfg)
 {
+	struct poster poster = { .netdev = cfg->netdev };
 	bool named = netns_named();
+	uint64_t idle_ms = 0;
 	char conf[600];
 
 	snprintf(conf, sizeof(conf), "%s/devices/%s.conf", host_run_dir(), cfg->name);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	signal(SIGPIPE, SIG_IGN);
+	poster.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	while (!broker_stop) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 		int conn, fd, ifindex;
 
-		if (poll(&p, 1, 1000) <= 0) {
+		if (poster.fd >= 0)
+			host_cm_exit_reap(cfg->netdev, post_frame, &poster);
+		if (poll(&p, 1, REAP_MS) <= 0) {
+			idle_ms += REAP_MS;
 			/* A device removed without `uroce link del` (its run directory reset). */
-			if (access(conf, F_OK) || (named && !netns_named()))
-				break;
+			if (idle_ms >= 1000) {
+				idle_ms = 0;
+				if (access(conf, F_OK) || (named && !netns_named()))
+					break;
+			}
 			continue;
 		}
 		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -174,6 +210,8 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 		}
 		close(conn);
 	}
+	if (poster.fd >= 0)
+		close(poster.fd);
 }
 
 static int write_pid(const char *dev, pid_t pid)

@@ -144,6 +144,14 @@ struct cm_cfg {
 	 * listener elsewhere); 0: CM_LISTEN_GRACE_MS.
 	 */
 	uint32_t		listen_grace_ms;
+	/*
+	 * Optional: a connection of comm ID @comm_id became established, and
+	 * @frame (@len bytes, ICRC included) is the DREQ to post for it should
+	 * this process die (the kernel sends it when the file closes); @len 0:
+	 * it is over, nothing to post.
+	 */
+	void			(*exit_dreq)(void *arg, uint32_t comm_id, const uint8_t *frame,
+					     uint32_t len);
 	uint32_t		seed;		/* first comm ID sequence; 0: from the clock */
 };
 

@@ -407,6 +407,15 @@ struct rc_ah *rc_ah_create(struct rc_pd *pd, struct ibv_ah_attr *attr);
 int rc_ah_destroy(struct rc_ah *ah);
 struct ibv_ah *rc_ah_ibv(struct rc_ah *ah);
 struct rc_ah *rc_ah_from_ibv(struct ibv_ah *ibv);
+/**
+ * rc_ah_ud_frame() - the frame a UD SEND Only of @len bytes from QP @src_qpn
+ * through @ah to QP @dest_qpn with @qkey would be, built now for sending
+ * later by someone else (a CM's DREQ, posted when its process is gone).
+ * @frame: @room bytes.
+ * Return: its length, -EAGAIN while @ah's MAC is unresolved, -EMSGSIZE.
+ */
+int rc_ah_ud_frame(struct rc_ah *ah, uint32_t src_qpn, uint32_t dest_qpn, uint32_t qkey,
+		   const void *payload, uint32_t len, uint8_t *frame, uint32_t room);
 
 /* ---- Queue pairs ---- */
 

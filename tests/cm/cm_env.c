@@ -14,10 +14,11 @@ static int env_event(void *arg, struct cm_id *id, const struct cm_event *ev)
 {
 	struct cm_env *c = arg;
 
-	(void)id;
 	if ((ev->type == CM_EV_REQ || ev->type == CM_EV_SIDR_REQ) && c->listen &&
-	    ev->listen == c->listen)
+	    ev->listen == c->listen) {
 		c->reqs++;
+		c->req_id = id;
+	}
 	else
 		c->others++;
 	return 0;
@@ -29,6 +30,17 @@ static bool env_answers(void *arg, uint64_t service_id)
 	return ((struct cm_env *)arg)->answerer;
 }
 
+static void env_exit_dreq(void *arg, uint32_t comm_id, const uint8_t *frame, uint32_t len)
+{
+	struct cm_env *c = arg;
+
+	c->exit_calls++;
+	c->exit_comm_id = comm_id;
+	c->exit_len = len;
+	if (len <= sizeof(c->exit_frame))
+		memcpy(c->exit_frame, frame, len);
+}
+
 void cm_env_init(struct cm_env *c, bool listen, bool answerer)
 {
 	struct cm_cfg cfg = {
@@ -36,6 +48,7 @@ void cm_env_init(struct cm_env *c, bool listen, bool answerer)
 		.now_ns = env_now,
 		.event = env_event,
 		.answers_unclaimed = env_answers,
+		.exit_dreq = env_exit_dreq,
 		.timeout_ms = 50,
 		.seed = 1,
 	};

@@ -18,6 +18,12 @@ struct cm_env {
 	bool			answerer;	/* answers REQs nobody listens for */
 	unsigned		reqs;		/* CM_EV_REQ and CM_EV_SIDR_REQ of the listener */
 	unsigned		others;		/* any other event */
+	struct cm_id		*req_id;	/* the newest ID a REQ made */
+	/* cfg.exit_dreq: calls, and the last one's comm ID and frame (length 0: cleared). */
+	unsigned		exit_calls;
+	uint32_t		exit_comm_id;
+	uint32_t		exit_len;
+	uint8_t			exit_frame[512];
 };
 
 /* The CM, listening on CM_ENV_SERVICE_ID when @listen; the netdev's answerer when @answerer. */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """More librdmacm clients over uroce's rdma_cm, and what a crowd or a crash does to it: a hundred
 connects at once to one listener (cmtime, ucmatose), a listener killed while clients connect,
-qperf -cm1, rsockets (rstream, librspreload under iperf3) and libfabric's verbs provider."""
+a process killed with an idle connection (its peer disconnected), qperf -cm1, rsockets (rstream, librspreload under iperf3) and libfabric's verbs provider."""
 
 import json
 import os
@@ -188,6 +188,53 @@ def killed_listener(tap, pair):
 QPERF_PORT = 19765	# qperf's TCP listen port (its parameters; the RC QPs meet by rdma_cm)
 
 
+def exit_files(path):
+    """The processes' DREQ files in RUN_DIR/cm/NETDEV.exit (PID.START), none while it is absent."""
+    try:
+        return [n for n in os.listdir(path) if n.count('.') == 1]
+    except FileNotFoundError:
+        return []
+
+
+def killed_idle(tap, pair):
+    """A process killed (SIGKILL) with a connection up that nobody uses: its peer, only waiting
+    for a CM event, gets DISCONNECTED, because the broker of the dead process's device posts the
+    DREQ its CM left (RUN_DIR/cm/NETDEV.exit), as the kernel sends it when the file closes.  Once
+    as the active side's death, once as the passive side's."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'cm_idle.py')
+    a = pair.ip4[0]
+    for port, victim_role in ((7330, 'connect'), (7331, 'listen')):
+        victim_side = 1 if victim_role == 'connect' else 0
+        srv = pair.start(0, CM_ENV + ['/usr/bin/python3', script, 'listen', a, str(port),
+                                      'sleep' if victim_side == 0 else 'wait'],
+                         log=f'idle-srv-{port}.log')
+        if not wait_listening(pair, 0, port, srv):
+            srv.kill()
+            srv.wait(5)
+            tap.ok(False, 'cm_idle.py listens', srv.out)
+            continue
+        cli = pair.start(1, CM_ENV + ['/usr/bin/python3', script, 'connect', a, str(port),
+                                      'sleep' if victim_side == 1 else 'wait'],
+                         log=f'idle-cli-{port}.log')
+        victim, survivor = (cli, srv) if victim_side == 1 else (srv, cli)
+        exit_dir = os.path.join(pair.run_dirs[victim_side], 'cm', f'{pair.ifs[victim_side]}.exit')
+        up = wait_until(lambda: 'established' in survivor.so_far() and
+                        'established' in victim.so_far(), 30)
+        kept = up and wait_until(lambda: len(exit_files(exit_dir)) == 1, 5)
+        victim.kill()
+        victim.wait(5)
+        t0 = time.monotonic()
+        survivor.wait(30)
+        took = time.monotonic() - t0
+        tap.ok(kept and survivor.rc == 0 and 'event RDMA_CM_EVENT_DISCONNECTED' in survivor.out,
+               f'the {victim_role}ing side killed with an idle connection: its peer gets '
+               f'DISCONNECTED ({took:.2f} s)', f'survivor exit {survivor.rc}:\n{survivor.out}\n'
+               f'victim:\n{victim.out}\nexit files before the kill: {kept}')
+        tap.ok(wait_until(lambda: not exit_files(exit_dir), 5),
+               f'the dead {victim_role}ing side\'s DREQ file is gone once posted',
+               str(exit_files(exit_dir)))
+
+
 def qperf(tap, pair):
     """qperf -cm1: rc_bw and rc_lat with their QPs connected by rdma_cm."""
     srv = pair.start(0, CM_ENV + ['qperf'])
@@ -274,6 +321,7 @@ def libfabric(tap, pair):
 def body(tap, pair):
     storm(tap, pair)
     killed_listener(tap, pair)
+    killed_idle(tap, pair)
     qperf(tap, pair)
     rsockets(tap, pair)
     if shutil.which('fi_pingpong'):
