@@ -676,15 +676,15 @@ static int ucma_cm_event(void *arg, struct cm_id *id, const struct cm_event *ev)
 /*
  * One process per netdev answers REQs nobody listens for: the one holding
  * the listen table's answerer entry; when it dies the next process to see
- * such a REQ takes over.  A service ID another process listens on is left
- * to that process.
+ * such a REQ takes over.  A service ID another process listens on, or
+ * listened on a moment ago, is left to that process.
  */
 static bool ucma_answers(void *arg, uint64_t service_id)
 {
 	struct ucma_dev *u = arg;
 
 	return host_cm_listen_mine(u->listen, HOST_CM_ANSWERER) &&
-	       (service_id == HOST_CM_ANSWERER || !host_cm_listen_taken(u->listen, service_id));
+	       (service_id == HOST_CM_ANSWERER || !host_cm_listen_claimed(u->listen, service_id));
 }
 
 /* The CM's counters in `uroce stat`: "cm_" and each name, then "cm_drop_" and each MAD drop reason. */

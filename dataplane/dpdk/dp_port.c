@@ -614,7 +614,8 @@ static int probe(struct dp_port *dp, const struct dp_pmd_plan *pl, char *err, si
 		return fail_dpdk(err, errlen, ret ? ret : -ENODEV, what,
 				 "bind it to vfio-pci (dpdk-devbind.py -b vfio-pci BDF) and check that DPDK has a driver for it");
 	}
-	snprintf(dp->vdev_name, sizeof(dp->vdev_name), "%s_uroce%u", pl->driver,
+	/* The PID too: a child forked after its parent opened a device inherits the names taken. */
+	snprintf(dp->vdev_name, sizeof(dp->vdev_name), "%s_uroce%d_%u", pl->driver, (int)getpid(),
 		 atomic_fetch_add(&port_seq, 1));
 	ret = rte_vdev_init(dp->vdev_name, pl->args);
 	if (ret) {
@@ -639,7 +640,8 @@ static int start_ethdev(struct dp_port *dp, const struct dp_pmd_plan *pl, uint32
 	char pool_name[RTE_MEMPOOL_NAMESIZE], what[400];
 	int ret;
 
-	snprintf(pool_name, sizeof(pool_name), "uroce_pool%u", atomic_fetch_add(&port_seq, 1));
+	snprintf(pool_name, sizeof(pool_name), "uroce%d_%u", (int)getpid(),
+		 atomic_fetch_add(&port_seq, 1));
 	/* Pools in plain memory (EAL --no-huge): what they need becomes resident at creation. */
 	dp->pool = rte_pktmbuf_pool_create(pool_name, pl->pool_size, POOL_CACHE, 0,
 					   (uint16_t)pl->data_room, (int)rte_socket_id());
@@ -1041,6 +1043,11 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 
 	if (!dp->loop || !dp->qpns)
 		return -ENOENT;
+	/* QP1 is every process's: each CM keeps what is its own, as from the wire. */
+	if (dest_qp == WIRE_GSI_QPN) {
+		dp->cnt.tx_loop += host_ring_broadcast(dp->loop, frame, len);
+		return 0;
+	}
 	owner = host_qpn_owner(dp->qpns, dest_qp, &start);
 	if (!owner || owner == (int32_t)getpid())
 		return -ENOENT;

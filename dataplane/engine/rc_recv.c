@@ -78,6 +78,10 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		eng->cnt.rx_bytes += len;
 		return;
 	}
+	/* Same host, QP1: every engine's CM sees it (and ours too, when we have one). */
+	if (unlikely(local && pkt.dest_qp == WIRE_GSI_QPN) && eng->cfg.local_forward &&
+	    eng->cfg.local_forward(eng->cfg.local_forward_arg, pkt.dest_qp, data, len) == 0 && !qp)
+		return;
 	if (unlikely(!qp)) {
 		/* Same host, another engine's QP: it is received there, not here. */
 		if (local && eng->cfg.local_forward &&

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "uroce/config.h"
@@ -21,7 +22,16 @@ struct entry {
 	uint64_t	sid;
 	int32_t		pid;
 	uint32_t	start;
+	uint64_t	released_ms;	/* 0: listening; else when its listener closed (CLOCK_MONOTONIC) */
 };
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 struct host_cm_listen {
 	int		fd;
@@ -42,11 +52,15 @@ static int load(struct host_cm_listen *t, struct entry *e, unsigned *n)
 	*n = 0;
 	for (line = strtok_r(buf, "\n", &save); line && *n < MAX_ENTRIES;
 	     line = strtok_r(NULL, "\n", &save)) {
-		struct entry x;
+		struct entry x = { 0 };
 
-		if (sscanf(line, "%" SCNx64 " %" SCNd32 " %" SCNu32, &x.sid, &x.pid, &x.start) == 3 &&
-		    host_proc_alive(x.pid, x.start))
+		if (sscanf(line, "released %" SCNx64 " %" SCNu64, &x.sid, &x.released_ms) == 2) {
+			if (mono_ms() - x.released_ms < HOST_CM_LISTEN_RELEASED_MS)
+				e[(*n)++] = x;
+		} else if (sscanf(line, "%" SCNx64 " %" SCNd32 " %" SCNu32, &x.sid, &x.pid,
+				  &x.start) == 3 && host_proc_alive(x.pid, x.start)) {
 			e[(*n)++] = x;
+		}
 	}
 	return 0;
 }
@@ -57,7 +71,10 @@ static int store(struct host_cm_listen *t, const struct entry *e, unsigned n)
 	size_t len = 0;
 
 	for (unsigned i = 0; i < n; i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%016" PRIx64 " %" PRId32
+		len += e[i].released_ms ?
+		       (size_t)snprintf(buf + len, sizeof(buf) - len, "released %016" PRIx64
+					" %" PRIu64 "\n", e[i].sid, e[i].released_ms) :
+		       (size_t)snprintf(buf + len, sizeof(buf) - len, "%016" PRIx64 " %" PRId32
 					" %" PRIu32 "\n", e[i].sid, e[i].pid, e[i].start);
 	if (ftruncate(t->fd, 0) || pwrite(t->fd, buf, len, 0) != (ssize_t)len)
 		return -errno;
@@ -87,32 +104,61 @@ static int with_table(struct host_cm_listen *t, int (*fn)(struct host_cm_listen 
 
 static int do_add(struct host_cm_listen *t, struct entry *e, unsigned *n, uint64_t sid)
 {
+	unsigned k = 0;
+
 	for (unsigned i = 0; i < *n; i++)
-		if (e[i].sid == sid)
+		if (e[i].sid == sid && !e[i].released_ms)
 			return e[i].pid == t->pid ? 0 : -EADDRINUSE;
+	/* Listened on again: no longer a released one. */
+	for (unsigned i = 0; i < *n; i++)
+		if (e[i].sid != sid)
+			e[k++] = e[i];
+	*n = k;
 	if (*n >= MAX_ENTRIES)
 		return -ENOSPC;
-	e[(*n)++] = (struct entry){ sid, t->pid, t->start };
+	e[(*n)++] = (struct entry){ sid, t->pid, t->start, 0 };
 	return 1;
+}
+
+/* 2: a process listens on @sid; with @released, or it stopped HOST_CM_LISTEN_RELEASED_MS ago at most. */
+static int find(struct entry *e, unsigned n, uint64_t sid, bool released)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (e[i].sid == sid && (released || !e[i].released_ms))
+			return 2;
+	return 0;
 }
 
 static int do_find(struct host_cm_listen *t, struct entry *e, unsigned *n, uint64_t sid)
 {
 	(void)t;
-	for (unsigned i = 0; i < *n; i++)
-		if (e[i].sid == sid)
-			return 2;
-	return 0;
+	return find(e, *n, sid, false);
 }
 
-/* Delete @sid (all of this process's entries when @sid is UINT64_MAX). */
+static int do_find_claimed(struct host_cm_listen *t, struct entry *e, unsigned *n, uint64_t sid)
+{
+	(void)t;
+	return find(e, *n, sid, true);
+}
+
+/*
+ * Release @sid (all of this process's entries when @sid is UINT64_MAX): its
+ * entry stays a while as released; the answerer's stays not at all.
+ */
 static int do_del(struct host_cm_listen *t, struct entry *e, unsigned *n, uint64_t sid)
 {
+	uint64_t now = mono_ms();
 	unsigned k = 0;
 
-	for (unsigned i = 0; i < *n; i++)
-		if (!(e[i].pid == t->pid && (sid == UINT64_MAX || e[i].sid == sid)))
+	for (unsigned i = 0; i < *n; i++) {
+		if (e[i].released_ms || e[i].pid != t->pid ||
+		    (sid != UINT64_MAX && e[i].sid != sid)) {
 			e[k++] = e[i];
+		} else if (e[i].sid != HOST_CM_ANSWERER) {
+			e[i].released_ms = now ? now : 1;
+			e[k++] = e[i];
+		}
+	}
 	*n = k;
 	return 1;
 }
@@ -176,4 +222,9 @@ bool host_cm_listen_mine(struct host_cm_listen *t, uint64_t service_id)
 bool host_cm_listen_taken(struct host_cm_listen *t, uint64_t service_id)
 {
 	return with_table(t, do_find, service_id) == 2;
+}
+
+bool host_cm_listen_claimed(struct host_cm_listen *t, uint64_t service_id)
+{
+	return with_table(t, do_find_claimed, service_id) == 2;
 }

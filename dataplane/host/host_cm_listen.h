@@ -12,9 +12,15 @@
  * entry, "SERVICE_ID PID START" (service ID in hex, START the owner's
  * /proc start time), flock()ed while read and rewritten.  Entries of dead
  * processes are reclaimed by the next writer.  Service ID 0 is no service:
- * its owner is the one process that answers REQs nobody listens for.
+ * its owner is the one process that answers REQs nobody listens for.  A
+ * listener that stops leaves "released SERVICE_ID MS" for
+ * HOST_CM_LISTEN_RELEASED_MS: a REQ that came while it listened, and that
+ * the answerer kept for a moment (cm_cfg.listen_grace_ms), may have been
+ * taken, and must not be rejected by the answerer after the listener
+ * closed (perftest -R's server closes its listener right after accepting).
  */
-#define HOST_CM_ANSWERER	0ull
+#define HOST_CM_ANSWERER		0ull
+#define HOST_CM_LISTEN_RELEASED_MS	1000
 
 struct host_cm_listen;
 
@@ -30,5 +36,7 @@ void host_cm_listen_del(struct host_cm_listen *t, uint64_t service_id);
 bool host_cm_listen_mine(struct host_cm_listen *t, uint64_t service_id);
 /* A live process holds @service_id. */
 bool host_cm_listen_taken(struct host_cm_listen *t, uint64_t service_id);
+/* ... or released it HOST_CM_LISTEN_RELEASED_MS ago at most. */
+bool host_cm_listen_claimed(struct host_cm_listen *t, uint64_t service_id);
 
 #endif

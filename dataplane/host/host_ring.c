@@ -331,6 +331,27 @@ int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void 
 	return ret;
 }
 
+unsigned host_ring_broadcast(struct host_ring *l, const void *frame, uint32_t len)
+{
+	int32_t me = (int32_t)getpid();
+	DIR *d = opendir(l->dir);
+	unsigned n = 0;
+	struct dirent *e;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (pid > 0 && pid != me && !strcmp(end, ".ring") &&
+		    host_ring_send(l, (int32_t)pid, 0, frame, len) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 void *host_ring_shared(struct host_ring *l)
 {
 	return l->ring->shared;

@@ -64,6 +64,13 @@ void host_ring_close(struct host_ring *l);
 int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void *frame,
 		 uint32_t len);
 
+/*
+ * host_ring_broadcast() - host_ring_send() to every other process with a
+ * ring on this link (a MAD to QP1, which each process has).
+ * Return: into how many rings it went.
+ */
+unsigned host_ring_broadcast(struct host_ring *l, const void *frame, uint32_t len);
+
 /* Whether a frame is waiting: one load. */
 bool host_ring_ready(const struct host_ring *l);
 

@@ -97,8 +97,10 @@ struct rc_engine_cfg {
 	/*
 	 * Optional.  A frame the engine addressed to one of its own GIDs whose
 	 * destination QP it does not hold (another process on the same device
-	 * owns it) is handed here, complete with ICRC.  Return: 0 when taken;
-	 * otherwise it counts as for an unknown QP.  Engine lock held.
+	 * owns it) is handed here, complete with ICRC; so is every such frame to
+	 * QP1, which every process holds (its CM), to go to all the others.
+	 * Return: 0 when taken; otherwise it counts as for an unknown QP.
+	 * Engine lock held.
 	 */
 	int		(*local_forward)(void *arg, uint32_t dest_qp, const void *frame,
 					 uint32_t len);

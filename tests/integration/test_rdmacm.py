@@ -3,7 +3,7 @@
 rping with data verification (IPv4, IPv6),
 ucmatose (4 and 20 connections), udaddy (UD, service ID resolution), connects that end in an
 error, not a hang, perftest connecting through rdma_cm (-R), rdma_server/rdma_client, rstream
-(rsockets) and cmtime."""
+(rsockets) and cmtime; rping and ib_write_bw -R with server and client on one device."""
 
 import json
 import os
@@ -157,6 +157,33 @@ def close_race(tap, pair):
            f'exit {p.rc}:\n{p.out}')
 
 
+def same_host(tap, pair, port):
+    """Server and client on one device in one namespace: their MADs to QP1 never leave the host
+    (every process's CM gets a copy through the same-host rings, docs/rdma-cm.md)."""
+    a = pair.ip4[0]
+    srv = pair.start(0, CM_ENV + ['rping', '-s', '-a', a, '-p', str(port), '-C', '100', '-V'])
+    if wait_listening(pair, 0, port, srv):
+        cli = pair.start(0, CM_ENV + ['rping', '-c', '-a', a, '-p', str(port), '-C', '100', '-V'])
+        cli.wait(60)
+        srv.wait(10 if cli.rc == 0 else 5)
+        it.both_ok(tap, 'rping -C 100 -V, server and client on one device', srv, cli)
+    else:
+        srv.kill()
+        srv.wait(5)
+        tap.ok(False, 'rping -s listens (same host)', srv.out)
+    argv = ['ib_write_bw', '-d', 'uroce0', '-F', '-R', '-p', str(port + 1), '-n', '200']
+    srv = pair.start(0, CM_ENV + argv)
+    if wait_listening(pair, 0, port + 1, srv):
+        cli = pair.start(0, CM_ENV + argv + [a])
+        cli.wait(60)
+        srv.wait(10 if cli.rc == 0 else 5)
+        perf.check(tap, 'ib_write_bw -R -n 200, server and client on one device', srv, cli)
+    else:
+        srv.kill()
+        srv.wait(5)
+        tap.ok(False, 'ib_write_bw -R listens (same host)', srv.out)
+
+
 def body(tap, pair):
     global PORT
     if not shutil.which('rping'):
@@ -219,6 +246,7 @@ def body(tap, pair):
 
     PORT = perftests(tap, pair, PORT)
     PORT = more_tools(tap, pair, PORT)
+    same_host(tap, pair, PORT + 1)
 
 
 if __name__ == '__main__':
