@@ -34,6 +34,7 @@ struct prov_dataplane {
 	_Atomic size_t		dm_used;	/* bytes of device memory allocated */
 	char			ibdev_path[IBV_SYSFS_PATH_MAX];	/* its sysfs directory */
 	unsigned		refs;		/* under prov_dataplanes_lock */
+	pid_t			pid;		/* the process that opened it (not a child of fork) */
 	struct dp_device	*dp;
 	struct rc_engine	*eng;
 	/*
@@ -342,6 +343,8 @@ void prov_engine_cq_event(void *arg, struct rc_cq *cq, void *cq_user);
 
 /* prov_ucma.c: the CM's counter names for dp_open_args.extra_names. */
 const char *const *prov_ucma_counter_names(void);
+/* prov_ucma.c: a child of fork() forgets the parent's rdma_cm state (pthread_atfork). */
+void prov_ucma_atfork(void);
 
 /* prov_qp_ex.c */
 /* Check @send_ops_flags against what @type carries and install the ibv_wr_* functions; -EOPNOTSUPP for an op we lack. */

@@ -24,6 +24,28 @@
 static pthread_mutex_t prov_dataplanes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct prov_dataplane *prov_dataplanes;
 
+/*
+ * fork(): the child has none of the parent's threads, so the dataplanes it
+ * inherited have no progress and share their ports with the parent.  It
+ * forgets them (without closing anything of the parent's) and opens its own
+ * devices anew, as a child of a kernel RDMA process opens new contexts.
+ */
+static void dataplanes_lock_for_fork(void)
+{
+	pthread_mutex_lock(&prov_dataplanes_lock);
+}
+
+static void dataplanes_unlock_in_parent(void)
+{
+	pthread_mutex_unlock(&prov_dataplanes_lock);
+}
+
+static void dataplanes_forget_in_child(void)
+{
+	pthread_mutex_init(&prov_dataplanes_lock, NULL);
+	prov_dataplanes = NULL;
+}
+
 /* Return: false when the event was dropped. */
 static bool prov_async_write(struct prov_context *ctx, uint64_t element, enum ibv_event_type type)
 {
@@ -204,6 +226,7 @@ static struct prov_dataplane *prov_dataplane_get(const struct ibv_device *dev)
 	dpl->ready = true;
 	pthread_mutex_unlock(&dpl->gid_lock);
 	dpl->refs = 1;
+	dpl->pid = getpid();
 	dpl->next = prov_dataplanes;
 	prov_dataplanes = dpl;
 	pthread_mutex_unlock(&prov_dataplanes_lock);
@@ -213,6 +236,9 @@ static struct prov_dataplane *prov_dataplane_get(const struct ibv_device *dev)
 
 static void prov_dataplane_put(struct prov_dataplane *dpl)
 {
+	/* A context a child of fork() inherited: its dataplane is the parent's to close. */
+	if (dpl->pid != getpid())
+		return;
 	pthread_mutex_lock(&prov_dataplanes_lock);
 	if (--dpl->refs) {
 		pthread_mutex_unlock(&prov_dataplanes_lock);
@@ -662,5 +688,8 @@ __attribute__((constructor)) static void prov_register(void)
 		fprintf(stderr, PROV_NAME ": provider ABI mismatch, not registering: %s\n", err);
 		return;
 	}
+	pthread_atfork(dataplanes_lock_for_fork, dataplanes_unlock_in_parent,
+		       dataplanes_forget_in_child);
+	prov_ucma_atfork();
 	verbs_register_driver_34(&prov_device_ops);
 }

@@ -117,6 +117,7 @@ struct ucma_ctx {
 	bool			path_ok;
 	uint32_t		psn, remote_qpn, remote_psn, remote_qkey;
 	uint8_t			rres, idepth, peer_rres, retry, rnr_retry;
+	uint8_t			ack_timeout;	/* RDMA_OPTION_ID_ACK_TIMEOUT; 0: UCMA_ACK_TIMEOUT */
 };
 
 static pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -125,6 +126,32 @@ static struct ucma_dev *ucma_devs;
 static struct ucma_ctx **ucma_ctxs;	/* by id; slot 0 unused */
 static uint32_t ucma_n_ctx;
 static bool ucma_thread_up;
+
+/* fork(): as the dataplanes (prov_main.c), the child forgets the parent's channels, IDs and CMs. */
+static void ucma_lock_for_fork(void)
+{
+	pthread_mutex_lock(&ucma_lock);
+}
+
+static void ucma_unlock_in_parent(void)
+{
+	pthread_mutex_unlock(&ucma_lock);
+}
+
+static void ucma_forget_in_child(void)
+{
+	pthread_mutex_init(&ucma_lock, NULL);
+	ucma_files = NULL;
+	ucma_devs = NULL;
+	ucma_ctxs = NULL;
+	ucma_n_ctx = 0;
+	ucma_thread_up = false;
+}
+
+void prov_ucma_atfork(void)
+{
+	pthread_atfork(ucma_lock_for_fork, ucma_unlock_in_parent, ucma_forget_in_child);
+}
 
 /* ---- Time and randomness ---- */
 
@@ -1153,7 +1180,7 @@ static int cmd_init_qp_attr(struct ucma_ctx *c, uint32_t state, struct ib_uverbs
 			return 0;
 		r->qp_attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				   IBV_QP_MAX_QP_RD_ATOMIC;
-		r->timeout = UCMA_ACK_TIMEOUT;
+		r->timeout = c->ack_timeout ? c->ack_timeout : UCMA_ACK_TIMEOUT;
 		r->retry_cnt = c->retry ? c->retry : 7;
 		r->rnr_retry = c->rnr_retry;
 		r->max_rd_atomic = c->idepth < c->peer_rres ? c->idepth : c->peer_rres;
@@ -1375,6 +1402,14 @@ static ssize_t dispatch(struct ucma_file *f, uint32_t op, const uint8_t *body, s
 			c->reuseaddr = v != 0;
 		else if (cmd.optname == RDMA_OPTION_ID_TOS && cmd.optlen >= 1)
 			c->path.tclass = *(const uint8_t *)(uintptr_t)cmd.optval;
+		else if (cmd.optname == RDMA_OPTION_ID_ACK_TIMEOUT && cmd.optlen >= 1) {
+			/* The QP's local ACK timeout at RTS, as the kernel's rdma_set_ack_timeout(). */
+			uint8_t t = *(const uint8_t *)(uintptr_t)cmd.optval;
+
+			if (t > 31)
+				return -EINVAL;
+			c->ack_timeout = t ? t : UCMA_ACK_TIMEOUT;
+		}
 		return 0;
 	}
 	case RDMA_USER_CM_CMD_NOTIFY: {

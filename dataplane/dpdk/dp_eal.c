@@ -247,7 +247,8 @@ static int build_args(struct eal_argv *a, const struct host_link_cfg *cfg, const
 	if ((ret = argv_add(a, "uroce")))
 		return ret;
 	/*
-	 * No hugepages: mempools live in plain anonymous memory (memfd), which
+	 * No hugepages: mempools live in plain anonymous memory (private, see
+	 * __wrap_memfd_create()), which
 	 * the vdev PMDs and AF_XDP's UMEM accept; 256 MiB is address space,
 	 * only what the pools touch becomes resident.
 	 */
@@ -305,6 +306,27 @@ static const char *fix_for(int err, const char *reason)
 	if (err == ENOMEM)
 		return "give DPDK more memory (eal_args -m MB) or free memory";
 	return "set UROCE_DEBUG=1 to see DPDK's full log";
+}
+
+int __real_memfd_create(const char *name, unsigned int flags);
+int __wrap_memfd_create(const char *name, unsigned int flags);
+
+/*
+ * EAL --no-huge backs its memory with a memfd mapped shared (for vhost,
+ * which uroce does not use), or, when that fails, with private anonymous
+ * memory.  Shared, a child forked after its parent opened a device (as
+ * rdma-core's rdmacm tests and multiprocessing do) would run the same heap
+ * as the parent with its own copy of the heap's bookkeeping, and both spin
+ * or corrupt it; private, the child has a copy of it all and opens devices
+ * of its own.
+ */
+int __wrap_memfd_create(const char *name, unsigned int flags)
+{
+	if (!strcmp(name, "nohuge")) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return __real_memfd_create(name, flags);
 }
 
 static int eal_init_quiet(struct eal_argv *a, char *reason, size_t reasonlen)
