@@ -585,7 +585,9 @@ static void resume_at(struct rc_qp *qp, uint32_t i, uint32_t target)
 	qp->req.psn = target;
 	qp->req.since_ackreq = 0;
 	if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC) {
+		/* An ATOMIC WRITE's 8 bytes are gathered again from its SGE's start. */
 		qp->req.offset = 0;
+		qp->req.cur.idx = qp->req.cur.off = 0;
 	} else {
 		qp->req.offset = (uint32_t)psn_cmp(target, w->first_psn) * qp->pmtu;
 		if (!w->is_inline)

@@ -202,6 +202,20 @@ START_TEST(soak_xrc)
 }
 END_TEST
 
+/* IBA 1.5 ATOMIC WRITEs among the atomics, inline or not, under the default faults: the CASes and FAAs after each see its value. */
+START_TEST(soak_atomic_write)
+{
+	struct soak_cfg c;
+	struct soak_result r;
+
+	soak_defaults(&c, 6000 + (uint64_t)_i);
+	c.atomic_write = true;
+	run_checked(&c, &r);
+	ck_assert_uint_gt(r.atomic_writes, 0);
+	ck_assert_uint_gt(r.retransmits, 0);
+}
+END_TEST
+
 Suite *rc_soak_suite(void)
 {
 	Suite *s = suite_create("rc_soak");
@@ -216,6 +230,7 @@ Suite *rc_soak_suite(void)
 	tcase_add_loop_test(tc, soak_one_fault, 0,
 			    (int)(sizeof(soak_faults) / sizeof(soak_faults[0])) * SOAK_FAULT_SEEDS);
 	tcase_add_loop_test(tc, soak_xrc, 0, 3);
+	tcase_add_loop_test(tc, soak_atomic_write, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,6 +22,8 @@ struct soak_cfg {
 	bool		selective_repeat;	/* both engines */
 	/* Each pair an XRC initiator and target, the receives from an XRC SRQ of its own domain. */
 	bool		xrc;
+	/* A third of the atomics are IBA 1.5 ATOMIC WRITEs of the counter (the model's new value). */
+	bool		atomic_write;
 };
 
 struct soak_result {
@@ -29,6 +31,7 @@ struct soak_result {
 	char		error[512];
 	uint64_t	ops_done;	/* completed and checked */
 	uint64_t	ops_flushed;	/* ended by retry exhaustion (heavy loss only) */
+	uint64_t	atomic_writes;	/* of ops_done */
 	unsigned	pairs_retry_exhausted;
 	uint64_t	bytes;
 	uint64_t	digest;		/* over every completion: equal for equal seeds */

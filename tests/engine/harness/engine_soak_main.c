@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--reorder P] ... [--zero-copy] [--xrc]`. */
+/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--reorder P] ... [--zero-copy] [--xrc] [--atomic-write]`. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] [--burst N] "
 			"[--reorder P] [--dup P] [--corrupt P] [--ce-mark P] [--ops N] [--pairs N] "
-			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat]\n"
+			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat] [--atomic-write]\n"
 			"  P is a probability per frame and direction; --burst N: each loss takes "
 			"N frames in a row\n");
 	exit(2);
@@ -39,6 +39,11 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--xrc") || !strcmp(argv[i], "--selective-repeat")) {
 			*(argv[i][2] == 'x' ? &base.xrc : &base.selective_repeat) = true;
+			i--;
+			continue;
+		}
+		if (!strcmp(argv[i], "--atomic-write")) {
+			base.atomic_write = true;
 			i--;
 			continue;
 		}
