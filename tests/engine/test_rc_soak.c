@@ -202,7 +202,7 @@ START_TEST(soak_xrc)
 }
 END_TEST
 
-/* IBA 1.5 ATOMIC WRITEs among the atomics, inline or not, under the default faults: the CASes and FAAs after each see its value. */
+/* IBA 1.5 ATOMIC WRITEs among the atomics, inline or not, under the default faults (the last seed in ODP regions): the CASes and FAAs after each see its value. */
 START_TEST(soak_atomic_write)
 {
 	struct soak_cfg c;
@@ -210,8 +210,22 @@ START_TEST(soak_atomic_write)
 
 	soak_defaults(&c, 6000 + (uint64_t)_i);
 	c.atomic_write = true;
+	c.odp = _i == 2;
 	run_checked(&c, &r);
 	ck_assert_uint_gt(r.atomic_writes, 0);
+	ck_assert_uint_gt(r.retransmits, 0);
+}
+END_TEST
+
+/* Every region on-demand paging: payload copies through the kernel, atomics on populated pages. */
+START_TEST(soak_odp)
+{
+	struct soak_cfg c;
+	struct soak_result r;
+
+	soak_defaults(&c, 7000 + (uint64_t)_i);
+	c.odp = true;
+	run_checked(&c, &r);
 	ck_assert_uint_gt(r.retransmits, 0);
 }
 END_TEST
@@ -231,6 +245,7 @@ Suite *rc_soak_suite(void)
 			    (int)(sizeof(soak_faults) / sizeof(soak_faults[0])) * SOAK_FAULT_SEEDS);
 	tcase_add_loop_test(tc, soak_xrc, 0, 3);
 	tcase_add_loop_test(tc, soak_atomic_write, 0, 3);
+	tcase_add_loop_test(tc, soak_odp, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

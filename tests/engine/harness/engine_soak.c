@@ -310,10 +310,11 @@ static int pair_setup(struct soak *k, struct spair *p, unsigned idx, bool loop)
 	*counter(p, c->depth, c->max_msg) = p->counter;
 
 	p->lmr = rc_mr_reg(k->pd[rs], p->lmem, (size_t)c->depth * p->slot, (uintptr_t)p->lmem,
-			   IBV_ACCESS_LOCAL_WRITE);
+			   IBV_ACCESS_LOCAL_WRITE | (c->odp ? IBV_ACCESS_ON_DEMAND : 0));
 	p->rmr = rc_mr_reg(k->pd[ps], p->rmem, rlen, (uintptr_t)p->rmem,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			   (c->odp ? IBV_ACCESS_ON_DEMAND : 0));
 	p->req_cq = rc_cq_create(p->req_eng, (int)c->depth, NULL);
 	p->resp_cq = rc_cq_create(p->resp_eng, (int)p->nrecv, NULL);
 	if (!p->lmr || !p->rmr || !p->req_cq || !p->resp_cq)

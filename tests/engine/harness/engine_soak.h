@@ -24,6 +24,8 @@ struct soak_cfg {
 	bool		xrc;
 	/* A third of the atomics are IBA 1.5 ATOMIC WRITEs of the counter (the model's new value). */
 	bool		atomic_write;
+	/* Both regions of every pair on-demand paging ones: every payload copy a system call. */
+	bool		odp;
 };
 
 struct soak_result {

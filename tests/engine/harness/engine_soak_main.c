@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--reorder P] ... [--zero-copy] [--xrc] [--atomic-write]`. */
+/* The long soak: `uroce-engine-soak [--seeds N] [--first S] [--loss P] [--reorder P] ... [--zero-copy] [--xrc] [--atomic-write] [--odp]`. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] [--burst N] "
 			"[--reorder P] [--dup P] [--corrupt P] [--ce-mark P] [--ops N] [--pairs N] "
-			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat] [--atomic-write]\n"
+			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat] [--atomic-write] [--odp]\n"
 			"  P is a probability per frame and direction; --burst N: each loss takes "
 			"N frames in a row\n");
 	exit(2);
@@ -42,8 +42,8 @@ int main(int argc, char **argv)
 			i--;
 			continue;
 		}
-		if (!strcmp(argv[i], "--atomic-write")) {
-			base.atomic_write = true;
+		if (!strcmp(argv[i], "--atomic-write") || !strcmp(argv[i], "--odp")) {
+			*(argv[i][2] == 'a' ? &base.atomic_write : &base.odp) = true;
 			i--;
 			continue;
 		}
