@@ -37,7 +37,7 @@ static void env_exit_dreq(void *arg, uint32_t comm_id, const uint8_t *frame, uin
 	c->exit_calls++;
 	c->exit_comm_id = comm_id;
 	c->exit_len = len;
-	if (len <= sizeof(c->exit_frame))
+	if (len && len <= sizeof(c->exit_frame))
 		memcpy(c->exit_frame, frame, len);
 }
 
