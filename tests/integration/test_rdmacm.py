@@ -54,16 +54,18 @@ def cm_stat_check(tap, pair):
            json.dumps(stats))
 
 
-def cm_client_server(pair, srv_argv, cli_argv, port, ps=RDMA_PS_TCP, srv_exits=True):
-    """A server in namespace A, once it listens on the port's service ID, and its client in B:
-    (server, client), client None when the server never listened.  A server that does not end
-    by itself (SRV_EXITS false) is stopped once its client has ended."""
+def cm_client_server(pair, srv_argv, cli_argv, port, ps=RDMA_PS_TCP, srv_exits=True,
+                     client_side=1):
+    """A server in namespace A, once it listens on the port's service ID, and its client in B
+    (or, CLIENT_SIDE 0, beside it in A): (server, client), client None when the server never
+    listened.  A server that does not end by itself (SRV_EXITS false) is stopped once its client
+    has ended."""
     srv = pair.start(0, CM_ENV + srv_argv)
     if not wait_listening(pair, 0, port, srv, ps=ps):
         srv.kill()
         srv.wait(5)
         return srv, None
-    cli = pair.start(1, CM_ENV + cli_argv)
+    cli = pair.start(client_side, CM_ENV + cli_argv)
     cli.wait(120)
     if not srv_exits:
         srv.kill()
@@ -161,27 +163,13 @@ def same_host(tap, pair, port):
     """Server and client on one device in one namespace: their MADs to QP1 never leave the host
     (every process's CM gets a copy through the same-host rings, docs/rdma-cm.md)."""
     a = pair.ip4[0]
-    srv = pair.start(0, CM_ENV + ['rping', '-s', '-a', a, '-p', str(port), '-C', '100', '-V'])
-    if wait_listening(pair, 0, port, srv):
-        cli = pair.start(0, CM_ENV + ['rping', '-c', '-a', a, '-p', str(port), '-C', '100', '-V'])
-        cli.wait(60)
-        srv.wait(10 if cli.rc == 0 else 5)
-        it.both_ok(tap, 'rping -C 100 -V, server and client on one device', srv, cli)
-    else:
-        srv.kill()
-        srv.wait(5)
-        tap.ok(False, 'rping -s listens (same host)', srv.out)
+    opts = ['-a', a, '-p', str(port), '-C', '100', '-V']
+    srv, cli = cm_client_server(pair, ['rping', '-s'] + opts, ['rping', '-c'] + opts, port,
+                                client_side=0)
+    it.both_ok(tap, 'rping -C 100 -V, server and client on one device', srv, cli)
     argv = ['ib_write_bw', '-d', 'uroce0', '-F', '-R', '-p', str(port + 1), '-n', '200']
-    srv = pair.start(0, CM_ENV + argv)
-    if wait_listening(pair, 0, port + 1, srv):
-        cli = pair.start(0, CM_ENV + argv + [a])
-        cli.wait(60)
-        srv.wait(10 if cli.rc == 0 else 5)
-        perf.check(tap, 'ib_write_bw -R -n 200, server and client on one device', srv, cli)
-    else:
-        srv.kill()
-        srv.wait(5)
-        tap.ok(False, 'ib_write_bw -R listens (same host)', srv.out)
+    srv, cli = cm_client_server(pair, argv, argv + [a], port + 1, client_side=0)
+    perf.check(tap, 'ib_write_bw -R -n 200, server and client on one device', srv, cli)
 
 
 def body(tap, pair):
