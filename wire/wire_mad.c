@@ -37,6 +37,21 @@ const char *wire_cm_attr_name(uint16_t attr_id)
 	}
 }
 
+const char *wire_cm_rej_reason_name(unsigned reason)
+{
+	switch (reason) {
+	case WIRE_CM_REJ_TIMEOUT:		return "timeout";
+	case 2:					return "no QP available";
+	case 4:					return "no resources";
+	case WIRE_CM_REJ_INVALID_COMM_ID:	return "invalid comm ID";
+	case WIRE_CM_REJ_INVALID_SERVICE_ID:	return "invalid service ID";
+	case 9:					return "transport type not supported";
+	case WIRE_CM_REJ_STALE_CONN:		return "stale connection";
+	case WIRE_CM_REJ_CONSUMER_DEFINED:	return "consumer defined (rdma_reject)";
+	default:				return "see IBA table 109";
+	}
+}
+
 /* The fields of the class data that say how much of it, or which message, is meant. */
 static enum wire_mad_drop cm_data_check(const struct wire_cm_mad *m)
 {

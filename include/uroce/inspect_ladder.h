@@ -79,6 +79,14 @@ struct inspect_ladder_row {
 	uint64_t	swap_add, compare, orig;
 	uint32_t	imm, inv_rkey, qkey, src_qp;
 
+	/* A CM MAD to QP1 (a REQUEST row): the fields its label shows */
+	uint16_t	cm_attr;	/* enum wire_cm_attr; 0: not a CM MAD */
+	uint64_t	cm_tid;
+	uint32_t	cm_local_id, cm_remote_id;	/* comm IDs; SIDR: the request ID */
+	uint64_t	cm_sid;		/* REQ, SIDR_REQ, SIDR_REP */
+	uint32_t	cm_qpn, cm_psn;	/* REQ, REP; DREQ: the remote QPN; SIDR_REP: the QPN */
+	uint16_t	cm_reason;	/* REJ: the reason; SIDR_REP: the status */
+
 	/* SETUP */
 	bool		perftest;	/* perftest's exchange message: dest_qp, psn, rkey, va */
 	uint8_t		tcp_flags;
@@ -111,6 +119,7 @@ struct inspect_ladder {
 	uint64_t	not_drawn;	/* in the range, but counted only (ARP, TCP ACKs...) */
 	uint64_t	count[INSPECT_LADDER_KIND_COUNT];	/* drawn rows by kind */
 	uint64_t	resends, lost_psns;	/* drawn */
+	uint64_t	cm_msgs;		/* drawn requests that are CM MADs */
 	bool		finished;
 };
 

@@ -133,6 +133,9 @@ _Static_assert(sizeof(struct wire_cm_rej) == WIRE_MAD_DATA_LEN, "IBA 12.6.7");
 #define WIRE_CM_REJ_STALE_CONN		10
 #define WIRE_CM_REJ_CONSUMER_DEFINED	28
 
+/* "invalid service ID" for 8; "see IBA table 109" for a reason without a name here. */
+const char *wire_cm_rej_reason_name(unsigned reason);
+
 /* REP (IBA 12.6.8, table 110). */
 #define WIRE_CM_REP_PDATA	196
 struct wire_cm_rep {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "uroce/inspect_ladder.h"
+#include "uroce/wire_mad.h"
 #include "wire_testutil.h"
 
 #define HOST_A	1	/* 10.0.0.1 */
@@ -41,11 +42,11 @@ static void gid_of(uint8_t gid[16], int host)
 	gid[15] = (uint8_t)host;
 }
 
-/* A packet from @from to @to, the other fields from @proto (opcode, psn, headers). */
-static void add_pkt(int from, int to, const struct wire_build_desc *proto, uint32_t payload_len,
-		    bool shown)
+/* A packet from @from to @to carrying @payload, the other fields from @proto (opcode, psn, headers). */
+static void add_pkt_carrying(int from, int to, const struct wire_build_desc *proto,
+			     const void *payload, uint32_t payload_len, bool shown)
 {
-	static uint8_t frame[TEST_MAX_FRAME], payload[4096];
+	static uint8_t frame[TEST_MAX_FRAME];
 	struct wire_build_desc d = *proto;
 	struct inspect_decode_ts ts = { 0, (uint32_t)number * 1000 };
 	struct wire_frame fr;
@@ -61,6 +62,15 @@ static void add_pkt(int from, int to, const struct wire_build_desc *proto, uint3
 	inspect_decode_frame(&fr, frame, len, len);
 	ck_assert_int_eq(fr.drop, WIRE_DROP_NONE);
 	ck_assert_int_eq(inspect_ladder_add(&lad, ++number, &ts, &fr, shown), 0);
+}
+
+/* The same with a zeroed payload. */
+static void add_pkt(int from, int to, const struct wire_build_desc *proto, uint32_t payload_len,
+		    bool shown)
+{
+	static const uint8_t zeros[4096];
+
+	add_pkt_carrying(from, to, proto, zeros, payload_len, shown);
 }
 
 /* A SEND ONLY from A to B, broken by @mangle before it is decoded. */
@@ -530,6 +540,82 @@ START_TEST(svg_document)
 }
 END_TEST
 
+/* A CM MAD from @from to the other host's QP1, in a UD SEND with the GSI's Q_Key (or @qkey). */
+static void cm_mad(int from, const struct wire_cm_mad *m, uint32_t qkey)
+{
+	static uint32_t psn[HOST_D + 1];	/* each host's QP1 numbers its own */
+	struct wire_build_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.opcode = WIRE_OPC_UD | WIRE_OP_SEND_ONLY;
+	d.psn = psn[from]++;
+	d.dest_qp = WIRE_GSI_QPN;
+	d.deth.qkey = qkey;
+	d.deth.src_qp = WIRE_GSI_QPN;
+	add_pkt_carrying(from, from == HOST_A ? HOST_B : HOST_A, &d, m, sizeof(*m), true);
+}
+
+static struct wire_cm_mad cm_msg(enum wire_cm_attr attr, uint64_t tid, uint32_t local_id,
+				 uint32_t remote_id)
+{
+	struct wire_cm_mad m;
+
+	wire_cm_mad_init(&m, attr, tid);
+	wire_set32(&m.u.rtu.local_comm_id, local_id);
+	wire_set32(&m.u.rtu.remote_comm_id, remote_id);
+	return m;
+}
+
+/* rdma_cm's messages are named with what they say of the connection; a repeated one is marked. */
+START_TEST(cm_messages)
+{
+	struct wire_cm_mad req = cm_msg(WIRE_CM_REQ, 0x77, 0xa1, 0);
+	struct wire_cm_mad rep = cm_msg(WIRE_CM_REP, 0x88, 0xb2, 0xa1);
+	struct wire_cm_mad rej = cm_msg(WIRE_CM_REJ, 0x99, 0xb3, 0xa4);
+	struct wire_cm_mad dreq = cm_msg(WIRE_CM_DREQ, 0x78, 0xa1, 0xb2);
+	struct wire_cm_mad sreq, srep, bad;
+
+	wire_set64(&req.u.req.service_id, wire_ip_service_id(WIRE_RDMA_PS_TCP, 7174));
+	wire_set_hi24_lo8(&req.u.req.qpn_rres, 0x11, 1);
+	wire_set_hi24_lo8(&req.u.req.psn_misc, 1000, 0);
+	wire_set_hi24_lo8(&rep.u.rep.qpn_vendor, 0x22, 0);
+	wire_set_hi24_lo8(&rep.u.rep.psn_vendor, 2000, 0);
+	wire_set16(&rej.u.rej.reason, WIRE_CM_REJ_INVALID_SERVICE_ID);
+	wire_set_hi24_lo8(&dreq.u.dreq.remote_qpn, 0x22, 0);
+	wire_cm_mad_init(&sreq, WIRE_CM_SIDR_REQ, 0x55);
+	wire_set32(&sreq.u.sidr_req.request_id, 0xc5);
+	wire_set64(&sreq.u.sidr_req.service_id, wire_ip_service_id(WIRE_RDMA_PS_UDP, 7174));
+	wire_cm_mad_init(&srep, WIRE_CM_SIDR_REP, 0x55);
+	wire_set32(&srep.u.sidr_rep.request_id, 0xc5);
+	srep.u.sidr_rep.status = WIRE_SIDR_UNSUPPORTED;
+	wire_set64(&srep.u.sidr_rep.service_id, 0x1234);
+	bad = req;
+	bad.hdr.base_version = 2;
+
+	cm_mad(HOST_A, &req, WIRE_GSI_QKEY);
+	cm_mad(HOST_A, &req, WIRE_GSI_QKEY);			/* the CM's retransmission */
+	cm_mad(HOST_B, &rep, WIRE_GSI_QKEY);
+	cm_mad(HOST_B, &rej, WIRE_GSI_QKEY);
+	cm_mad(HOST_A, &dreq, WIRE_GSI_QKEY);
+	cm_mad(HOST_A, &sreq, WIRE_GSI_QKEY);
+	cm_mad(HOST_B, &srep, WIRE_GSI_QKEY);
+	cm_mad(HOST_A, &req, 0x1234);				/* not the GSI's Q_Key */
+	cm_mad(HOST_A, &bad, WIRE_GSI_QKEY);			/* not a MAD the CM takes */
+	finish();
+
+	ck_assert_str_eq(label(0), "CM REQ comm 0xa1 tcp port 7174 qpn 0x11 psn 1000");
+	ck_assert_str_eq(label(1), "CM REQ comm 0xa1 tcp port 7174 qpn 0x11 psn 1000 (again)");
+	ck_assert_str_eq(label(2), "CM REP comm 0xb2 to 0xa1 qpn 0x22 psn 2000");
+	ck_assert_str_eq(label(3), "CM REJ comm 0xb3 to 0xa4 reason 8 (invalid service ID)");
+	ck_assert_str_eq(label(4), "CM DREQ comm 0xa1 to 0xb2 qpn 0x22");
+	ck_assert_str_eq(label(5), "CM SIDR_REQ id 0xc5 udp port 7174");
+	ck_assert_str_eq(label(6), "CM SIDR_REP id 0xc5 sid 0x1234 status 1");
+	ck_assert_has(label(7), "UD SEND ONLY");
+	ck_assert_has(label(8), "UD SEND ONLY");
+	ck_assert_uint_eq(lad.cm_msgs, 7);
+}
+END_TEST
+
 Suite *inspect_ladder_suite(void);
 
 Suite *inspect_ladder_suite(void)
@@ -551,6 +637,7 @@ Suite *inspect_ladder_suite(void)
 	tcase_add_test(t, bad_frames);
 	tcase_add_test(t, text_drawing);
 	tcase_add_test(t, svg_document);
+	tcase_add_test(t, cm_messages);
 	suite_add_tcase(s, t);
 	return s;
 }

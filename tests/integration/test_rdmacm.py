@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Unmodified rdmacm-utils over uroce's rdma_cm: a channel closed under a thread's GET_EVENT,
 rping with data verification (IPv4, IPv6),
-ucmatose (4 and 20 connections), udaddy (UD, service ID resolution), connects that end in an
+ucmatose (4 and 20 connections, and IDs migrated to a new channel), udaddy (UD, service ID resolution), connects that end in an
 error, not a hang, perftest connecting through rdma_cm (-R), rdma_server/rdma_client, rstream
 (rsockets) and cmtime; rping and ib_write_bw -R with server and client on one device."""
 
@@ -201,6 +201,14 @@ def body(tap, pair):
     srv, cli = cm_client_server(pair, ['ucmatose', '-b', a, '-c', '4'],
                                 ['ucmatose', '-s', a, '-c', '4'], 7471)
     it.both_ok(tap, 'ucmatose -c 4', srv, cli)
+    # -m: every ID, the listener's too, moved to a new event channel (MIGRATE_ID) mid-run.
+    srv, cli = cm_client_server(pair, ['ucmatose', '-m', '-b', a, '-c', '4'],
+                                ['ucmatose', '-m', '-s', a, '-c', '4'], 7471)
+    if it.both_ok(tap, 'ucmatose -m -c 4', srv, cli):
+        tap.ok(all('migrating to new event channel' in p.out and 'return status 0' in p.out
+                   for p in (srv, cli)),
+               'ucmatose -m: both sides migrated their IDs and ended with status 0',
+               srv.out + cli.out)
 
     # UD: the client resolves the service ID (SIDR_REQ/SIDR_REP), then datagrams both ways.
     srv, cli = cm_client_server(pair, ['udaddy', '-b', a], ['udaddy', '-s', a], 7174,

@@ -39,7 +39,7 @@ ui_mirror() {
 }
 
 # Packages of the guest's root filesystem (Debian bookworm).
-UI_GUEST_PKGS=(rdma-core ibverbs-providers ibverbs-utils perftest iproute2 tcpdump kmod
+UI_GUEST_PKGS=(rdma-core ibverbs-providers ibverbs-utils perftest rdmacm-utils iproute2 tcpdump kmod
 	       dropbear-bin procps python3-pyverbs iputils-ping)
 # Kernel modules copied into the guest (with their dependencies).  rdma_rxe needs a crc32
 # crypto driver that is not a module dependency: without one `rdma link add` fails ENOENT.

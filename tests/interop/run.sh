@@ -60,6 +60,11 @@ uroce=${uroce:-$build_dir/tools/uroce}
 #   perftest CLIENT in the guest (rxe as requester) against rxe-probe --case serve-CASE as
 #   the responder; loss= adds netem loss on the guest's eth0, drop= makes the probe drop
 #   every Nth response frame, so both sides' Go-Back-N and duplicate handling are used.
+#   cm SIDE PROGRAM ARGS: an unmodified rdmacm-utils or perftest -R program connecting through
+#   rdma_cm, uroce's CM on one end and the kernel's (rdma_ucm, ib_cm) in the guest on the other;
+#   SIDE client: uroce connects to the guest's server.  PROGRAM reject: a REQ to a port nobody
+#   listens on (a CM listens on another) must get REJ reason 8.  The CM messages in uroce's
+#   capture, named by tshark, must come in the handshake's order from the right ends.
 #   engine / engine-serve: the same with uroce's transport engine (dataplane/, through
 #   engine-probe on an AF_PACKET port) in place of rxe-probe: as the client of the perftest
 #   SERVER, or as the server of the perftest CLIENT; drop= drops every Nth frame it sends.
@@ -182,6 +187,14 @@ uroce-server-send_lat-multi-mtu9000 9000 verbs server ib_send_lat -s 10000 -n 10
 uroce-server-send_bw-ud-mtu9000 9000 verbs server ib_send_bw -c UD -s 4096 -n 100
 uroce-server-rc_pingpong-mtu9000 9000 verbs server ibv_rc_pingpong -s 10000 -n 100 -c
 uroce-server-ud_pingpong-mtu9000 9000 verbs server ibv_ud_pingpong -s 4096 -n 100 -c
+cm-client-rping           1500 cm client rping -C 200 -V
+cm-server-rping           1500 cm server rping -C 200 -V
+cm-client-write_bw        1500 cm client ib_write_bw -R -n 200
+cm-server-write_bw        1500 cm server ib_write_bw -R -n 200
+cm-client-udaddy          1500 cm client udaddy
+cm-server-udaddy          1500 cm server udaddy
+cm-client-reject          1500 cm client reject
+cm-server-reject          1500 cm server reject
 EOF
 }
 
@@ -630,6 +643,123 @@ run_verbs_case() {
 	return 1
 }
 
+# The guest's listener: wait until the kernel lists a listening rdma_cm ID on PORT.
+guest_cm_listening() {
+	ui_vm_exec "for i in \$(seq 150); do rdma res show cm_id | grep -q 'state LISTEN .*:$1 ' && exit 0
+		sleep 0.1; done; exit 1"
+}
+
+# uroce's listener: wait until the host's listen table has the service ID of PORT (PS: 0x0106 TCP,
+# 0x0111 UDP) while PID lives.
+uroce_cm_listening() {
+	local sid table=$UROCE_DEV_RUN/cm/$UI_VETH_HOST
+	sid=$(printf '%016x' $(($3 << 16 | $1)))
+	for _ in $(seq 150); do
+		kill -0 "$2" 2>/dev/null || return 1
+		awk -v s="$sid" '$1 == s {f = 1} END {exit !f}' "$table" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The CM messages of a capture in order, as tshark names them: "C:REQ S:REP C:RTU ...", C the
+# client's end, S the server's.
+cm_sequence() {
+	tshark -r "$1" -d udp.port==4791,infiniband -Y infiniband.mad -T fields -e ip.src \
+		-e infiniband.mad.attributeid 2>/dev/null | awk -v c="$2" '
+		BEGIN { n["0x0010"] = "REQ"; n["0x0011"] = "MRA"; n["0x0012"] = "REJ"; n["0x0013"] = "REP"
+			n["0x0014"] = "RTU"; n["0x0015"] = "DREQ"; n["0x0016"] = "DREP"
+			n["0x0017"] = "SIDR_REQ"; n["0x0018"] = "SIDR_REP" }
+		{ printf "%s%s:%s", sep, ($1 == c ? "C" : "S"), ($2 in n ? n[$2] : $2); sep = " " }
+		END { print "" }'
+}
+
+# NAME cm SIDE PROGRAM ARGS...: see the case table.
+cm_port=18700
+run_cm_case() {
+	local name=$1 side=$3 tool=$4 out=$res/$1 port srv_ip cli_ip u_argv g_cmd ps=262
+	local s_argv c_argv upid gpid rc_u=0 rc_g=0 why='' seq want rc_want=0 fig
+	shift 4
+	cm_port=$((cm_port + 1))
+	port=$cm_port
+	if [ "$side" = client ]; then
+		srv_ip=$UI_GUEST_IP cli_ip=$UI_HOST_IP
+	else
+		srv_ip=$UI_HOST_IP cli_ip=$UI_GUEST_IP
+	fi
+	case "$tool" in
+	rping)
+		s_argv="rping -s -a $srv_ip -p $port $*" c_argv="rping -c -a $srv_ip -p $port $*"
+		want='^C:REQ S:REP C:RTU .*(C:DREQ S:DREP|S:DREQ C:DREP)' ;;
+	ib_*)
+		s_argv="$tool -d DEV -F -p $port $*" c_argv="$tool -d DEV -F -p $port $* $srv_ip"
+		want='^C:REQ S:REP C:RTU .*(C:DREQ S:DREP|S:DREQ C:DREP)' ;;
+	udaddy)
+		port=7174 ps=273
+		s_argv="udaddy -b $srv_ip" c_argv="udaddy -s $srv_ip"
+		want='^C:SIDR_REQ S:SIDR_REP$' ;;
+	reject)
+		# the listener is on PORT, the client asks for PORT + 1
+		s_argv="rping -s -a $srv_ip -p $port -C 1" c_argv="rping -c -a $srv_ip -p $((port + 1)) -C 1"
+		want='^C:REQ S:REJ$' rc_want=1 ;;
+	*) ui_die "cm case $name: unknown program $tool" ;;
+	esac
+	rm -f "$out.pcap"
+	if [ "$side" = client ]; then
+		g_cmd=${s_argv//DEV/rxe0} u_argv=${c_argv//DEV/uroce0}
+		ip netns exec "$UI_NS_PEER" ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" \
+			"root@$UI_GUEST_IP" "exec timeout 150 stdbuf -oL $g_cmd" >"$out.guest.log" 2>&1 &
+		gpid=$!
+		guest_cm_listening "$port" || why="$why the guest's server did not listen;"
+		# shellcheck disable=SC2086 # a command line
+		uroce_ns UROCE_PCAP="$out.pcap" timeout 150 "$uroce" exec -- $u_argv >"$out.uroce.log" 2>&1 &
+		upid=$!
+		wait_pid "$upid" 170 || rc_u=$?
+		[ "$tool" = reject ] && kill "$gpid" 2>/dev/null
+		wait_pid "$gpid" 60 || rc_g=$?
+		[ "$tool" = reject ] && rc_g=0	# stopped by us
+		[ "$rc_want" = 0 ] || { [ "$rc_u" != 0 ] && [ "$rc_u" != 124 ] && rc_u=0 || rc_u=unexpected-$rc_u; }
+	else
+		u_argv=${s_argv//DEV/uroce0} g_cmd=${c_argv//DEV/rxe0}
+		# shellcheck disable=SC2086 # a command line
+		uroce_ns UROCE_PCAP="$out.pcap" timeout 150 "$uroce" exec -- $u_argv >"$out.uroce.log" 2>&1 &
+		upid=$!
+		uroce_cm_listening "$port" "$upid" "$ps" || why="$why uroce's server did not listen;"
+		ip netns exec "$UI_NS_PEER" ssh "${UI_SSH_OPTS[@]}" -i "$UI_GUEST/ssh/id_ed25519" \
+			"root@$UI_GUEST_IP" "exec timeout 150 stdbuf -oL $g_cmd" >"$out.guest.log" 2>&1 &
+		gpid=$!
+		wait_pid "$gpid" 170 || rc_g=$?
+		[ "$tool" = reject ] && kill "$upid" 2>/dev/null
+		wait_pid "$upid" 60 || rc_u=$?
+		[ "$tool" = reject ] && rc_u=0
+		[ "$rc_want" = 0 ] || { [ "$rc_g" != 0 ] && [ "$rc_g" != 124 ] && rc_g=0 || rc_g=unexpected-$rc_g; }
+	fi
+	if [ "$tool" = reject ] && ! grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$out.$([ "$side" = client ] &&
+		echo uroce || echo guest).log"; then
+		why="$why the client was not told REJECTED, error 8;"
+	fi
+	seq=$(cm_sequence "$out.pcap" "$cli_ip")
+	{
+		echo "CM messages: $seq"
+		check_uroce_capture "$out.pcap" || echo "capture-check-failed"
+	} >"$out.checks.log" 2>&1
+	grep -q '^capture-check-failed' "$out.checks.log" && why="$why capture;"
+	echo "$seq" | grep -Eq "$want" || why="$why CM messages '$seq', want /$want/;"
+	[ "$rc_u" = 0 ] || why="$why uroce side exit $rc_u;"
+	[ "$rc_g" = 0 ] || why="$why rxe side exit $rc_g;"
+	fig=$(awk '/#bytes/ {h = 1; next} h && $1 ~ /^[0-9]+$/ {print; exit}' "$out.uroce.log" "$out.guest.log" |
+		tr -s ' \t' ' ')
+	if [ -z "$why" ]; then
+		printf 'PASS %-30s CM messages: %s%s\n' "$name" "$seq" "${fig:+; $fig}"
+		return 0
+	fi
+	printf 'FAIL %-30s%s (logs: %s.*)\n' "$name" "$why" "$out"
+	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$out.checks.log" |
+		sed 's/^/     /' || true
+	tail -n 5 "$out.uroce.log" "$out.guest.log" 2>/dev/null | sed 's/^/     /'
+	return 1
+}
+
 if [ -n "$exec_cmd" ]; then
 	set_mtu "$exec_mtu"
 	rc=0
@@ -646,7 +776,7 @@ mark_result() {
 pass=0 fail=0 skip=0 xfail=0
 summary=$res/summary.txt
 ui_log "results in $res"
-! awk '$3 == "verbs" {f = 1} END {exit !f}' <<<"$selected" || uroce_dev_up
+! awk '$3 == "verbs" || $3 == "cm" {f = 1} END {exit !f}' <<<"$selected" || uroce_dev_up
 while read -r name mtu kind args <&3; do
 	why=$(known_bugs | awk -v n="$name" '$1 == n {sub(/^[^ ]+ /, ""); print}')
 	if [ -n "$why" ] && [ $known = 0 ]; then
@@ -658,6 +788,7 @@ while read -r name mtu kind args <&3; do
 	case "$kind" in
 	probe|serve|engine|engine-serve) run=run_probe_case ;;
 	verbs) run=run_verbs_case ;;
+	cm) run=run_cm_case ;;
 	*) ui_die "unknown case kind $kind" ;;
 	esac
 	xwhy=$(expected_failures | awk -v n="$name" '$1 == n {sub(/^[^ ]+ /, ""); print}')

@@ -1061,21 +1061,6 @@ static const char *cm_time(char *buf, size_t cap, unsigned t)
 	return buf;
 }
 
-static const char *cm_rej_reason(unsigned r)
-{
-	switch (r) {
-	case WIRE_CM_REJ_TIMEOUT:		return "timeout";
-	case 2:					return "no QP available";
-	case 4:					return "no resources";
-	case WIRE_CM_REJ_INVALID_COMM_ID:	return "invalid comm ID";
-	case WIRE_CM_REJ_INVALID_SERVICE_ID:	return "invalid service ID";
-	case 9:					return "transport type not supported";
-	case WIRE_CM_REJ_STALE_CONN:		return "stale connection";
-	case WIRE_CM_REJ_CONSUMER_DEFINED:	return "consumer defined (rdma_reject)";
-	default:				return "see IBA table 109";
-	}
-}
-
 static const char *ps_name(uint16_t ps)
 {
 	switch (ps) {
@@ -1349,7 +1334,7 @@ static void v_cm_body(struct vx *v, uint16_t attr)
 		vbits(v, o, 1, 0xfe, "ARI length", "bytes of additional reject information", NULL);
 		o = MADOFF(wire_cm_rej, reason);
 		vfield(v, o, 2, "reason", "why (IBA 12.6.7.2 table 109)", "%u %s",
-		       wire_load16(f + o), cm_rej_reason(wire_load16(f + o)));
+		       wire_load16(f + o), wire_cm_rej_reason_name(wire_load16(f + o)));
 		break;
 	case WIRE_CM_MRA:
 		o = MADOFF(wire_cm_mra, msg_mraed);

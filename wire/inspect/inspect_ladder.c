@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "uroce/inspect_ladder.h"
+#include "uroce/wire_mad.h"
 #include "inspect_text.h"
 
 #define PERFTEST_PORT	18515
@@ -146,6 +147,49 @@ static enum inspect_ladder_kind roce_kind(const struct wire_frame *fr, uint8_t s
 	return INSPECT_LADDER_RESPONSE;
 }
 
+/* A UD SEND's payload to QP1 that wire_cm_mad_check() takes: its message's fields. */
+static void copy_cm(struct inspect_ladder_row *r, const uint8_t *payload, uint32_t len)
+{
+	struct wire_cm_mad m;
+
+	if (wire_cm_mad_check(payload, len) != WIRE_MAD_DROP_NONE)
+		return;
+	memcpy(&m, payload, sizeof(m));
+	r->cm_attr = wire_get16(m.hdr.attr_id);
+	r->cm_tid = wire_get64(m.hdr.tid);
+	/* Every message but the SIDR pair starts with the sender's comm ID, then the peer's. */
+	r->cm_local_id = wire_get32(m.u.rtu.local_comm_id);
+	r->cm_remote_id = wire_get32(m.u.rtu.remote_comm_id);
+	switch (r->cm_attr) {
+	case WIRE_CM_REQ:
+		r->cm_remote_id = 0;
+		r->cm_sid = wire_get64(m.u.req.service_id);
+		r->cm_qpn = wire_hi24(m.u.req.qpn_rres);
+		r->cm_psn = wire_hi24(m.u.req.psn_misc);
+		break;
+	case WIRE_CM_REP:
+		r->cm_qpn = wire_hi24(m.u.rep.qpn_vendor);
+		r->cm_psn = wire_hi24(m.u.rep.psn_vendor);
+		break;
+	case WIRE_CM_DREQ:
+		r->cm_qpn = wire_hi24(m.u.dreq.remote_qpn);
+		break;
+	case WIRE_CM_REJ:
+		r->cm_reason = wire_get16(m.u.rej.reason);
+		break;
+	case WIRE_CM_SIDR_REQ:
+		r->cm_remote_id = 0;
+		r->cm_sid = wire_get64(m.u.sidr_req.service_id);
+		break;
+	case WIRE_CM_SIDR_REP:
+		r->cm_remote_id = 0;
+		r->cm_reason = m.u.sidr_rep.status;
+		r->cm_qpn = wire_hi24(m.u.sidr_rep.qpn_vendor);
+		r->cm_sid = wire_get64(m.u.sidr_rep.service_id);
+		break;
+	}
+}
+
 /* The BTH and extension header fields the labels use; nothing beyond what parsing checked. */
 static void copy_roce(struct inspect_ladder_row *r, const struct wire_frame *fr)
 {
@@ -192,6 +236,8 @@ static void copy_roce(struct inspect_ladder_row *r, const struct wire_frame *fr)
 	if ((h = wire_pkt_ext(p, WIRE_EXT_DETH))) {
 		r->qkey = wire_load32(h);
 		r->src_qp = wire_load24(h + 5);
+		if (r->dest_qp == WIRE_GSI_QPN && r->qkey == WIRE_GSI_QKEY && fr->drop == WIRE_DROP_NONE)
+			copy_cm(r, fr->data + p->payload_off, r->payload_len);
 	}
 }
 
@@ -562,6 +608,25 @@ static void place_columns(struct inspect_ladder *l)
 	l->n_columns = col;
 }
 
+/* A CM MAD its sender sent before (same attribute and TID): the CM's retransmission. */
+static void mark_cm_repeats(struct inspect_ladder *l)
+{
+	for (size_t i = 0; i < l->n_rows; i++) {
+		struct inspect_ladder_row *r = &l->rows[i];
+
+		if (!r->cm_attr)
+			continue;
+		for (size_t j = i; j-- > 0;) {
+			const struct inspect_ladder_row *e = &l->rows[j];
+
+			if (e->cm_attr == r->cm_attr && e->cm_tid == r->cm_tid && e->src == r->src) {
+				r->marks |= INSPECT_LADDER_REPEAT;
+				break;
+			}
+		}
+	}
+}
+
 int inspect_ladder_finish(struct inspect_ladder *l)
 {
 	struct streams ss = { NULL, 0, 0 };
@@ -632,7 +697,7 @@ int inspect_ladder_finish(struct inspect_ladder *l)
 
 	place_columns(l);
 	memset(l->count, 0, sizeof(l->count));
-	l->resends = l->lost_psns = 0;
+	l->resends = l->lost_psns = l->cm_msgs = 0;
 	for (size_t i = 0; i < l->n_rows; i++) {
 		const struct inspect_ladder_row *r = &l->rows[i];
 
@@ -641,7 +706,9 @@ int inspect_ladder_finish(struct inspect_ladder *l)
 		l->count[r->kind]++;
 		l->resends += !!(r->marks & INSPECT_LADDER_RESEND);
 		l->lost_psns += r->lost_count;
+		l->cm_msgs += r->cm_attr != 0;
 	}
+	mark_cm_repeats(l);
 	l->finished = true;
 	return 0;
 }
@@ -735,6 +802,56 @@ static void label_setup(struct inspect_text *b, const struct inspect_ladder_row 
 	       "connects" : "connection");
 }
 
+/* rdma_cm's service IDs as "tcp port 7174"; others in hex. */
+static void sb_service_id(struct inspect_text *b, uint64_t sid)
+{
+	uint16_t ps = (uint16_t)(sid >> 16);
+
+	if (sid >> 32 == 0 && (ps == WIRE_RDMA_PS_TCP || ps == WIRE_RDMA_PS_UDP))
+		inspect_text_printf(b, " %s port %u", ps == WIRE_RDMA_PS_TCP ? "tcp" : "udp",
+				    (unsigned)(sid & 0xffff));
+	else
+		inspect_text_printf(b, " sid 0x%" PRIx64, sid);
+}
+
+/* "CM REQ comm 0x.. tcp port 7174 qpn 0x.. psn N": what a CM message says of the connection. */
+static void label_cm(struct inspect_text *b, const struct inspect_ladder_row *r)
+{
+	const char *name = wire_cm_attr_name(r->cm_attr);
+	bool sidr = r->cm_attr == WIRE_CM_SIDR_REQ || r->cm_attr == WIRE_CM_SIDR_REP;
+
+	inspect_text_printf(b, "CM %s %s 0x%" PRIx32, name, sidr ? "id" : "comm", r->cm_local_id);
+	if (r->cm_remote_id)
+		inspect_text_printf(b, " to 0x%" PRIx32, r->cm_remote_id);
+	switch (r->cm_attr) {
+	case WIRE_CM_REQ:
+	case WIRE_CM_REP:
+		if (r->cm_attr == WIRE_CM_REQ)
+			sb_service_id(b, r->cm_sid);
+		inspect_text_printf(b, " qpn 0x%" PRIx32 " psn %" PRIu32, r->cm_qpn, r->cm_psn);
+		break;
+	case WIRE_CM_DREQ:
+		inspect_text_printf(b, " qpn 0x%" PRIx32, r->cm_qpn);
+		break;
+	case WIRE_CM_REJ:
+		inspect_text_printf(b, " reason %u (%s)", r->cm_reason,
+				    wire_cm_rej_reason_name(r->cm_reason));
+		break;
+	case WIRE_CM_SIDR_REQ:
+		sb_service_id(b, r->cm_sid);
+		break;
+	case WIRE_CM_SIDR_REP:
+		sb_service_id(b, r->cm_sid);
+		if (r->cm_reason == WIRE_SIDR_OK)
+			inspect_text_printf(b, " qpn 0x%" PRIx32, r->cm_qpn);
+		else
+			inspect_text_printf(b, " status %u", r->cm_reason);
+		break;
+	}
+	if (r->marks & INSPECT_LADDER_REPEAT)
+		inspect_text_printf(b, " (again)");
+}
+
 size_t inspect_ladder_label(char *buf, size_t cap, const struct inspect_ladder *l,
 			 const struct inspect_ladder_row *r)
 {
@@ -776,6 +893,10 @@ size_t inspect_ladder_label(char *buf, size_t cap, const struct inspect_ladder *
 		sb_opname(&b, r->opcode);
 		break;
 	default:
+		if (r->cm_attr) {
+			label_cm(&b, r);
+			return b.len;
+		}
 		sb_opname(&b, r->opcode);
 		break;
 	}
@@ -863,6 +984,9 @@ size_t inspect_ladder_totals(char *buf, size_t cap, const struct inspect_ladder 
 		if (!c)
 			continue;
 		inspect_text_printf(&b, "%s%" PRIu64 " %s", sep, c, c == 1 ? parts[i].one : parts[i].many);
+		if (parts[i].kind == INSPECT_LADDER_REQUEST && l->cm_msgs)
+			inspect_text_printf(&b, " (%" PRIu64 " CM message%s)", l->cm_msgs,
+					    l->cm_msgs == 1 ? "" : "s");
 		if (parts[i].kind == INSPECT_LADDER_REQUEST && l->resends)
 			inspect_text_printf(&b, " (%" PRIu64 " resent)", l->resends);
 		sep = ", ";
