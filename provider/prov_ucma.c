@@ -115,6 +115,11 @@ struct ucma_ctx {
 	/* For INIT_QP_ATTR (ours and the peer's halves of the handshake). */
 	struct cm_path		path;
 	bool			path_ok;
+	/*
+	 * psn: the starting PSN of our REQ or REP, the first we expect (our
+	 * rq_psn); remote_psn, the peer's, is our sq_psn.  The kernel's cm.c
+	 * reads them so (ib_send_cm_req, cm_rep_handler).
+	 */
 	uint32_t		psn, remote_qpn, remote_psn, remote_qkey;
 	uint8_t			rres, idepth, peer_rres, retry, rnr_retry;
 	uint8_t			ack_timeout;	/* RDMA_OPTION_ID_ACK_TIMEOUT; 0: UCMA_ACK_TIMEOUT */
@@ -1162,7 +1167,7 @@ static int cmd_init_qp_attr(struct ucma_ctx *c, uint32_t state, struct ib_uverbs
 				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		r->path_mtu = c->path.mtu;
 		r->dest_qp_num = c->remote_qpn;
-		r->rq_psn = c->remote_psn;
+		r->rq_psn = c->psn;	/* ours, in our REQ or REP: the peer sends from it */
 		r->max_dest_rd_atomic = c->rres;
 		r->min_rnr_timer = UCMA_MIN_RNR_TIMER;
 		memcpy(r->ah_attr.grh.dgid, c->path.dgid, 16);
@@ -1175,7 +1180,7 @@ static int cmd_init_qp_attr(struct ucma_ctx *c, uint32_t state, struct ib_uverbs
 		return 0;
 	case IBV_QPS_RTS:
 		r->qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-		r->sq_psn = c->psn;
+		r->sq_psn = c->remote_psn;
 		if (c->qp_type == IBV_QPT_UD)
 			return 0;
 		r->qp_attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |

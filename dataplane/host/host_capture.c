@@ -41,6 +41,8 @@ struct host_capture {
 
 static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct host_capture *process_pcap;
+static pid_t process_pcap_pid;		/* who opened it: a forked child writes none of its frames */
+static pthread_once_t exit_flush_once = PTHREAD_ONCE_INIT;
 
 static void flush_locked(struct host_capture *pc)
 {
@@ -110,6 +112,23 @@ static int expand_path(const char *tmpl, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * librdmacm never closes the devices it opened, so rping and the like exit
+ * with the capture still held: what is buffered goes out at exit.
+ */
+static void flush_at_exit(void)
+{
+	pthread_mutex_lock(&process_lock);
+	if (process_pcap && process_pcap_pid == getpid())
+		host_capture_flush(process_pcap);
+	pthread_mutex_unlock(&process_lock);
+}
+
+static void register_exit_flush(void)
+{
+	atexit(flush_at_exit);
+}
+
 struct host_capture *host_capture_get(char *err, size_t errlen)
 {
 	const char *tmpl = getenv("UROCE_PCAP");
@@ -129,6 +148,8 @@ struct host_capture *host_capture_get(char *err, size_t errlen)
 		pc = NULL;
 	} else {
 		pc = process_pcap = host_capture_open(path, err, errlen);
+		process_pcap_pid = getpid();
+		pthread_once(&exit_flush_once, register_exit_flush);
 	}
 	pthread_mutex_unlock(&process_lock);
 	return pc;

@@ -66,6 +66,46 @@ START_TEST(pcap_read_back_by_libpcap)
 }
 END_TEST
 
+/* A process that exits holding its capture (librdmacm never closes its devices) loses no frame. */
+START_TEST(pcap_written_at_exit)
+{
+	char path[256], perr[PCAP_ERRBUF_SIZE];
+	static const uint8_t frame[60] = { 0x42 };
+	const void *ptrs[1] = { frame };
+	uint32_t lens[1] = { sizeof(frame) };
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int status, n = 0;
+	pcap_t *p;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/exit.pcap", host_run_dir());
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct host_capture *pc;
+
+		setenv("UROCE_PCAP", path, 1);
+		pc = host_capture_get(err, sizeof(err));
+		if (!pc)
+			_exit(2);
+		host_capture_write(pc, ptrs, lens, 1);
+		exit(0);	/* no host_capture_put() */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, perr);
+	ck_assert_msg(p != NULL, "%s", perr);
+	while (pcap_next_ex(p, &h, &data) == 1) {
+		ck_assert_uint_eq(h->caplen, sizeof(frame));
+		ck_assert_mem_eq(data, frame, sizeof(frame));
+		n++;
+	}
+	ck_assert_int_eq(n, 1);
+	pcap_close(p);
+}
+END_TEST
+
 START_TEST(pcap_unset_and_bad_path)
 {
 	unsetenv("UROCE_PCAP");
@@ -217,6 +257,7 @@ Suite *host_files_suite(void)
 
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, pcap_read_back_by_libpcap);
+	tcase_add_test(t, pcap_written_at_exit);
 	tcase_add_test(t, pcap_unset_and_bad_path);
 	tcase_add_test(t, stats_round_trip);
 	tcase_add_test(t, stats_of_dead_process_removed);

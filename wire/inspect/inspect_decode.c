@@ -1190,7 +1190,7 @@ static void v_cm_req(struct vx *v)
 	       transport[f[o + 3] >> 1 & 3]);
 	vbits(v, o + 3, 1, 0x01, "end-to-end flow", "1: the active side sends credits", NULL);
 	o = MADOFF(wire_cm_req, psn_misc);
-	vfield(v, o, 3, "starting PSN", "the first PSN the active side sends (random)",
+	vfield(v, o, 3, "starting PSN", "the first PSN the active side expects: the passive side sends from it (random; Linux's cm.c)",
 	       "%" PRIu32, wire_load24(f + o));
 	vfield(v, o + 3, 1, "local CM timeout", "how long the active side's CM may take to "
 	       "answer", "%s", cm_time(t, sizeof(t), f[o + 3] >> 3));
@@ -1228,7 +1228,7 @@ static void v_cm_rep(struct vx *v)
 	o = MADOFF(wire_cm_rep, eecn_vendor);
 	vfield(v, o, 3, "local EECN", "RD only", "0x%06" PRIx32, wire_load24(f + o));
 	o = MADOFF(wire_cm_rep, psn_vendor);
-	vfield(v, o, 3, "starting PSN", "the first PSN the passive side sends (random)",
+	vfield(v, o, 3, "starting PSN", "the first PSN the passive side expects: the active side sends from it (random)",
 	       "%" PRIu32, wire_load24(f + o));
 	o = MADOFF(wire_cm_rep, rres);
 	vfield(v, o, 1, "resp resources", "Reads and atomics the passive side accepts at once",
