@@ -909,6 +909,21 @@ static int cmd_resolve_ip(struct ucma_ctx *c, const struct sockaddr_storage *src
 	return 0;
 }
 
+/*
+ * The flow label of a connection: the source address's IPv6 flow label, else
+ * sport * 31 + dport in 20 bits, as the kernel's cma_get_roce_udp_flow_label()
+ * makes it; the QP's UDP source port follows from it (wire_path_udp_sport()).
+ */
+static uint32_t roce_flow_label(const struct ucma_ctx *c)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&c->src;
+	uint32_t fl = 0;
+
+	if (c->src.ss_family == AF_INET6)
+		fl = ntohl(s6->sin6_flowinfo) & 0xfffff;
+	return fl ? fl : ((uint32_t)sa_port(&c->src) * 31 + sa_port(&c->dst)) & 0xfffff;
+}
+
 static int cmd_resolve_route(struct ucma_ctx *c)
 {
 	int idx;
@@ -925,6 +940,7 @@ static int cmd_resolve_route(struct ucma_ctx *c)
 	}
 	c->path.sgid_index = (unsigned)idx;
 	c->path.hop_limit = 64;
+	c->path.flow_label = roce_flow_label(c);
 	c->path.mtu = (uint8_t)c->dev->mtu;
 	c->path_ok = true;
 	c->state = U_ROUTE;

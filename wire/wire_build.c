@@ -97,6 +97,15 @@ uint16_t wire_udp_sport(uint32_t src_qp, uint32_t dest_qp)
 	return (uint16_t)(WIRE_UDP_SPORT_MIN | (h >> 50));
 }
 
+uint16_t wire_path_udp_sport(uint32_t flow_label, uint32_t src_qp, uint32_t dest_qp)
+{
+	uint32_t fl = flow_label & 0xfffff;
+
+	if (!fl)
+		return wire_udp_sport(src_qp, dest_qp);
+	return (uint16_t)(WIRE_UDP_SPORT_MIN | ((fl & 0x3fff) ^ (fl >> 14)));
+}
+
 /*
  * The IPv4 header checksum from the values written, not from the header
  * just stored: reading those narrow stores back as words stalls the load.

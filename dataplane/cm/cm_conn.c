@@ -284,6 +284,9 @@ int cm_send_req(struct cm_id *id, const struct cm_path *path, const struct cm_co
 	wire_set16(&r->pkey, WIRE_DEFAULT_PKEY);
 	r->mtu_misc = (uint8_t)((path->mtu & 0xf) << 4 | (c->rnr_retry & 7));
 	r->retries_misc = (uint8_t)((max_retries & 0xf) << 4 | (c->srq ? 1 : 0) << 3);
+	/* The permissive LID in both, as the kernel's cm.c puts it in a REQ of a global (RoCE) path. */
+	wire_set16(&r->primary.local_lid, WIRE_PERMISSIVE_LID);
+	wire_set16(&r->primary.remote_lid, WIRE_PERMISSIVE_LID);
 	memcpy(r->primary.local_gid, path->sgid, 16);
 	memcpy(r->primary.remote_gid, path->dgid, 16);
 	wire_set32(&r->primary.flow_rate, (path->flow_label & 0xfffff) << 12);

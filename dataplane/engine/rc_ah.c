@@ -122,7 +122,7 @@ int rc_ah_ud_frame(struct rc_ah *ah, uint32_t src_qpn, uint32_t dest_qpn, uint32
 		rc_path_fill_desc(eng, &ah->path, &d);
 		d.opcode = WIRE_OPC_UD | WIRE_OP_SEND_ONLY;
 		d.dest_qp = dest_qpn;
-		d.udp_sport = wire_udp_sport(src_qpn, dest_qpn);
+		d.udp_sport = wire_path_udp_sport(ah->path.flow_label, src_qpn, dest_qpn);
 		d.pkey = WIRE_DEFAULT_PKEY;
 		d.deth.qkey = qkey;
 		d.deth.src_qp = src_qpn;

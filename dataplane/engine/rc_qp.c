@@ -736,7 +736,7 @@ static void build_template(struct rc_qp *qp)
 	memset(d, 0, sizeof(*d));
 	rc_path_fill_desc(qp->eng, &qp->path, d);
 	d->dest_qp = qp->attr.dest_qp_num;
-	d->udp_sport = wire_udp_sport(qp->qpn, qp->attr.dest_qp_num);
+	d->udp_sport = wire_path_udp_sport(qp->path.flow_label, qp->qpn, qp->attr.dest_qp_num);
 	d->pkey = WIRE_DEFAULT_PKEY;
 }
 

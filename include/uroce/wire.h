@@ -740,6 +740,14 @@ uint32_t wire_build(void *buf, size_t cap, const struct wire_build_desc *d,
 /* UDP source port for a QP: a hash in 49152..65535 (A17.5.1: entropy per flow). */
 uint16_t wire_udp_sport(uint32_t src_qp, uint32_t dest_qp);
 
+/*
+ * UDP source port of a path: from its flow label when it has one, folded into
+ * 14 bits as Linux's rdma_flow_label_to_udp_sport() (and mlx5) do, so a flow
+ * label chosen by rdma_cm spreads connections over ECMP paths the same way;
+ * else wire_udp_sport().
+ */
+uint16_t wire_path_udp_sport(uint32_t flow_label, uint32_t src_qp, uint32_t dest_qp);
+
 /* RFC 1071 checksum of an IPv4 header (returns the value to store). */
 uint16_t wire_ipv4_csum(const void *hdr, uint32_t len);
 

@@ -61,6 +61,8 @@ enum wire_cm_attr {
 /* "REQ", or NULL for an attribute the CM does not handle. */
 const char *wire_cm_attr_name(uint16_t attr_id);
 
+#define WIRE_PERMISSIVE_LID	0xffff	/* IBA 4.1.3: "any port"; what RoCE REQs carry */
+
 /* REQ (IBA 12.6.5, table 106).  The primary path alone: uroce offers no alternate path. */
 struct wire_cm_path {
 	wire_be16	local_lid;

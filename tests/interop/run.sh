@@ -65,6 +65,9 @@ uroce=${uroce:-$build_dir/tools/uroce}
 #   SIDE client: uroce connects to the guest's server.  PROGRAM reject: a REQ to a port nobody
 #   listens on (a CM listens on another) must get REJ reason 8.  The CM messages in uroce's
 #   capture, named by tshark, must come in the handshake's order from the right ends.
+#   perftest -R runs with the guest as the client only: with the guest as the server, perftest
+#   4.5-0.17's client may connect its second ID before the server listens again (REJ 8, 1 run
+#   in 3 here), and its retry then uses the IDs and channel it has just freed (SIGSEGV).
 #   engine / engine-serve: the same with uroce's transport engine (dataplane/, through
 #   engine-probe on an AF_PACKET port) in place of rxe-probe: as the client of the perftest
 #   SERVER, or as the server of the perftest CLIENT; drop= drops every Nth frame it sends.
@@ -189,8 +192,9 @@ uroce-server-rc_pingpong-mtu9000 9000 verbs server ibv_rc_pingpong -s 10000 -n 1
 uroce-server-ud_pingpong-mtu9000 9000 verbs server ibv_ud_pingpong -s 4096 -n 100 -c
 cm-client-rping           1500 cm client rping -C 200 -V
 cm-server-rping           1500 cm server rping -C 200 -V
-cm-client-write_bw        1500 cm client ib_write_bw -R -n 200
 cm-server-write_bw        1500 cm server ib_write_bw -R -n 200
+cm-client-rdma_server     1500 cm client rdma_server
+cm-server-rdma_server     1500 cm server rdma_server
 cm-client-udaddy          1500 cm client udaddy
 cm-server-udaddy          1500 cm server udaddy
 cm-client-reject          1500 cm client reject
@@ -697,6 +701,9 @@ run_cm_case() {
 		want=$conn_want ;;
 	ib_*)
 		s_argv="$tool -d DEV -F -p $port $*" c_argv="$tool -d DEV -F -p $port $* $srv_ip"
+		want=$conn_want ;;
+	rdma_server)	# librdmacm's rdma_create_ep() examples: a SEND each way
+		s_argv="rdma_server -s $srv_ip -p $port" c_argv="rdma_client -s $srv_ip -p $port"
 		want=$conn_want ;;
 	udaddy)
 		port=7174 ps=273

@@ -354,6 +354,19 @@ START_TEST(udp_source_port)
 }
 END_TEST
 
+/* A path's flow label picks its port as Linux folds it (rdma_flow_label_to_udp_sport()). */
+START_TEST(udp_source_port_of_flow_label)
+{
+	/* rdma_cm's label for ports 44239 -> 18702 (44239 * 31 + 18702, 20 bits), seen from the kernel */
+	ck_assert_uint_eq(wire_path_udp_sport(341535, 1, 2), 0xf60b);
+	ck_assert_uint_eq(wire_path_udp_sport(0xfffff, 1, 2), 0xc000 | (0x3fff ^ 0x3f));
+	ck_assert_uint_eq(wire_path_udp_sport(1, 1, 2), 0xc001);
+	/* no label: the QPs' hash */
+	ck_assert_uint_eq(wire_path_udp_sport(0, 0x11, 0x22), wire_udp_sport(0x11, 0x22));
+	ck_assert_uint_eq(wire_path_udp_sport(0x100000, 0x11, 0x22), wire_udp_sport(0x11, 0x22));
+}
+END_TEST
+
 Suite *wire_build_suite(void);
 
 Suite *wire_build_suite(void)
@@ -369,6 +382,7 @@ Suite *wire_build_suite(void)
 	tcase_add_loop_test(t, lengths_per_opcode, 0, 256);
 	tcase_add_test(t, seal_zeroes_pad);
 	tcase_add_test(t, udp_source_port);
+	tcase_add_test(t, udp_source_port_of_flow_label);
 	suite_add_tcase(s, t);
 	return s;
 }
