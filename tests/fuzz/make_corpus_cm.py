@@ -3,7 +3,7 @@
 """Seeds for fuzz_cm: the MADs of a capture (UD SENDs to QP1) as record sequences.
 
 Usage: make_corpus_cm.py OUT_DIR CAPTURE.pcap
-Writes each MAD alone, the whole handshake and teardown (REQ, then every later
+Takes the MADs of the first MAD's sender (the active side). Writes each MAD alone, the whole handshake and teardown (REQ, then every later
 MAD with its remote comm ID the CM's own, record 5), the same with the clock
 moved past the retransmission timers and each MAD repeated, and a truncated REQ.
 Record format: fuzz_cm.c, above fuzz_cm_one().
@@ -16,7 +16,8 @@ import sys
 
 def mads(path):
     data = pathlib.Path(path).read_bytes()
-    endian = '<' if data[:4] == b'\xd4\xc3\xb2\xa1' else '>'
+    # little-endian pcap, microsecond or nanosecond timestamps
+    endian = '<' if data[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
     off = 24
     while off + 16 <= len(data):
         caplen = struct.unpack(endian + 'I', data[off + 8:off + 12])[0]
@@ -29,7 +30,7 @@ def mads(path):
             continue
         bth = l4 + 8
         if f[bth] == 0x64 and struct.unpack('>I', f[bth + 4:bth + 8])[0] & 0xffffff == 1:
-            yield f[bth + 20:len(f) - 4]    # past BTH and DETH, before the ICRC
+            yield f[26:30], f[bth + 20:len(f) - 4]    # source IP; past BTH and DETH, before the ICRC
 
 
 def mad_record(kind, mad):
@@ -39,7 +40,9 @@ def mad_record(kind, mad):
 def main():
     out = pathlib.Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
+    # the active side's MADs: the first one's sender (its REQ), not the answers to it
     found = list(mads(sys.argv[2]))
+    found = [m for src, m in found if src == found[0][0]]
     seeds = [mad_record(0, m) for m in found]
     seeds.append(b''.join(mad_record(0 if i == 0 else 5, m) for i, m in enumerate(found)))
     seeds.append(b''.join(mad_record(0 if i == 0 else 5, m) + b'\x07' + b'\x06\xe8\x03'

@@ -5,9 +5,10 @@
 
 #include "uroce/inspect_decode.h"
 #include "uroce/wire.h"
+#include "uroce/wire_mad.h"
 #include "unit_capture.h"
 
-#define MAX_OPS 5
+#define MAX_OPS 6
 
 /*
  * Expected contents: frame totals and per-opcode counts as tshark
@@ -45,6 +46,10 @@ static const struct capture_expect {
 	  { { 0x64, 300 } } },
 	{ "uroce_xsrq_pingpong.pcap", 46, 32, 0, 1024, false,
 	  { { 0xa0, 11 }, { 0xa2, 11 }, { 0xb1, 10 } } },
+	{ "rxe_rping_cm.pcap", 18, 17, 0, 1024, false,
+	  { { 0x64, 5 }, { 0x04, 4 }, { 0x11, 5 }, { 0x0c, 1 }, { 0x10, 1 }, { 0x0a, 1 } } },
+	{ "rxe_cm_replies.pcap", 12, 9, 0, 1024, false,
+	  { { 0x64, 9 } } },
 };
 #define N_CAPTURES (sizeof(captures) / sizeof(captures[0]))
 
@@ -144,6 +149,116 @@ START_TEST(perftest_exchange_matches_packets)
 }
 END_TEST
 
+/* The CM MADs of a capture, in order: each must be one uroce's CM takes (wire_cm_mad_check()). */
+static unsigned cm_mads(const struct test_capture *c, struct wire_cm_mad *out, uint8_t (*src)[4],
+			unsigned max)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < c->n && n < max; i++) {
+		struct wire_frame fr;
+		const struct wire_pkt *p = &fr.pkt;
+		const uint8_t *mad;
+
+		inspect_decode_frame(&fr, c->frames[i].data, c->frames[i].len, c->frames[i].orig_len);
+		if (fr.kind != WIRE_FRAME_ROCE || p->dest_qp != WIRE_GSI_QPN)
+			continue;
+		mad = c->frames[i].data + p->payload_off;
+		ck_assert_msg(wire_cm_mad_check(mad, p->payload_len) == WIRE_MAD_DROP_NONE,
+			      "frame %zu: %s", i + 1,
+			      wire_mad_drop_name(wire_cm_mad_check(mad, p->payload_len)));
+		memcpy(&out[n], mad, sizeof(out[n]));
+		memcpy(src[n], fr.src_ip + 12, 4);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The kernel's rdma_cm (rping on rxe) connecting to uroce: the kernel's REQ,
+ * RTU and DREQ are MADs uroce's CM takes, and each side sends from the PSN
+ * the other side's REQ or REP named (the kernel's reading, cm.c), to the QPN
+ * it named.
+ */
+START_TEST(kernel_cm_psns_and_qpns)
+{
+	static const uint16_t want[] = { WIRE_CM_REQ, WIRE_CM_REP, WIRE_CM_RTU, WIRE_CM_DREQ,
+					 WIRE_CM_DREP };
+	struct wire_cm_mad m[8];
+	uint8_t src[8][4];
+	uint32_t req_psn, req_qpn, rep_psn, rep_qpn;
+	bool active_seen = false, passive_seen = false;
+	struct test_capture c;
+	unsigned n;
+
+	test_capture_load("rxe_rping_cm.pcap", &c);
+	n = cm_mads(&c, m, src, 8);
+	ck_assert_uint_eq(n, 5);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_uint_eq(wire_get16(m[i].hdr.attr_id), want[i]);
+	req_psn = wire_hi24(m[0].u.req.psn_misc);
+	req_qpn = wire_hi24(m[0].u.req.qpn_rres);
+	rep_psn = wire_hi24(m[1].u.rep.psn_vendor);
+	rep_qpn = wire_hi24(m[1].u.rep.qpn_vendor);
+	for (size_t i = 0; i < c.n; i++) {
+		struct wire_frame fr;
+		bool from_active;
+
+		inspect_decode_frame(&fr, c.frames[i].data, c.frames[i].len, c.frames[i].orig_len);
+		if (fr.kind != WIRE_FRAME_ROCE || fr.pkt.dest_qp == WIRE_GSI_QPN ||
+		    !(fr.pkt.op->flags & WIRE_OPF_REQUEST))
+			continue;
+		from_active = !memcmp(fr.src_ip + 12, src[0], 4);
+		if (from_active && !active_seen) {
+			ck_assert_uint_eq(fr.pkt.psn, rep_psn);
+			active_seen = true;
+		} else if (!from_active && !passive_seen) {
+			ck_assert_uint_eq(fr.pkt.psn, req_psn);
+			passive_seen = true;
+		}
+		ck_assert_uint_eq(fr.pkt.dest_qp, from_active ? rep_qpn : req_qpn);
+	}
+	ck_assert(active_seen && passive_seen);
+	/* The kernel's REQ on RoCE: permissive LIDs, a flow label from the ports. */
+	ck_assert_uint_eq(wire_get16(m[0].u.req.primary.local_lid), WIRE_PERMISSIVE_LID);
+	ck_assert_uint_eq(wire_get16(m[0].u.req.primary.remote_lid), WIRE_PERMISSIVE_LID);
+	ck_assert_uint_ne(wire_get32(m[0].u.req.primary.flow_rate) >> 12, 0);
+	test_capture_free(&c);
+}
+END_TEST
+
+/* The kernel answering uroce: REP, DREP, SIDR_REP and REJ (reason 8) are MADs uroce's CM takes. */
+START_TEST(kernel_cm_replies)
+{
+	static const uint16_t want[] = { WIRE_CM_REQ, WIRE_CM_REP, WIRE_CM_RTU, WIRE_CM_DREQ,
+					 WIRE_CM_DREP, WIRE_CM_SIDR_REQ, WIRE_CM_SIDR_REP,
+					 WIRE_CM_REQ, WIRE_CM_REJ };
+	struct wire_cm_mad m[12];
+	uint8_t src[12][4];
+	struct test_capture c;
+	unsigned n;
+
+	test_capture_load("rxe_cm_replies.pcap", &c);
+	n = cm_mads(&c, m, src, 12);
+	ck_assert_uint_eq(n, 9);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_uint_eq(wire_get16(m[i].hdr.attr_id), want[i]);
+	/* Each reply names what it answers. */
+	ck_assert_uint_eq(wire_get32(m[1].u.rep.remote_comm_id), wire_get32(m[0].u.req.local_comm_id));
+	ck_assert_uint_eq(wire_get32(m[4].u.rtu.remote_comm_id), wire_get32(m[3].u.dreq.local_comm_id));
+	ck_assert_uint_eq(wire_get32(m[6].u.sidr_rep.request_id),
+			  wire_get32(m[5].u.sidr_req.request_id));
+	ck_assert_uint_eq(m[6].u.sidr_rep.status, WIRE_SIDR_OK);
+	ck_assert_uint_eq(wire_get64(m[6].u.sidr_rep.service_id),
+			  wire_get64(m[5].u.sidr_req.service_id));
+	ck_assert_uint_eq(wire_get32(m[8].u.rej.remote_comm_id), wire_get32(m[7].u.req.local_comm_id));
+	ck_assert_uint_eq(wire_get16(m[8].u.rej.reason), WIRE_CM_REJ_INVALID_SERVICE_ID);
+	/* the kernel's MADs carry the TID of the message they answer */
+	ck_assert_uint_eq(wire_get64(m[6].hdr.tid), wire_get64(m[5].hdr.tid));
+	test_capture_free(&c);
+}
+END_TEST
+
 /*
  * ibv_xsrq_pingpong's XRC: every request names the SRQ both sides announced
  * ("SRQN 000001" in the exchange), no ACK carries an XRCETH.
@@ -189,6 +304,8 @@ Suite *inspect_captures_suite(void)
 	tcase_add_loop_test(t, capture_parses, 0, N_CAPTURES);
 	tcase_add_loop_test(t, perftest_exchange_matches_packets, 0, N_CAPTURES);
 	tcase_add_test(t, xrc_requests_name_the_srq);
+	tcase_add_test(t, kernel_cm_psns_and_qpns);
+	tcase_add_test(t, kernel_cm_replies);
 	suite_add_tcase(s, t);
 	return s;
 }

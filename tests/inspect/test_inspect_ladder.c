@@ -540,19 +540,31 @@ START_TEST(svg_document)
 }
 END_TEST
 
-/* A CM MAD from @from to the other host's QP1, in a UD SEND with the GSI's Q_Key (or @qkey). */
-static void cm_mad(int from, const struct wire_cm_mad *m, uint32_t qkey)
+/* A CM MAD from @from to the other host's QP1 with @psn, in a UD SEND with @qkey. */
+static void cm_mad_sent(int from, const struct wire_cm_mad *m, uint32_t qkey, uint32_t psn)
 {
-	static uint32_t psn[HOST_D + 1];	/* each host's QP1 numbers its own */
 	struct wire_build_desc d;
 
 	memset(&d, 0, sizeof(d));
 	d.opcode = WIRE_OPC_UD | WIRE_OP_SEND_ONLY;
-	d.psn = psn[from]++;
+	d.psn = psn;
 	d.dest_qp = WIRE_GSI_QPN;
 	d.deth.qkey = qkey;
 	d.deth.src_qp = WIRE_GSI_QPN;
 	add_pkt_carrying(from, from == HOST_A ? HOST_B : HOST_A, &d, m, sizeof(*m), true);
+}
+
+static uint32_t cm_psn[HOST_D + 1];	/* each host's QP1 numbers its own */
+
+/* The same in sequence, with the GSI's Q_Key or @qkey. */
+static void cm_mad(int from, const struct wire_cm_mad *m, uint32_t qkey)
+{
+	cm_mad_sent(from, m, qkey, cm_psn[from]++);
+}
+
+static void cm_mad_psn(int from, const struct wire_cm_mad *m, uint32_t psn)
+{
+	cm_mad_sent(from, m, WIRE_GSI_QKEY, psn);
 }
 
 static struct wire_cm_mad cm_msg(enum wire_cm_attr attr, uint64_t tid, uint32_t local_id,
@@ -601,6 +613,7 @@ START_TEST(cm_messages)
 	cm_mad(HOST_B, &srep, WIRE_GSI_QKEY);
 	cm_mad(HOST_A, &req, 0x1234);				/* not the GSI's Q_Key */
 	cm_mad(HOST_A, &bad, WIRE_GSI_QKEY);			/* not a MAD the CM takes */
+	cm_mad_psn(HOST_A, &dreq, 1000);	/* another process's QP1: its own PSNs */
 	finish();
 
 	ck_assert_str_eq(label(0), "CM REQ comm 0xa1 tcp port 7174 qpn 0x11 psn 1000");
@@ -612,7 +625,10 @@ START_TEST(cm_messages)
 	ck_assert_str_eq(label(6), "CM SIDR_REP id 0xc5 sid 0x1234 status 1");
 	ck_assert_has(label(7), "UD SEND ONLY");
 	ck_assert_has(label(8), "UD SEND ONLY");
-	ck_assert_uint_eq(lad.cm_msgs, 7);
+	ck_assert_str_eq(label(9), "CM DREQ comm 0xa1 to 0xb2 qpn 0x22 (again)");
+	ck_assert_uint_eq(lad.cm_msgs, 8);
+	ck_assert_uint_eq(lad.lost_psns, 0);
+	ck_assert_uint_eq(lad.resends, 0);
 }
 END_TEST
 

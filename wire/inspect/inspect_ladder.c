@@ -652,7 +652,11 @@ int inspect_ladder_finish(struct inspect_ladder *l)
 		struct inspect_ladder_row *r = &l->rows[i];
 		uint32_t lost = 0;
 
-		if (r->kind == INSPECT_LADDER_REQUEST)
+		/*
+		 * Not a CM MAD's PSN: every uroce process on a host sends from a QP1 of
+		 * its own, with PSNs of its own; a repeated MAD is marked by its TID.
+		 */
+		if (r->kind == INSPECT_LADDER_REQUEST && !r->cm_attr)
 			lost = follow_request(l, &ss, r, &err);
 		else if (r->kind >= INSPECT_LADDER_RESPONSE && r->kind <= INSPECT_LADDER_RNR)
 			err = follow_response(&ss, r);
