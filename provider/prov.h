@@ -299,6 +299,8 @@ struct ibv_qp *prov_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *at
 struct ibv_qp *prov_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *prov_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 int prov_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int prov_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int prov_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init);
 int prov_destroy_qp(struct ibv_qp *qp);

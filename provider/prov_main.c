@@ -310,6 +310,9 @@ static int prov_query_device_ex(struct ibv_context *ctx,
 	/* Atomics are atomic among the requests this device executes, not against the CPU. */
 	o->atomic_cap = IBV_ATOMIC_HCA;
 	o->max_ah = RC_MAX_AH;
+	o->max_mcast_grp = RC_MAX_MCAST_GROUPS;
+	o->max_mcast_qp_attach = RC_MAX_MCAST_QP_ATTACH;
+	o->max_total_mcast_qp_attach = RC_MAX_MCAST_GROUPS * RC_MAX_MCAST_QP_ATTACH;
 	o->max_mw = RC_MAX_MW;
 	o->max_srq = RC_MAX_SRQ;
 	o->max_srq_wr = RC_MAX_SRQ_WR;
@@ -518,6 +521,7 @@ static const struct verbs_context_ops prov_ops = {
 	.alloc_parent_domain = prov_alloc_parent_domain,
 	.alloc_pd = prov_alloc_pd,
 	.async_event = prov_async_event,
+	.attach_mcast = prov_attach_mcast,
 	.bind_mw = prov_bind_mw,
 	.close_xrcd = prov_close_xrcd,
 	.cq_event = prov_cq_event,
@@ -541,6 +545,7 @@ static const struct verbs_context_ops prov_ops = {
 	.destroy_qp = prov_destroy_qp,
 	.destroy_srq = prov_destroy_srq,
 	.destroy_wq = prov_destroy_wq,
+	.detach_mcast = prov_detach_mcast,
 	.free_context = prov_free_context,
 	.free_dm = prov_free_dm,
 	.get_srq_num = prov_get_srq_num,

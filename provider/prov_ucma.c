@@ -50,6 +50,7 @@ enum ucma_event_type {
 	RDMA_CM_EVENT_REJECTED = 8,
 	RDMA_CM_EVENT_ESTABLISHED = 9,
 	RDMA_CM_EVENT_DISCONNECTED = 10,
+	RDMA_CM_EVENT_MULTICAST_JOIN = 12,
 	RDMA_CM_EVENT_TIMEWAIT_EXIT = 15,
 };
 
@@ -76,6 +77,7 @@ struct ucma_dev {
 struct ucma_event {
 	struct rdma_ucm_event_resp	resp;
 	struct ucma_ctx			*ctx;	/* whose events_reported it counts for */
+	struct ucma_mc			*mc;	/* MULTICAST_JOIN: the group's, counted there too */
 	struct ucma_ctx			*conn;	/* CONNECT_REQUEST: the new ID, freed with the event */
 	struct ucma_event		*next;
 };
@@ -91,6 +93,15 @@ struct ucma_file {
 };
 
 enum ucma_state { U_IDLE, U_BOUND, U_ADDR, U_ROUTE, U_LISTEN, U_CONNECT, U_CONNECTED, U_DISC };
+
+/* A multicast group an ID joined (JOIN_IP_MCAST, JOIN_MCAST): its own handle and event count. */
+struct ucma_mc {
+	uint32_t		id;
+	uint64_t		uid;
+	struct ucma_ctx		*ctx;
+	unsigned		events_reported;
+	struct ucma_mc		*next;
+};
 
 struct ucma_ctx {
 	uint32_t		id;
@@ -130,6 +141,8 @@ static struct ucma_file *ucma_files;
 static struct ucma_dev *ucma_devs;
 static struct ucma_ctx **ucma_ctxs;	/* by id; slot 0 unused */
 static uint32_t ucma_n_ctx;
+static struct ucma_mc *ucma_mcs;
+static uint32_t ucma_next_mc_id;
 static bool ucma_thread_up;
 
 /* fork(): as the dataplanes (prov_main.c), the child forgets the parent's channels, IDs and CMs. */
@@ -150,6 +163,7 @@ static void ucma_forget_in_child(void)
 	ucma_devs = NULL;
 	ucma_ctxs = NULL;
 	ucma_n_ctx = 0;
+	ucma_mcs = NULL;
 	ucma_thread_up = false;
 }
 
@@ -466,8 +480,11 @@ static void post(struct ucma_ctx *c, uint32_t type, int32_t status)
 
 static void ctx_free(struct ucma_ctx *c);
 
-/* Take the queued events of @c off its channel; they no longer count (the kernel does the same). */
-static void drop_events(struct ucma_ctx *c)
+/*
+ * Take the queued events of @c (only those of its group @mc, when given) off
+ * its channel; they no longer count (the kernel does the same).
+ */
+static void drop_events(struct ucma_ctx *c, const struct ucma_mc *mc)
 {
 	struct ucma_file *f = c->file;
 	struct ucma_event **p = &f->head, *gone = NULL;
@@ -477,7 +494,7 @@ static void drop_events(struct ucma_ctx *c)
 	while (*p) {
 		struct ucma_event *e = *p;
 
-		if (e->ctx == c || e->conn == c) {
+		if (mc ? e->mc == mc : e->ctx == c || e->conn == c) {
 			*p = e->next;
 			e->next = gone;
 			gone = e;
@@ -499,8 +516,33 @@ static void drop_events(struct ucma_ctx *c)
 	}
 }
 
+static void mc_free(struct ucma_mc *mc)
+{
+	struct ucma_mc **p = &ucma_mcs;
+
+	while (*p != mc)
+		p = &(*p)->next;
+	*p = mc->next;
+	drop_events(mc->ctx, mc);
+	free(mc);
+}
+
+static struct ucma_mc *mc_get(uint32_t id)
+{
+	struct ucma_mc *mc = ucma_mcs;
+
+	while (mc && mc->id != id)
+		mc = mc->next;
+	return mc;
+}
+
 static void ctx_free(struct ucma_ctx *c)
 {
+	for (struct ucma_mc *mc = ucma_mcs, *next; mc; mc = next) {
+		next = mc->next;
+		if (mc->ctx == c)
+			mc_free(mc);
+	}
 	for (unsigned i = 0; i < c->n_cm; i++) {
 		if (c->state == U_LISTEN)
 			host_cm_listen_del(c->cm_devs[i]->listen,
@@ -508,7 +550,7 @@ static void ctx_free(struct ucma_ctx *c)
 		if (c->cm_ids[i])
 			cm_id_destroy(c->cm_ids[i]);
 	}
-	drop_events(c);
+	drop_events(c, NULL);
 	ucma_ctxs[c->id] = NULL;
 	free(c);
 }
@@ -948,6 +990,57 @@ static int cmd_resolve_route(struct ucma_ctx *c)
 	return 0;
 }
 
+/*
+ * JOIN_IP_MCAST and JOIN_MCAST on RoCE, as the kernel's cma_iboe_join_multicast():
+ * no subnet manager to ask, so the join is answered at once.  The group's GID is
+ * the IPv6 address, or the IPv4 one mapped (::ffff:a.b.c.d, RoCE v2); datagrams
+ * go to QPN 0xffffff with rdma_cm's UDP Q_Key.  The netdev joins the IP group
+ * (IGMP, MLD) when librdmacm attaches the QP on the event.
+ */
+static int cmd_join(struct ucma_ctx *c, uint64_t uid, const struct sockaddr_storage *addr,
+		    struct rdma_ucm_create_id_resp *r)
+{
+	struct ucma_event *e;
+	struct ucma_mc *mc;
+	uint8_t mgid[16], sgid[16];
+	int idx;
+
+	if (!c->dev || (c->state != U_ADDR && c->state != U_ROUTE && c->state != U_BOUND))
+		return -EINVAL;
+	sa_gid(addr, mgid);
+	if (!wire_gid_is_multicast(mgid))
+		return -EINVAL;
+	sa_gid(&c->src, sgid);
+	idx = cm_gid_index(c->dev->cm, sgid);
+	if (idx < 0 || wire_gid_is_v4mapped(sgid) != wire_gid_is_v4mapped(mgid))
+		return -EADDRNOTAVAIL;
+	mc = calloc(1, sizeof(*mc));
+	e = new_event(RDMA_CM_EVENT_MULTICAST_JOIN, 0);
+	if (!mc || !e) {
+		free(mc);
+		free(e);
+		return -ENOMEM;
+	}
+	mc->id = ++ucma_next_mc_id;
+	mc->uid = uid;
+	mc->ctx = c;
+	mc->next = ucma_mcs;
+	ucma_mcs = mc;
+	e->mc = mc;
+	e->resp.uid = uid;
+	e->resp.param.ud.qp_num = WIRE_MCAST_QPN;
+	e->resp.param.ud.qkey = UCMA_UDP_QKEY;
+	memcpy(e->resp.param.ud.ah_attr.grh.dgid, mgid, 16);
+	e->resp.param.ud.ah_attr.grh.sgid_index = (uint8_t)idx;
+	e->resp.param.ud.ah_attr.grh.hop_limit = 64;
+	e->resp.param.ud.ah_attr.grh.traffic_class = c->path.tclass;
+	e->resp.param.ud.ah_attr.is_global = 1;
+	e->resp.param.ud.ah_attr.port_num = PROV_PORT_NUM;
+	queue_event(c, e);
+	r->id = mc->id;
+	return 0;
+}
+
 static void fill_route(const struct ucma_ctx *c, struct rdma_ucm_query_route_resp *r)
 {
 	uint8_t gid[16];
@@ -1233,6 +1326,8 @@ static int cmd_get_event(struct ucma_file *f, struct rdma_ucm_event_resp *out)
 	eventfd_read(f->fd, &v);
 	*out = e->resp;
 	e->ctx->events_reported++;
+	if (e->mc)
+		e->mc->events_reported++;
 	free(e);
 	return 0;
 }
@@ -1477,8 +1572,47 @@ static ssize_t dispatch(struct ucma_file *f, uint32_t op, const uint8_t *body, s
 			r->events_reported = c->events_reported;
 		return 0;
 	}
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST: {
+		CMD(struct rdma_ucm_join_ip_mcast, cmd);
+		struct rdma_ucm_create_id_resp *r = resp_ptr(cmd.response, out, sizeof(*r));
+		struct sockaddr_storage ss;
+
+		c = ctx_get(cmd.id);
+		if (!c || c->file != f)
+			return -EINVAL;
+		if (!r)
+			return -EFAULT;
+		ret = sa_from_cmd(&cmd.addr, sizeof(cmd.addr), &ss);
+		return ret ? ret : cmd_join(c, cmd.uid, &ss, r);
+	}
+	case RDMA_USER_CM_CMD_JOIN_MCAST: {
+		CMD(struct rdma_ucm_join_mcast, cmd);
+		struct rdma_ucm_create_id_resp *r = resp_ptr(cmd.response, out, sizeof(*r));
+		struct sockaddr_storage ss;
+
+		c = ctx_get(cmd.id);
+		if (!c || c->file != f || cmd.join_flags >= RDMA_MC_JOIN_FLAG_RESERVED)
+			return -EINVAL;
+		if (!r)
+			return -EFAULT;
+		ret = sa_from_cmd(&cmd.addr, cmd.addr_size < sizeof(cmd.addr) ? cmd.addr_size :
+				  sizeof(cmd.addr), &ss);
+		return ret ? ret : cmd_join(c, cmd.uid, &ss, r);
+	}
+	case RDMA_USER_CM_CMD_LEAVE_MCAST: {
+		CMD(struct rdma_ucm_destroy_id, cmd);
+		struct rdma_ucm_destroy_id_resp *r = resp_ptr(cmd.response, out, sizeof(*r));
+		struct ucma_mc *mc = mc_get(cmd.id);
+
+		if (!mc || mc->ctx->file != f)
+			return -ENOENT;
+		if (r)
+			r->events_reported = mc->events_reported;
+		mc_free(mc);
+		return 0;
+	}
 	default:
-		/* Multicast, QUERY (AF_IB's form) and what came later: the kernel without them says so. */
+		/* QUERY (AF_IB's form) and what came later: the kernel without them says so. */
 		return -ENOSYS;
 	}
 }

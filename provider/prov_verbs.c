@@ -687,6 +687,29 @@ int prov_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 	return 0;
 }
 
+/* ibv_attach_mcast: a UD QP receives its group's datagrams (IBA 10.5.2); the LID means nothing on RoCE. */
+int prov_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct prov_qp *qp = to_pqp(ibqp);
+	int ret;
+
+	(void)lid;
+	if (qp->owner)
+		return EINVAL;
+	ret = rc_mcast_attach(qp->rc, gid->raw);
+	return ret < 0 ? -ret : 0;
+}
+
+int prov_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct prov_qp *qp = to_pqp(ibqp);
+
+	(void)lid;
+	if (qp->owner)
+		return EINVAL;
+	return -rc_mcast_detach(qp->rc, gid->raw);
+}
+
 int prov_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct prov_qp *qp = to_pqp(ibqp);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,8 +92,13 @@ struct dp_device {
 	_Atomic uint64_t	wake_ns;	/* the thread sleeps until then; 0: awake */
 	atomic_bool		waiting_app;	/* that sleep defers to a polling application */
 
-	pthread_mutex_t		qp_lock;
+	pthread_mutex_t		qp_lock;	/* qps and mc */
 	struct rc_qp		*qps[HOST_STATS_QP_SLOTS];
+	struct dp_mcast {
+		uint8_t		gid[16];
+		int		fd;		/* a UDP socket holding the netdev's membership */
+	}			mc[RC_MAX_MCAST_GROUPS];
+	unsigned		n_mc;
 	unsigned		n_extra;
 	uint64_t		extra[DP_EXTRA_COUNTERS_MAX];	/* as the provider last gave them */
 
@@ -102,6 +108,60 @@ struct dp_device {
 	char			wire_drop_names[WIRE_DROP_COUNT][HOST_STATS_NAME_LEN];
 	char			rc_drop_names[RC_DROP_COUNT][HOST_STATS_NAME_LEN];
 };
+
+/* The netdev a member of @gid's IP group, through @fd: IGMP or MLD reports, the group's MAC let in. */
+static int ip_group_join(int *fd, const uint8_t gid[16], int ifindex)
+{
+	bool v4 = wire_gid_is_v4mapped(gid);
+	int ret;
+
+	*fd = socket(v4 ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0)
+		return -errno;
+	if (v4) {
+		struct ip_mreqn mr = { .imr_ifindex = ifindex };
+
+		memcpy(&mr.imr_multiaddr, gid + 12, 4);
+		ret = setsockopt(*fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr));
+	} else {
+		struct ipv6_mreq mr = { .ipv6mr_interface = (unsigned)ifindex };
+
+		memcpy(&mr.ipv6mr_multiaddr, gid, 16);
+		ret = setsockopt(*fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mr, sizeof(mr));
+	}
+	if (ret) {
+		ret = -errno;
+		close(*fd);
+		*fd = -1;
+	}
+	return ret;
+}
+
+/* rc_engine_cfg.mcast_group: the engine lock held, one call per group and way. */
+static int device_mcast_group(void *arg, const uint8_t gid[16], bool join)
+{
+	struct dp_device *dev = arg;
+	struct dp_mcast *m = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->qp_lock);
+	for (unsigned i = 0; i < dev->n_mc && !m; i++)
+		if (!memcmp(dev->mc[i].gid, gid, 16))
+			m = &dev->mc[i];
+	if (join && !m) {
+		m = &dev->mc[dev->n_mc];
+		ret = ip_group_join(&m->fd, gid, dp_port_ifindex(dev->port));
+		if (!ret) {
+			memcpy(m->gid, gid, 16);
+			dev->n_mc++;
+		}
+	} else if (!join && m) {
+		close(m->fd);
+		*m = dev->mc[--dev->n_mc];
+	}
+	pthread_mutex_unlock(&dev->qp_lock);
+	return ret;
+}
 
 static uint64_t engine_clock(void *arg)
 {
@@ -541,6 +601,8 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ecfg.event_arg = dev->args.event_arg;
 	ecfg.frame_tap = dp_port_capture;
 	ecfg.frame_tap_arg = dev->port;
+	ecfg.mcast_group = device_mcast_group;
+	ecfg.mcast_group_arg = dev;
 	ecfg.local_forward = dp_port_forward;
 	ecfg.local_forward_arg = dev->port;
 	_Static_assert(sizeof(struct rc_direct_table) <= HOST_RING_SHARED_BYTES, "direct table");
@@ -612,6 +674,8 @@ void dp_device_close(struct dp_device *dev)
 {
 	if (!dev)
 		return;
+	for (unsigned i = 0; i < dev->n_mc; i++)
+		close(dev->mc[i].fd);
 	atomic_store(&dev->stop, true);
 	wake_thread(dev);
 	pthread_join(dev->thread, NULL);

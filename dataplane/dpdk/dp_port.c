@@ -349,6 +349,13 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 	if (unlikely(kind == WIRE_FRAME_ARP))
 		return to_neigh(dp, d, len, now);
 	multicast = d[0] & 1;
+	/* A datagram to a multicast group: the engine knows which of its QPs joined. */
+	if (unlikely(multicast) && kind == WIRE_FRAME_ROCE && !o.drop &&
+	    o.ip_end - o.bth_off >= sizeof(*bth)) {
+		bth = (const struct wire_bth *)(d + o.bth_off);
+		if ((wire_get32(bth->qpn) & WIRE_QPN_MASK) == WIRE_MCAST_QPN)
+			return RX_ROCE;
+	}
 	if (unlikely(multicast && o.ethertype != WIRE_ETHERTYPE_IPV6))
 		/* broadcast / multicast that is not ND */
 		return rx_raw_or_drop(dp, kind, DP_DROP_rx_not_roce);
@@ -1043,8 +1050,11 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 
 	if (!dp->loop || !dp->qpns)
 		return -ENOENT;
-	/* QP1 is every process's: each CM keeps what is its own, as from the wire. */
-	if (dest_qp == WIRE_GSI_QPN) {
+	/*
+	 * QP1 is every process's: each CM keeps what is its own, as from the
+	 * wire.  A multicast group's members may be in any process.
+	 */
+	if (dest_qp == WIRE_GSI_QPN || dest_qp == WIRE_MCAST_QPN) {
 		dp->cnt.tx_loop += host_ring_broadcast(dp->loop, frame, len);
 		return 0;
 	}

@@ -37,6 +37,12 @@ int rc_path_resolve(struct rc_engine *eng, struct rc_path *p)
 
 	if (p->mac_ok)
 		return 0;
+	if (p->mcast) {
+		wire_gid_multicast_mac(p->dgid, p->dmac);
+		p->mac_ok = true;
+		p->resolve_err = 0;
+		return 0;
+	}
 	if (p->local) {
 		memcpy(p->dmac, eng->port->mac, 6);
 		p->mac_ok = true;
@@ -90,6 +96,7 @@ int rc_path_from_ah_attr(struct rc_engine *eng, const struct ibv_ah_attr *ah, st
 	p->flow_label = ah->grh.flow_label & 0xfffff;
 	p->sgid_index = ah->grh.sgid_index;
 	p->local = rc_gid_is_local(eng, p->dgid);
+	p->mcast = !p->roce_v1 && wire_gid_is_multicast(p->dgid);
 	rc_path_resolve(eng, p);
 	return 0;
 }

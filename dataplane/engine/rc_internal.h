@@ -219,6 +219,7 @@ struct rc_path {
 	uint8_t		dmac[6];
 	bool		mac_ok;
 	bool		local;		/* the destination is one of our GIDs */
+	bool		mcast;		/* a multicast group: the wire and this host's members */
 	int		resolve_err;	/* last answer of port->resolve() */
 };
 
@@ -567,6 +568,14 @@ struct rc_engine {
 
 	struct rc_self_slot	*self_ring;		/* same-process ring, allocated on first use */
 	uint32_t		self_head, self_tail;
+	bool			tap_off;	/* rc_tx_commit(): no frame_tap (the port captures it) */
+
+	struct rc_mcast_group {
+		uint8_t		gid[16];
+		unsigned	n;
+		struct rc_qp	*qp[RC_MAX_MCAST_QP_ATTACH];
+	}			mcast[RC_MAX_MCAST_GROUPS];
+	unsigned		n_mcast;
 };
 
 /* ---- Engine internals shared by the modules ---- */
@@ -816,6 +825,13 @@ void rc_comp_run(struct rc_qp *qp);
  * rc_resp_icrc_deferred() allows: checked while its payload is copied).
  */
 void rc_resp_rx(struct rc_qp *qp, const struct wire_pkt *pkt, bool icrc_unchecked);
+/* A datagram to WIRE_MCAST_QPN: to every QP of its group (rc_mcast.c); @local: from this engine. */
+void rc_mcast_rx(struct rc_engine *eng, const struct wire_pkt *pkt, const uint8_t *data,
+		 uint32_t len, bool local);
+/* @qp leaves every group (it is being destroyed); the engine lock held. */
+void rc_mcast_qp_gone(struct rc_qp *qp);
+/* The frame rc_tx_packet() just put in the self ring, to the port as well. */
+int rc_tx_mirror_self(struct rc_engine *eng);
 /* The responder checks this port frame's ICRC itself, in its payload copy. */
 bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt);
 /* Verify the ICRC of a packet parsed without it; a mismatch is counted as a drop. */

@@ -644,6 +644,7 @@ int rc_qp_destroy(struct rc_qp *qp)
 	stop_timers(qp);
 	stop_work(qp);
 	rc_direct_update_qp(qp, true);
+	rc_mcast_qp_gone(qp);
 	rc_list_del(&qp->link);
 	rc_hash_del(&eng->qps, qp->qpn);
 	rc_engine_retire_counters(eng, &qp->cnt);

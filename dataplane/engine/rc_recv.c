@@ -71,6 +71,10 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		eng->cnt.drops.count[r]++;
 		return;
 	}
+	if (unlikely(pkt.dest_qp == WIRE_MCAST_QPN)) {
+		rc_mcast_rx(eng, &pkt, data, len, local);
+		return;
+	}
 	qp = rc_hash_get(&eng->qps, pkt.dest_qp);
 	unchecked = !local && qp && rc_resp_icrc_deferred(qp, &pkt);
 	if (!local && !unchecked && !rc_icrc_ok(eng, &pkt)) {

@@ -446,7 +446,7 @@ static enum req_state send_packet(struct req_ctx *c)
 	const uint8_t *ref = NULL;
 	struct wire_build_desc d;
 	uint32_t payload, npsn;
-	bool last, local, first;
+	bool last, local, first, mcast;
 	uint64_t tx_bytes = qp->cnt.tx_bytes;
 	int ret;
 
@@ -469,6 +469,10 @@ static enum req_state send_packet(struct req_ctx *c)
 	}
 	d.sr_cap = qp->req.peer_sr;
 	local = qp->type == IBV_QPT_UD ? w->u.ud.path.local : qp->path.local;
+	/* A group's datagram: built for this host's members, and the same frame to the wire. */
+	mcast = qp->type == IBV_QPT_UD && w->u.ud.path.mcast;
+	local |= mcast;
+	qp->eng->tap_off = mcast;
 	/*
 	 * By reference only for RC: its buffers stay put until the ACK; UC and
 	 * UD complete when sent, and the application may reuse them at once.
@@ -478,6 +482,9 @@ static enum req_state send_packet(struct req_ctx *c)
 	ret = rc_tx_packet(qp->eng, qp, local, &d, payload,
 			   w->opcode == IBV_WR_ATOMIC_WRITE && !w->num_sge ? gather_atomic_write : gather,
 			   &g, ref);
+	qp->eng->tap_off = false;
+	if (mcast && !ret)
+		ret = rc_tx_mirror_self(qp->eng);
 	if (ref && !ret)
 		qp->req.cur = ref_cur;
 	if (unlikely(ret == -ENOBUFS)) {

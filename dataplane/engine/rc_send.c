@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rc_internal.h"
 
@@ -64,7 +65,7 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
 
 		s->len = f->len;
 		eng->self_tail++;
-		if (eng->cfg.frame_tap)
+		if (eng->cfg.frame_tap && !eng->tap_off)
 			eng->cfg.frame_tap(eng->cfg.frame_tap_arg, s->data, s->len);
 		return;
 	}
@@ -83,6 +84,20 @@ void rc_tx_commit(struct rc_engine *eng, bool local, struct port_frame *f)
 	eng->ntx++;
 	if (eng->ntx == RC_BURST)
 		rc_tx_flush(eng);
+}
+
+int rc_tx_mirror_self(struct rc_engine *eng)
+{
+	const struct rc_self_slot *s = &eng->self_ring[(eng->self_tail - 1) % RC_SELF_SLOTS];
+	struct port_frame f;
+	uint8_t *data = rc_tx_alloc(eng, false, s->len, &f);
+
+	if (unlikely(!data))
+		return -ENOBUFS;
+	memcpy(data, s->data, s->len);
+	f.len = s->len;
+	rc_tx_commit(eng, false, &f);
+	return 0;
 }
 
 bool rc_tx_can_ref(const struct rc_engine *eng, bool local, const struct wire_build_desc *d,

@@ -105,6 +105,12 @@ struct rc_engine_cfg {
 	int		(*local_forward)(void *arg, uint32_t dest_qp, const void *frame,
 					 uint32_t len);
 	void		*local_forward_arg;
+	/*
+	 * Optional: a multicast group gets its first member (@join) or loses its
+	 * last, under the engine lock; an error on join refuses the attach.
+	 */
+	int		(*mcast_group)(void *arg, const uint8_t gid[16], bool join);
+	void		*mcast_group_arg;
 
 	/*
 	 * Optional: direct placement between the processes of one host
@@ -275,7 +281,8 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(STALE_RESPONSE, "response or ACK for PSNs already acknowledged") \
 	X(UNEXPECTED_RESPONSE, "response that does not fit its WQE (kind, PSN, syndrome)") \
 	X(SR_NOT_PLACED, "RC request past the expected PSN that selective repeat cannot place") \
-	X(SR_DUPLICATE,	"RC request past the expected PSN, already placed out of order")
+	X(SR_DUPLICATE,	"RC request past the expected PSN, already placed out of order") \
+	X(NO_MCAST_GROUP, "multicast datagram for a group no QP here has joined")
 
 enum rc_drop {
 #define RC_DROP_ENUM(n, d) RC_DROP_##n,
@@ -580,6 +587,20 @@ struct rc_wr_opcode_info {
 extern const struct rc_wr_opcode_info rc_wr_opcode_info[RC_WR_OPCODE_COUNT];
 
 /* ibv_post_send / ibv_post_recv semantics; *bad_wr names the first refused. */
+/*
+ * Multicast (IBA 10.5.2; ibv_attach_mcast): a UD QP attached to a group
+ * receives the datagrams sent to its GID with DestQP 0xffffff, from the wire
+ * and from this host's other processes and QPs.  attach: -EINVAL for a QP
+ * that is not UD or a GID that is not multicast, -ENOMEM when the group or
+ * the table is full, the error of cfg.mcast_group; 1 when already attached
+ * (still one attachment).  detach: -EINVAL when not attached.  A destroyed
+ * QP leaves its groups.
+ */
+#define RC_MAX_MCAST_GROUPS	64
+#define RC_MAX_MCAST_QP_ATTACH	16
+int rc_mcast_attach(struct rc_qp *qp, const uint8_t gid[16]);
+int rc_mcast_detach(struct rc_qp *qp, const uint8_t gid[16]);
+
 int rc_post_send(struct rc_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int rc_post_recv(struct rc_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 

@@ -115,6 +115,27 @@ static inline bool wire_gid_is_v4mapped(const uint8_t gid[16])
 	return true;
 }
 
+/*
+ * A multicast GID (IBA 4.1.1): IPv6 ff00::/8, or IPv4-mapped 224.0.0.0/4,
+ * as the kernel's rdma_is_multicast_addr() reads them.
+ */
+static inline bool wire_gid_is_multicast(const uint8_t gid[16])
+{
+	return gid[0] == 0xff || (wire_gid_is_v4mapped(gid) && (gid[12] & 0xf0) == 0xe0);
+}
+
+/* The Ethernet address of a multicast GID: 01:00:5e + 23 bits (RFC 1112), or 33:33 + 32 bits (RFC 2464). */
+static inline void wire_gid_multicast_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	if (wire_gid_is_v4mapped(gid)) {
+		mac[0] = 0x01, mac[1] = 0x00, mac[2] = 0x5e;
+		mac[3] = gid[13] & 0x7f, mac[4] = gid[14], mac[5] = gid[15];
+	} else {
+		mac[0] = 0x33, mac[1] = 0x33;
+		mac[2] = gid[12], mac[3] = gid[13], mac[4] = gid[14], mac[5] = gid[15];
+	}
+}
+
 /* ---- Layer 2/3/4 ---- */
 
 #define WIRE_ETH_ALEN		6
@@ -234,6 +255,7 @@ _Static_assert(sizeof(struct wire_bth) == 12, "bth");
 /* QP1, the GSI, and its well-known Q_Key (IBA 13.5.1, 10.2.5): where CM MADs go. */
 #define WIRE_GSI_QPN		1
 #define WIRE_GSI_QKEY		0x80010000u
+#define WIRE_MCAST_QPN		0xffffffu	/* a UD datagram to a multicast group (IBA 10.5.2.2) */
 
 struct wire_reth {			/* RDMA extended transport header, 9.3.3 */
 	wire_be64	va;

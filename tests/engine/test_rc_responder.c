@@ -1605,6 +1605,22 @@ static void make_bad_qkey(struct drop_case *t)
 	inject(&t->r, &d, "qkey", 4);
 }
 
+/* A UD datagram to the multicast QPN for a group no QP here has joined. */
+static void make_no_mcast_group(struct drop_case *t)
+{
+	struct h_conn c = { .qkey = QKEY };
+	struct wire_build_desc d;
+
+	rsp_init_type(&t->r, IBV_QPT_UD, &c);
+	t->engine_level = true;
+	d = req(&t->r, WIRE_OPC_UD | WIRE_OP_SEND_ONLY, 0, false);
+	d.dest_qp = WIRE_MCAST_QPN;
+	d.deth.qkey = QKEY;
+	d.deth.src_qp = PEER_QPN;
+	snap(t);
+	inject(&t->r, &d, "mcast", 5);
+}
+
 /* An ACK for PSN 5 from a QP that has sent nothing. */
 static void make_ghost_response(struct drop_case *t)
 {
@@ -1654,6 +1670,7 @@ static void (*const make_drop[RC_DROP_COUNT])(struct drop_case *) = {
 	[RC_DROP_UNEXPECTED_RESPONSE]	= make_unexpected_response,
 	[RC_DROP_SR_NOT_PLACED]		= make_sr_not_placed,
 	[RC_DROP_SR_DUPLICATE]		= make_sr_duplicate,
+	[RC_DROP_NO_MCAST_GROUP]	= make_no_mcast_group,
 };
 
 /* The frame made for reason _i moves that reason's counter by one, and no other drop counter. */

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Unmodified rdmacm-utils over uroce's rdma_cm: a channel closed under a thread's GET_EVENT,
 rping with data verification (IPv4, IPv6),
-ucmatose (4 and 20 connections, and IDs migrated to a new channel), udaddy (UD, service ID resolution), connects that end in an
+ucmatose (4 and 20 connections, and IDs migrated to a new channel), mckey (multicast), udaddy (UD,
+service ID resolution), connects that end in an
 error, not a hang, perftest connecting through rdma_cm (-R), rdma_server/rdma_client, rstream
 (rsockets) and cmtime; rping and ib_write_bw -R with server and client on one device."""
 
@@ -9,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 
@@ -172,6 +174,39 @@ def same_host(tap, pair, port):
     perf.check(tap, 'ib_write_bw -R -n 200, server and client on one device', srv, cli)
 
 
+def netdev_groups(pair, side):
+    """The IP multicast groups the side's netdev is a member of (`ip maddr`)."""
+    out = subprocess.run(['ip', 'netns', 'exec', pair.ns[side], 'ip', 'maddr', 'show', 'dev',
+                          pair.ifs[side]], capture_output=True, text=True).stdout
+    return re.findall(r'inet6?\s+(\S+)', out)
+
+
+def multicast(tap, pair):
+    """mckey: rdma_join_multicast, UD datagrams to the group's QPN 0xffffff, rdma_leave_multicast;
+    the receiver in another namespace, then beside the sender on one device.  The receiving
+    netdev is a member of the IP group (IGMP) while a QP is attached, and no longer after."""
+    for name, group, rx_side in (('between namespaces', '239.1.2.3', 0),
+                                 ('on one device', '239.1.2.4', 1)):
+        count = '20'
+        rcv = pair.start(rx_side, ['mckey', '-m', group, '-b', pair.ip4[rx_side], '-C', count])
+        end = time.monotonic() + 30
+        while group not in netdev_groups(pair, rx_side) and time.monotonic() < end and \
+                rcv.p.poll() is None:
+            time.sleep(0.05)
+        joined = group in netdev_groups(pair, rx_side)
+        snd = pair.start(1, ['mckey', '-m', group, '-b', pair.ip4[1], '-s', '-C', count])
+        snd.wait(60)
+        rcv.wait(15 if snd.rc == 0 else 5)
+        if it.both_ok(tap, f'mckey -C {count} {name}', rcv, snd):
+            tap.ok(joined and f'joined dgid: ::ffff:{group}' in rcv.out and
+                   'data transfers complete' in rcv.out,
+                   f'mckey {name}: the receiver joined ::ffff:{group} (netdev in the IP group) '
+                   f'and received {count} datagrams', rcv.out)
+            tap.ok(group not in netdev_groups(pair, rx_side),
+                   f'mckey {name}: the netdev left the IP group with the receiver',
+                   ' '.join(netdev_groups(pair, rx_side)))
+
+
 def body(tap, pair):
     global PORT
     if not shutil.which('rping'):
@@ -209,6 +244,8 @@ def body(tap, pair):
                    for p in (srv, cli)),
                'ucmatose -m: both sides migrated their IDs and ended with status 0',
                srv.out + cli.out)
+
+    multicast(tap, pair)
 
     # UD: the client resolves the service ID (SIDR_REQ/SIDR_REP), then datagrams both ways.
     srv, cli = cm_client_server(pair, ['udaddy', '-b', a], ['udaddy', '-s', a], 7174,

@@ -457,6 +457,7 @@ static bool cap_filter(void *arg, int from, const uint8_t *frame, uint32_t len)
 	memset(f, 0, sizeof(*f));
 	f->from = from;
 	f->t = c->e->now;
+	memcpy(f->dst_mac, frame, 6);
 	f->opcode = pkt.opcode;
 	f->psn = pkt.psn;
 	f->dest_qp = pkt.dest_qp;

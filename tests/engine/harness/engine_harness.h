@@ -126,6 +126,7 @@ struct rc_counters h_qp_counters(struct rc_qp *qp);
 struct h_frame {
 	int		from;		/* side that sent it */
 	uint64_t	t;		/* virtual time it was sent */
+	uint8_t		dst_mac[6];
 	uint8_t		opcode;
 	uint32_t	psn, dest_qp;
 	bool		ackreq, se;
