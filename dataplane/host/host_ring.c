@@ -259,11 +259,12 @@ static struct host_ring_peer *peer_of(struct host_ring *l, int32_t pid, uint32_t
 		if (q->used < p->used)
 			p = q;
 	}
-	drop_peer(p);
 	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, pid);
+	/* Opened before a cached peer is let go: another user's ring (0600) is refused, EACCES. */
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	drop_peer(p);
 	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*r)) {
 		close(fd);
 		return NULL;

@@ -14,7 +14,8 @@ import it  # noqa: E402
 LIMITS = {'max_qp': 16384, 'max_qp_wr': 16384, 'max_sge': 32, 'max_cq': 4096,
           'max_cqe': 1048576, 'max_mr': 65536, 'max_pd': 4096, 'max_qp_rd_atom': 16,
           'max_qp_init_rd_atom': 16, 'max_srq': 1024, 'max_srq_wr': 16384,
-          'max_ah': 65536, 'phys_port_cnt': 1, 'max_mcast_grp': 0, 'max_mw': 65536}
+          'max_ah': 65536, 'phys_port_cnt': 1, 'max_mcast_grp': 64, 'max_mcast_qp_attach': 16,
+          'max_total_mcast_qp_attach': 1024, 'max_mw': 65536}
 IB_MTU = {1500: '1024 (3)', 9000: '4096 (5)'}
 
 

@@ -3,7 +3,8 @@
 
 Creates two users (and a group) of its own, runs ibv_devinfo, ibv_rc_pingpong and
 ib_write_bw as them between the two namespaces with no capability at all (and in a user
-namespace of their own, as a container is), then checks
+namespace of their own, as a container is), rping and mckey (rdma_cm) between namespaces, then
+checks
 that `uroce link add --group` keeps a user outside the group out with one clear line,
 and that `uroce link del` stops the broker.  The users are removed at the end.
 """
@@ -199,6 +200,8 @@ def body(tap, pair):
     for thief_side in (1, 0):
         steal(tap, pair, thief_side)
 
+    rdma_cm_as_users(tap, pair, gid)
+
     # Only the group's members may open a device made with --group.
     pair.uroce_cmd(0, 'link', 'del', 'uroce0')
     pair.uroce_cmd(0, 'link', 'add', 'uroce0', 'netdev', pair.ifs[0], '--group', GROUP)
@@ -225,6 +228,54 @@ def body(tap, pair):
            '`uroce link del` stops the broker and removes its socket',
            subprocess.run(['ps', '-o', 'pid,args', '-p', str(pid)], capture_output=True,
                           text=True).stdout)
+
+
+def rdma_cm_as_users(tap, pair, gid):
+    """rdma_cm as two ordinary users between namespaces: rping (connections) and mckey
+    (multicast).  Not on one device: the same-host rings are each user's own (0600), and another
+    user's process on the device is out of reach (docs/usage.md)."""
+    global PORT
+    a = pair.ip4[0]
+    PORT += 1
+    opts = ['-a', a, '-p', str(PORT), '-C', '100', '-V']
+    srv = start(pair, 0, USERS[0], ['rping', '-s'] + opts)
+    if not wait_cm_listen(pair, PORT, srv):
+        srv.kill()
+        srv.wait(5)
+        tap.ok(False, f'rping -s as {USERS[0]} listens', srv.out)
+    else:
+        cli = start(pair, 1, USERS[1], ['rping', '-c'] + opts)
+        cli.wait(it.PROG_TIMEOUT)
+        srv.wait(10 if cli.rc == 0 else 5)
+        it.both_ok(tap, f'rping -C 100 -V as {USERS[0]} and {USERS[1]} between namespaces',
+                   srv, cli)
+    group = '239.7.7.7'
+    rcv = start(pair, 0, USERS[0], ['mckey', '-m', group, '-b', a, '-C', '10'])
+    end = time.monotonic() + 30
+    while time.monotonic() < end and rcv.p.poll() is None and \
+            group not in it.sh('ip', '-n', pair.ns[0], 'maddr', 'show', 'dev', pair.ifs[0]).stdout:
+        time.sleep(0.05)
+    snd = start(pair, 1, USERS[1], ['mckey', '-m', group, '-b', pair.ip4[1], '-s', '-C', '10'])
+    snd.wait(it.PROG_TIMEOUT)
+    rcv.wait(15 if snd.rc == 0 else 5)
+    it.both_ok(tap, f'mckey -C 10 (multicast) as {USERS[0]} and {USERS[1]} between namespaces',
+               rcv, snd)
+
+
+def wait_cm_listen(pair, port, proc, timeout=30):
+    """The host's rdma_cm listen table of side 0 has the TCP port's service ID."""
+    sid = f'{0x0106 << 16 | port:016x}'
+    path = os.path.join(pair.run_dirs[0], 'cm', pair.ifs[0])
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.p.poll() is None:
+        try:
+            with open(path) as f:
+                if any(line.split()[:1] == [sid] for line in f):
+                    return True
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+    return False
 
 
 def main():
