@@ -101,6 +101,7 @@ struct dp_port {
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
 	int			neigh_tap_fd;	/* af_xdp: copies of ARP/ND the kernel receives */
+	int			user_loop_fd;	/* to the broker, for another user's processes; -1: not yet */
 	int			rx_fd;		/* readable while frames wait (af_packet, af_xdp) */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
@@ -329,6 +330,21 @@ static void apply_addrs(struct dp_port *dp)
 	pthread_mutex_unlock(&dp->addr_lock);
 }
 
+/* A looped frame (our source MAC): RoCE to our MAC, to QP1 or a QP of this process; else dropped. */
+static enum rx_verdict user_loop(struct dp_port *dp, const uint8_t *d, enum wire_frame_kind kind,
+				 const struct wire_frame_offsets *o)
+{
+	const struct wire_bth *bth = (const struct wire_bth *)(d + o->bth_off);
+
+	if (kind != WIRE_FRAME_ROCE || o->drop || o->ip_end - o->bth_off < sizeof(*bth) ||
+	    !mac_eq(d, dp->base.mac) || !dp->qpns ||
+	    (!is_gsi((const uint8_t *)bth) &&
+	     !host_qpn_owned(dp->qpns, wire_get32(bth->qpn) & WIRE_QPN_MASK)))
+		return rx_drop(dp, DP_DROP_rx_looped);
+	dp->cnt.rx_user_loop++;
+	return RX_ROCE;
+}
+
 static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t *now)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -343,9 +359,13 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 	kind = wire_classify(d, len, &o);
 	if (unlikely(!o.l3_off))	/* shorter than an Ethernet header */
 		return rx_drop(dp, DP_DROP_rx_not_roce);
-	/* Our own frames, or another process's on this netdev, looped back by the kernel. */
+	/*
+	 * Our own frames, or another process's on this netdev, looped back by the
+	 * kernel; taken only when another user's process sent it, through the
+	 * broker, to QP1 or a QP of ours (its ring is closed to that user).
+	 */
 	if (unlikely(mac_eq(d + 6, dp->base.mac)))
-		return rx_drop(dp, DP_DROP_rx_looped);
+		return user_loop(dp, d, kind, &o);
 	if (unlikely(kind == WIRE_FRAME_ARP))
 		return to_neigh(dp, d, len, now);
 	multicast = d[0] & 1;
@@ -837,6 +857,7 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	dp->qpns = qpns;
 	dp->xdp_prog_fd = -1;
 	dp->neigh_tap_fd = -1;
+	dp->user_loop_fd = -1;
 	dp->ifindex = link.ifindex;
 	dp->speed_mbps = link.speed_mbps;
 	pthread_mutex_init(&dp->addr_lock, NULL);
@@ -940,6 +961,8 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 err_close:
 	if (dp->neigh_tap_fd >= 0)
 		close(dp->neigh_tap_fd);
+	if (dp->user_loop_fd >= 0)
+		close(dp->user_loop_fd);
 	host_neigh_destroy(dp->neigh);
 	rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
@@ -1042,11 +1065,27 @@ void dp_port_set_ring(struct dp_port *dp, struct host_ring *loop)
 	dp->loop = loop;
 }
 
+/*
+ * To another user's process on this device: through the broker, which posts
+ * it on the netdev; the kernel hands it to that process's packet socket as it
+ * leaves (user_loop()).  No broker (not af_packet): lost, as before.
+ */
+static void user_loop_send(struct dp_port *dp, const void *frame, uint32_t len)
+{
+	if (dp->user_loop_fd < 0)
+		dp->user_loop_fd = host_broker_loop_open(dp->cfg.name);
+	if (dp->user_loop_fd >= 0 && send(dp->user_loop_fd, frame, len, 0) == (ssize_t)len)
+		dp->cnt.tx_user_loop++;
+	else
+		dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
+}
+
 int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len)
 {
 	struct dp_port *dp = arg;
 	uint32_t start;
 	int32_t owner;
+	int ret;
 
 	if (!dp->loop || !dp->qpns)
 		return -ENOENT;
@@ -1055,14 +1094,22 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 	 * wire.  A multicast group's members may be in any process.
 	 */
 	if (dest_qp == WIRE_GSI_QPN || dest_qp == WIRE_MCAST_QPN) {
-		dp->cnt.tx_loop += host_ring_broadcast(dp->loop, frame, len);
+		bool denied;
+
+		dp->cnt.tx_loop += host_ring_broadcast(dp->loop, frame, len, &denied);
+		/* Another user's process has a CM here too: its copy goes through the broker. */
+		if (denied && dest_qp == WIRE_GSI_QPN)
+			user_loop_send(dp, frame, len);
 		return 0;
 	}
 	owner = host_qpn_owner(dp->qpns, dest_qp, &start);
 	if (!owner || owner == (int32_t)getpid())
 		return -ENOENT;
 	/* A full ring or a peer gone loses the frame, as a wire would: the requester retries. */
-	if (host_ring_send(dp->loop, owner, start, frame, len))
+	ret = host_ring_send(dp->loop, owner, start, frame, len);
+	if (ret == -EACCES)
+		user_loop_send(dp, frame, len);
+	else if (ret)
 		dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
 	else
 		dp->cnt.tx_loop++;

@@ -48,12 +48,15 @@ const char *dp_drop_desc(enum dp_drop reason);
  * (rx_burst_N counts non-empty receive bursts of N frames, rounded down
  * to a power of two).  rx_neigh: ARP and ND frames handed to the neighbour
  * table.  rx_loop/tx_loop: frames from and to other processes of this host
- * (dp_port_set_ring()).  drop[DP_DROP_rx_ring_drops] is read by dp_port_refresh().
+ * (dp_port_set_ring()); rx_user_loop/tx_user_loop: those of another user's
+ * processes, whose rings are closed to us: through the device's broker,
+ * which posts them on the netdev, and back from the kernel as they leave.
+ * drop[DP_DROP_rx_ring_drops] is read by dp_port_refresh().
  */
 #define DP_PORT_COUNTERS(X)						\
 	X(rx_frames)	X(rx_bytes)	X(rx_roce)	X(rx_polls)	\
 	X(tx_frames)	X(tx_bytes)	X(rx_neigh)	X(rx_loop)	X(tx_loop)	\
-	X(rx_raw)
+	X(rx_raw)	X(rx_user_loop)	X(tx_user_loop)
 #define DP_PORT_BURSTS(X)						\
 	X(rx_burst_1)	X(rx_burst_2)	X(rx_burst_4)	X(rx_burst_8)	\
 	X(rx_burst_16)	X(rx_burst_32)						\

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "host_cm_exit.h"
+#include "uroce/host.h"
 #include "host_qpn.h"
 #include "uroce/config.h"
 #include "uroce/wire.h"
@@ -148,6 +149,15 @@ bool host_cm_exit_frame_ok(const uint8_t *frame, uint32_t len, const uint8_t src
 	return deth && wire_get32(deth->qkey) == WIRE_GSI_QKEY &&
 	       wire_cm_mad_check(mad, WIRE_MAD_LEN) == WIRE_MAD_DROP_NONE &&
 	       wire_get16(mad->attr_id) == WIRE_CM_DREQ;
+}
+
+bool host_loop_frame_ok(const uint8_t *frame, uint32_t len, const uint8_t mac[6])
+{
+	struct wire_pkt p;
+
+	return len >= 2 * WIRE_ETH_ALEN && !memcmp(frame, mac, WIRE_ETH_ALEN) &&
+	       !memcmp(frame + WIRE_ETH_ALEN, mac, WIRE_ETH_ALEN) &&
+	       wire_parse(frame, len, 0, &p) == WIRE_DROP_NONE;
 }
 
 static int hex_nibble(int c)

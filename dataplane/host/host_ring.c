@@ -245,6 +245,7 @@ static struct host_ring_peer *peer_of(struct host_ring *l, int32_t pid, uint32_t
 	struct stat st;
 	int fd;
 
+	errno = 0;	/* host_ring_send() tells EACCES (another user's ring) from the rest */
 	for (unsigned i = 0; i < HOST_RING_PEERS; i++) {
 		struct host_ring_peer *q = &l->peers[i];
 
@@ -308,7 +309,7 @@ int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void 
 		return -EMSGSIZE;
 	p = peer_of(l, pid, start);
 	if (!p)
-		return -ENOENT;
+		return errno == EACCES ? -EACCES : -ENOENT;
 	r = p->ring;
 	if (pthread_mutex_lock(&r->lock) == EOWNERDEAD)
 		pthread_mutex_consistent(&r->lock);
@@ -332,22 +333,26 @@ int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void 
 	return ret;
 }
 
-unsigned host_ring_broadcast(struct host_ring *l, const void *frame, uint32_t len)
+unsigned host_ring_broadcast(struct host_ring *l, const void *frame, uint32_t len, bool *denied)
 {
 	int32_t me = (int32_t)getpid();
 	DIR *d = opendir(l->dir);
 	unsigned n = 0;
 	struct dirent *e;
 
+	*denied = false;
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
+		int ret;
 
-		if (pid > 0 && pid != me && !strcmp(end, ".ring") &&
-		    host_ring_send(l, (int32_t)pid, 0, frame, len) == 0)
-			n++;
+		if (pid <= 0 || pid == me || strcmp(end, ".ring"))
+			continue;
+		ret = host_ring_send(l, (int32_t)pid, 0, frame, len);
+		n += ret == 0;
+		*denied |= ret == -EACCES;
 	}
 	closedir(d);
 	return n;

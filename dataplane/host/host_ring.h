@@ -59,7 +59,8 @@ void host_ring_close(struct host_ring *l);
  *         so a ring of an earlier process with the same PID is never used.
  *
  * Return: 0, -ENOBUFS when the ring is full, -EMSGSIZE for a frame larger
- * than HOST_RING_FRAME_MAX, -ENOENT when the process has no ring (gone).
+ * than HOST_RING_FRAME_MAX, -ENOENT when the process has no ring (gone),
+ * -EACCES when its ring is another user's (rings are 0600).
  */
 int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void *frame,
 		 uint32_t len);
@@ -67,9 +68,10 @@ int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void 
 /*
  * host_ring_broadcast() - host_ring_send() to every other process with a
  * ring on this link (a MAD to QP1, which each process has).
+ * @denied: set when a ring was another user's.
  * Return: into how many rings it went.
  */
-unsigned host_ring_broadcast(struct host_ring *l, const void *frame, uint32_t len);
+unsigned host_ring_broadcast(struct host_ring *l, const void *frame, uint32_t len, bool *denied);
 
 /* Whether a frame is waiting: one load. */
 bool host_ring_ready(const struct host_ring *l);

@@ -3,8 +3,8 @@
 
 Creates two users (and a group) of its own, runs ibv_devinfo, ibv_rc_pingpong and
 ib_write_bw as them between the two namespaces with no capability at all (and in a user
-namespace of their own, as a container is), rping and mckey (rdma_cm) between namespaces, then
-checks
+namespace of their own, as a container is), rping (rdma_cm) between namespaces and with both
+users on one device (through the broker), ibv_rc_pingpong on one device, mckey, then checks
 that `uroce link add --group` keeps a user outside the group out with one clear line,
 and that `uroce link del` stops the broker.  The users are removed at the end.
 """
@@ -230,25 +230,57 @@ def body(tap, pair):
                           text=True).stdout)
 
 
+def user_loop_counts(pair):
+    """(rx_user_loop, tx_user_loop) of every process on side 0's device now."""
+    stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
+    return [(d['counters'].get('rx_user_loop', 0), d['counters'].get('tx_user_loop', 0))
+            for d in stats]
+
+
 def rdma_cm_as_users(tap, pair, gid):
-    """rdma_cm as two ordinary users between namespaces: rping (connections) and mckey
-    (multicast).  Not on one device: the same-host rings are each user's own (0600), and another
-    user's process on the device is out of reach (docs/usage.md)."""
+    """rdma_cm as two ordinary users: rping between namespaces and on one device, and mckey
+    (multicast) between namespaces.  On one device the same-host rings are each user's own
+    (0600): their frames, QP1's MADs too, go through the device's broker, which posts them on the
+    netdev for the kernel to hand to the other user's packet socket."""
     global PORT
     a = pair.ip4[0]
-    PORT += 1
-    opts = ['-a', a, '-p', str(PORT), '-C', '100', '-V']
-    srv = start(pair, 0, USERS[0], ['rping', '-s'] + opts)
-    if not wait_cm_listen(pair, PORT, srv):
-        srv.kill()
-        srv.wait(5)
-        tap.ok(False, f'rping -s as {USERS[0]} listens', srv.out)
-    else:
-        cli = start(pair, 1, USERS[1], ['rping', '-c'] + opts)
+    for label, client_side in (('between namespaces', 1), ('on one device', 0)):
+        PORT += 1
+        opts = ['-a', a, '-p', str(PORT), '-C', '100', '-V']
+        srv = start(pair, 0, USERS[0], ['rping', '-s'] + opts)
+        if not wait_cm_listen(pair, PORT, srv):
+            srv.kill()
+            srv.wait(5)
+            tap.ok(False, f'rping -s as {USERS[0]} listens', srv.out)
+            continue
+        cli = start(pair, client_side, USERS[1], ['rping', '-c'] + opts)
         cli.wait(it.PROG_TIMEOUT)
         srv.wait(10 if cli.rc == 0 else 5)
-        it.both_ok(tap, f'rping -C 100 -V as {USERS[0]} and {USERS[1]} between namespaces',
-                   srv, cli)
+        it.both_ok(tap, f'rping -C 100 -V as {USERS[0]} and {USERS[1]} {label}', srv, cli)
+
+    # A connection and its traffic between two users' processes on one device.
+    PORT += 1
+    base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '5000', '-g', gid[0]]
+    srv = start(pair, 0, USERS[0], base)
+    if not pair.wait_listen(0, PORT, srv):
+        srv.kill()
+        srv.wait(5)
+        tap.ok(False, f'ibv_rc_pingpong as {USERS[0]} listens', srv.out)
+    else:
+        cli = start(pair, 0, USERS[1], base + [a])
+        during = []
+        while cli.p.poll() is None and not (len(during) == 2 and all(min(c) for c in during)):
+            time.sleep(0.2)
+            during = user_loop_counts(pair)
+        cli.wait(it.PROG_TIMEOUT)
+        srv.wait(10 if cli.rc == 0 else 5)
+        if it.both_ok(tap, f'ibv_rc_pingpong as {USERS[0]} and {USERS[1]} on one device', srv,
+                      cli):
+            tap.ok(len(during) == 2 and all(rx > 0 and tx > 0 for rx, tx in during),
+                   'both processes sent and took frames through the broker '
+                   '(rx_user_loop, tx_user_loop)', str(during))
+            tap.diag(' '.join(ln for ln in cli.out.splitlines() if 'usec/iter' in ln))
+
     group = '239.7.7.7'
     rcv = start(pair, 0, USERS[0], ['mckey', '-m', group, '-b', a, '-C', '10'])
     end = time.monotonic() + 30
