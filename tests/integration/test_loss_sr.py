@@ -48,11 +48,17 @@ def body(tap, pair):
         for tool in ('ib_send_bw', 'ib_read_bw'):
             r.run(tap, tool, ['--report_gbits', '-s', '65536', '-n', '500'],
                   label=f' with {RATE} loss, selective repeat')
+        # ibv_rc_pingpong's client exits once it has the server's last message: should the
+        # ACK of it then be lost, nobody answers the server's resends, and it ends in retry
+        # exceeded, on any pair of devices (a CI run hit it once).  So the server's receive
+        # side loses nothing here; the client's still loses the server's packets.
+        pair.uroce_cmd(0, 'loss', pair.ifs[0], 'off')
         g = [str(pair.gid_index(0, 4)), str(pair.gid_index(1, 4))]
         base = ['ibv_rc_pingpong', '-d', 'uroce0', '-c', '-s', '65536', '-n', '300',
                 '-p', '18590']
         srv, cli = pair.client_server(base + ['-g', g[0]], base + ['-g', g[1], pair.ip4[0]], 18590)
-        it.both_ok(tap, f'ibv_rc_pingpong -c -s 65536 with {RATE} loss, selective repeat',
+        it.both_ok(tap, f'ibv_rc_pingpong -c -s 65536 with {RATE} loss on the client\'s side, '
+                   'selective repeat',
                    srv, cli)
     finally:
         for i in range(2):
