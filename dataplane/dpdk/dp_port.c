@@ -101,7 +101,8 @@ struct dp_port {
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
 	int			neigh_tap_fd;	/* af_xdp: copies of ARP/ND the kernel receives */
-	int			user_loop_fd;	/* to the broker, for another user's processes; -1: not yet */
+	int			user_loop_fd;	/* to the broker, for another user's processes;
+						 * -1: not yet, -2: the device has none */
 	int			rx_fd;		/* readable while frames wait (af_packet, af_xdp) */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
@@ -1072,12 +1073,21 @@ void dp_port_set_ring(struct dp_port *dp, struct host_ring *loop)
  */
 static void user_loop_send(struct dp_port *dp, const void *frame, uint32_t len)
 {
-	if (dp->user_loop_fd < 0)
+	if (dp->user_loop_fd == -1) {
 		dp->user_loop_fd = host_broker_loop_open(dp->cfg.name);
-	if (dp->user_loop_fd >= 0 && send(dp->user_loop_fd, frame, len, 0) == (ssize_t)len)
+		if (dp->user_loop_fd < 0)
+			dp->user_loop_fd = -2;
+	}
+	if (dp->user_loop_fd >= 0 && send(dp->user_loop_fd, frame, len, 0) == (ssize_t)len) {
 		dp->cnt.tx_user_loop++;
-	else
-		dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
+		return;
+	}
+	dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
+	/* A broker restarted by `uroce link add` again: asked again next time. */
+	if (dp->user_loop_fd >= 0 && (errno == ECONNREFUSED || errno == ENOTCONN)) {
+		close(dp->user_loop_fd);
+		dp->user_loop_fd = -1;
+	}
 }
 
 int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len)
