@@ -30,23 +30,13 @@
 #define STOP_WAIT_US	(2 * 1000 * 1000)
 #define REAP_MS		100	/* how often it looks for the DREQs of dead processes */
 
-static int sock_path(const char *dev, struct sockaddr_un *sa)
+/* RUN_DIR/devices/DEV.SUFFIX: "sock", the broker's socket; "loop", its relay (relay()). */
+static int dev_sock_path(const char *dev, const char *suffix, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	if ((size_t)snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/devices/%s.sock",
-			     host_run_dir(), dev) >= sizeof(sa->sun_path))
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-/* The datagram socket processes hand the broker frames for another user's processes on. */
-static int loop_path(const char *dev, struct sockaddr_un *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if ((size_t)snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/devices/%s.loop",
-			     host_run_dir(), dev) >= sizeof(sa->sun_path))
+	if ((size_t)snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/devices/%s.%s",
+			     host_run_dir(), dev, suffix) >= sizeof(sa->sun_path))
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -293,7 +283,7 @@ int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *
 		gid = g->gr_gid;
 		mode = 0660;
 	}
-	if (sock_path(cfg->name, &sa) || loop_path(cfg->name, &la)) {
+	if (dev_sock_path(cfg->name, "sock", &sa) || dev_sock_path(cfg->name, "loop", &la)) {
 		snprintf(err, errlen, "run directory path too long: %s", host_run_dir());
 		return -ENAMETOOLONG;
 	}
@@ -384,9 +374,9 @@ void host_broker_stop(const char *dev)
 		for (int us = 0; us < STOP_WAIT_US && host_qpn_proc_start(pid) == start; us += 10000)
 			usleep(10000);
 	}
-	if (sock_path(dev, &sa) == 0)
+	if (dev_sock_path(dev, "sock", &sa) == 0)
 		unlink(sa.sun_path);
-	if (loop_path(dev, &sa) == 0)
+	if (dev_sock_path(dev, "loop", &sa) == 0)
 		unlink(sa.sun_path);
 }
 
@@ -395,7 +385,7 @@ int host_broker_loop_open(const char *dev)
 	struct sockaddr_un sa;
 	int fd;
 
-	if (loop_path(dev, &sa))
+	if (dev_sock_path(dev, "loop", &sa))
 		return -ENAMETOOLONG;
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -440,7 +430,7 @@ int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
 	struct stat st;
 	int conn, fd;
 
-	if (sock_path(cfg->name, &sa))
+	if (dev_sock_path(cfg->name, "sock", &sa))
 		return -ENAMETOOLONG;
 	if (stat(sa.sun_path, &st))
 		return -ENOENT;

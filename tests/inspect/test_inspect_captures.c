@@ -149,29 +149,37 @@ START_TEST(perftest_exchange_matches_packets)
 }
 END_TEST
 
-/* The CM MADs of a capture, in order: each must be one uroce's CM takes (wire_cm_mad_check()). */
-static unsigned cm_mads(const struct test_capture *c, struct wire_cm_mad *out, uint8_t (*src)[4],
-			unsigned max)
+/*
+ * The CM MADs of capture @file, in order, into @out and their senders' IPv4
+ * addresses into @src: exactly @n of them, of the attributes @want, each one
+ * uroce's CM takes (wire_cm_mad_check()).
+ */
+static void load_cm_mads(const char *file, struct test_capture *c, const uint16_t *want,
+			 unsigned n, struct wire_cm_mad *out, uint8_t (*src)[4])
 {
-	unsigned n = 0;
+	unsigned k = 0;
 
-	for (size_t i = 0; i < c->n && n < max; i++) {
+	test_capture_load(file, c);
+	for (size_t i = 0; i < c->n; i++) {
 		struct wire_frame fr;
 		const struct wire_pkt *p = &fr.pkt;
+		enum wire_mad_drop why;
 		const uint8_t *mad;
 
 		inspect_decode_frame(&fr, c->frames[i].data, c->frames[i].len, c->frames[i].orig_len);
 		if (fr.kind != WIRE_FRAME_ROCE || p->dest_qp != WIRE_GSI_QPN)
 			continue;
 		mad = c->frames[i].data + p->payload_off;
-		ck_assert_msg(wire_cm_mad_check(mad, p->payload_len) == WIRE_MAD_DROP_NONE,
-			      "frame %zu: %s", i + 1,
-			      wire_mad_drop_name(wire_cm_mad_check(mad, p->payload_len)));
-		memcpy(&out[n], mad, sizeof(out[n]));
-		memcpy(src[n], fr.src_ip + 12, 4);
-		n++;
+		why = wire_cm_mad_check(mad, p->payload_len);
+		ck_assert_msg(why == WIRE_MAD_DROP_NONE, "%s frame %zu: %s", file, i + 1,
+			      wire_mad_drop_name(why));
+		ck_assert_msg(k < n, "%s: more than %u CM MADs", file, n);
+		memcpy(&out[k], mad, sizeof(out[k]));
+		memcpy(src[k], fr.src_ip + 12, 4);
+		ck_assert_uint_eq(wire_get16(out[k].hdr.attr_id), want[k]);
+		k++;
 	}
-	return n;
+	ck_assert_uint_eq(k, n);
 }
 
 /*
@@ -184,18 +192,13 @@ START_TEST(kernel_cm_psns_and_qpns)
 {
 	static const uint16_t want[] = { WIRE_CM_REQ, WIRE_CM_REP, WIRE_CM_RTU, WIRE_CM_DREQ,
 					 WIRE_CM_DREP };
-	struct wire_cm_mad m[8];
-	uint8_t src[8][4];
+	struct wire_cm_mad m[5];
+	uint8_t src[5][4];
 	uint32_t req_psn, req_qpn, rep_psn, rep_qpn;
 	bool active_seen = false, passive_seen = false;
 	struct test_capture c;
-	unsigned n;
 
-	test_capture_load("rxe_rping_cm.pcap", &c);
-	n = cm_mads(&c, m, src, 8);
-	ck_assert_uint_eq(n, 5);
-	for (unsigned i = 0; i < n; i++)
-		ck_assert_uint_eq(wire_get16(m[i].hdr.attr_id), want[i]);
+	load_cm_mads("rxe_rping_cm.pcap", &c, want, 5, m, src);
 	req_psn = wire_hi24(m[0].u.req.psn_misc);
 	req_qpn = wire_hi24(m[0].u.req.qpn_rres);
 	rep_psn = wire_hi24(m[1].u.rep.psn_vendor);
@@ -233,16 +236,11 @@ START_TEST(kernel_cm_replies)
 	static const uint16_t want[] = { WIRE_CM_REQ, WIRE_CM_REP, WIRE_CM_RTU, WIRE_CM_DREQ,
 					 WIRE_CM_DREP, WIRE_CM_SIDR_REQ, WIRE_CM_SIDR_REP,
 					 WIRE_CM_REQ, WIRE_CM_REJ };
-	struct wire_cm_mad m[12];
-	uint8_t src[12][4];
+	struct wire_cm_mad m[9];
+	uint8_t src[9][4];
 	struct test_capture c;
-	unsigned n;
 
-	test_capture_load("rxe_cm_replies.pcap", &c);
-	n = cm_mads(&c, m, src, 12);
-	ck_assert_uint_eq(n, 9);
-	for (unsigned i = 0; i < n; i++)
-		ck_assert_uint_eq(wire_get16(m[i].hdr.attr_id), want[i]);
+	load_cm_mads("rxe_cm_replies.pcap", &c, want, 9, m, src);
 	/* Each reply names what it answers. */
 	ck_assert_uint_eq(wire_get32(m[1].u.rep.remote_comm_id), wire_get32(m[0].u.req.local_comm_id));
 	ck_assert_uint_eq(wire_get32(m[4].u.rtu.remote_comm_id), wire_get32(m[3].u.dreq.local_comm_id));

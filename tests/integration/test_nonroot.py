@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
+from test_rdmacm import wait_listening  # noqa: E402
 
 TAG = f'{os.getpid() & 0xffff:04x}'
 USERS = [f'urnr{TAG}a', f'urnr{TAG}b']
@@ -248,7 +249,7 @@ def rdma_cm_as_users(tap, pair, gid):
         PORT += 1
         opts = ['-a', a, '-p', str(PORT), '-C', '100', '-V']
         srv = start(pair, 0, USERS[0], ['rping', '-s'] + opts)
-        if not wait_cm_listen(pair, PORT, srv):
+        if not wait_listening(pair, 0, PORT, srv):
             srv.kill()
             srv.wait(5)
             tap.ok(False, f'rping -s as {USERS[0]} listens', srv.out)
@@ -292,22 +293,6 @@ def rdma_cm_as_users(tap, pair, gid):
     rcv.wait(15 if snd.rc == 0 else 5)
     it.both_ok(tap, f'mckey -C 10 (multicast) as {USERS[0]} and {USERS[1]} between namespaces',
                rcv, snd)
-
-
-def wait_cm_listen(pair, port, proc, timeout=30):
-    """The host's rdma_cm listen table of side 0 has the TCP port's service ID."""
-    sid = f'{0x0106 << 16 | port:016x}'
-    path = os.path.join(pair.run_dirs[0], 'cm', pair.ifs[0])
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and proc.p.poll() is None:
-        try:
-            with open(path) as f:
-                if any(line.split()[:1] == [sid] for line in f):
-                    return True
-        except FileNotFoundError:
-            pass
-        time.sleep(0.05)
-    return False
 
 
 def main():

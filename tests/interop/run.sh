@@ -544,6 +544,16 @@ check_uroce_capture() {
 	return 1
 }
 
+# NAME WHY OUT: the FAIL line of a case run through `uroce exec` (verbs, cm), what its checks said
+# beyond the expected lines, and the last lines of both programs' logs.  Returns 1.
+report_failure() {
+	printf 'FAIL %-30s%s (logs: %s.*)\n' "$1" "$2" "$3"
+	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$3.checks.log" |
+		sed 's/^/     /' || true
+	tail -n 5 "$3.uroce.log" "$3.guest.log" 2>/dev/null | sed 's/^/     /'
+	return 1
+}
+
 # NAME verbs SIDE TOOL ARGS... [loss=PCT]: the unmodified verbs program TOOL with ARGS through
 # `uroce exec` on uroce0 against the same program on rxe0 in the guest.  SIDE client: uroce
 # is the client of TOOL's server in the guest; server: the other way round.  loss= adds
@@ -647,11 +657,7 @@ run_verbs_case() {
 		printf 'PASS %-30s %s\n' "$name" "$fig"
 		return 0
 	fi
-	printf 'FAIL %-30s%s (logs: %s.*)\n' "$name" "$why" "$out"
-	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$out.checks.log" |
-		sed 's/^/     /' || true
-	tail -n 5 "$out.uroce.log" "$out.guest.log" 2>/dev/null | sed 's/^/     /'
-	return 1
+	report_failure "$name" "$why" "$out"
 }
 
 # The guest's listener: wait until the kernel lists a listening rdma_cm ID on PORT.
@@ -769,11 +775,7 @@ run_cm_case() {
 		printf 'PASS %-30s CM messages: %s%s\n' "$name" "$seq" "${fig:+; $fig}"
 		return 0
 	fi
-	printf 'FAIL %-30s%s (logs: %s.*)\n' "$name" "$why" "$out"
-	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$out.checks.log" |
-		sed 's/^/     /' || true
-	tail -n 5 "$out.uroce.log" "$out.guest.log" 2>/dev/null | sed 's/^/     /'
-	return 1
+	report_failure "$name" "$why" "$out"
 }
 
 if [ -n "$exec_cmd" ]; then
