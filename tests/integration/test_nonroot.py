@@ -192,7 +192,7 @@ def body(tap, pair):
     it.both_ok(tap, 'ibv_rc_pingpong server in a user namespace, client an ordinary user', srv, cli)
 
     PORT += 1
-    base = ['ib_write_bw', '-d', 'uroce0', '-p', str(PORT), '-s', '65536', '-n', '2000']
+    base = ['ib_write_bw', '-d', 'uroce0', '-F', '-p', str(PORT), '-s', '65536', '-n', '2000']
     srv, cli = client_server(pair, as_user(pair, USERS[0], base + ['-x', gid[0]]),
                              as_user(pair, USERS[1], base + ['-x', gid[1], pair.ip4[0]]), PORT)
     if it.both_ok(tap, 'ib_write_bw between namespaces as two ordinary users', srv, cli):
