@@ -93,7 +93,9 @@ struct dp_device {
 	atomic_bool		waiting_app;	/* that sleep defers to a polling application */
 
 	pthread_mutex_t		qp_lock;	/* qps and mc */
-	struct rc_qp		*qps[HOST_STATS_QP_SLOTS];
+	struct rc_qp		*qps[HOST_STATS_QP_SLOTS];	/* counted in the stats file */
+	unsigned		qp_slots_used;	/* the highest slot used + 1 */
+	_Static_assert(HOST_STATS_QP_SLOTS >= RC_MAX_QP, "a stats slot for every QP");
 	struct dp_mcast {
 		uint8_t		gid[16];
 		int		fd;		/* a UDP socket holding the netdev's membership */
@@ -329,7 +331,7 @@ static void publish_counters(struct dp_device *dev)
 	v = publish_objects(dev, v);
 	pthread_mutex_lock(&dev->qp_lock);
 	memcpy(v, dev->extra, dev->n_extra * sizeof(uint64_t));
-	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++) {
+	for (unsigned i = 0; i < dev->qp_slots_used; i++) {
 		struct rc_qp *qp = dev->qps[i];
 
 		if (qp && rc_qp_counters(qp, &rc) == 0) {
@@ -358,6 +360,8 @@ void dp_device_qp_add(struct dp_device *dev, struct rc_qp *qp)
 	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++)
 		if (!dev->qps[i]) {
 			dev->qps[i] = qp;
+			if (i >= dev->qp_slots_used)
+				dev->qp_slots_used = i + 1;
 			break;
 		}
 	pthread_mutex_unlock(&dev->qp_lock);
@@ -366,7 +370,7 @@ void dp_device_qp_add(struct dp_device *dev, struct rc_qp *qp)
 void dp_device_qp_del(struct dp_device *dev, struct rc_qp *qp)
 {
 	pthread_mutex_lock(&dev->qp_lock);
-	for (unsigned i = 0; i < HOST_STATS_QP_SLOTS; i++)
+	for (unsigned i = 0; i < dev->qp_slots_used; i++)
 		if (dev->qps[i] == qp)
 			dev->qps[i] = NULL;
 	pthread_mutex_unlock(&dev->qp_lock);

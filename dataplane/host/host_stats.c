@@ -92,7 +92,7 @@ struct host_stats *host_stats_create(const char *ibdev, const char *netdev, cons
 	h->pid = (int32_t)getpid();
 	h->n_dev = n_dev;
 	h->n_qp = n_qp;
-	h->n_qp_slots = HOST_STATS_QP_SLOTS;
+	h->n_qp_slots = 0;
 	h->names_off = names_off;
 	h->dev_off = dev_off;
 	h->qp_off = qp_off;
@@ -153,43 +153,57 @@ uint64_t *host_stats_qp(struct host_stats *s, unsigned i, uint32_t qpn, bool liv
 		(struct host_stats_qp_slot *)((char *)s->hdr + s->hdr->qp_off +
 					    i * s->hdr->qp_slot_size);
 
+	if (i >= s->hdr->n_qp_slots)
+		s->hdr->n_qp_slots = i + 1;
 	slot->qpn = qpn;
 	slot->live = live;
 	return slot->v;
 }
 
-/* A consistent private copy of a mapped file (retries while the writer is mid-update). */
-static void *snapshot(const struct host_stats_hdr *h, size_t size)
-{
-	void *copy = malloc(size);
-
-	if (!copy)
-		return NULL;
-	for (int tries = 0; tries < 1000; tries++) {
-		uint64_t seq = atomic_load_explicit((_Atomic uint64_t *)&h->seq,
-						    memory_order_acquire);
-
-		if (seq & 1) {
-			usleep(10);
-			continue;
-		}
-		memcpy(copy, h, size);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit((_Atomic uint64_t *)&h->seq, memory_order_relaxed) == seq)
-			return copy;
-	}
-	free(copy);
-	return NULL;
-}
-
-static bool valid_layout(const struct host_stats_hdr *h, size_t size)
+/* @h, of a file of @size bytes, @len of them at hand, describes itself truthfully. */
+static bool valid_layout(const struct host_stats_hdr *h, size_t size, size_t len)
 {
 	return h->magic == HOST_STATS_MAGIC && h->version == HOST_STATS_VERSION &&
 	       h->file_size == size && h->names_off >= sizeof(*h) &&
 	       h->dev_off >= h->names_off + (uint64_t)(h->n_dev + h->n_qp) * HOST_STATS_NAME_LEN &&
 	       h->qp_off >= h->dev_off + (uint64_t)h->n_dev * 8 &&
 	       h->qp_slot_size >= sizeof(struct host_stats_qp_slot) + (uint64_t)h->n_qp * 8 &&
-	       h->qp_off + (uint64_t)h->n_qp_slots * h->qp_slot_size <= size;
+	       h->qp_off + (uint64_t)h->n_qp_slots * h->qp_slot_size <= len;
+}
+
+/*
+ * A consistent private copy of a mapped file of @size bytes, up to its last
+ * used QP slot (*@len bytes); retries while the writer is mid-update.
+ */
+static void *snapshot(const struct host_stats_hdr *h, size_t size, size_t *len)
+{
+	void *copy = NULL;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		uint64_t seq = atomic_load_explicit((_Atomic uint64_t *)&h->seq,
+						    memory_order_acquire);
+		size_t want;
+
+		if (seq & 1) {
+			usleep(10);
+			continue;
+		}
+		want = h->qp_off + (size_t)h->n_qp_slots * h->qp_slot_size;
+		if (want > size)
+			break;
+		free(copy);
+		copy = malloc(want);
+		if (!copy)
+			return NULL;
+		memcpy(copy, h, want);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit((_Atomic uint64_t *)&h->seq, memory_order_relaxed) == seq) {
+			*len = want;
+			return copy;
+		}
+	}
+	free(copy);
+	return NULL;
 }
 
 int host_stats_read_all(int (*cb)(void *arg, const struct host_stats_view *v), void *arg,
@@ -207,6 +221,7 @@ int host_stats_read_all(int (*cb)(void *arg, const struct host_stats_view *v), v
 	while ((de = readdir(d))) {
 		struct host_stats_view v;
 		struct stat st;
+		size_t len = 0;
 		void *map;
 		int fd, stop;
 
@@ -228,9 +243,9 @@ int host_stats_read_all(int (*cb)(void *arg, const struct host_stats_view *v), v
 		close(fd);
 		if (map == MAP_FAILED)
 			continue;
-		v.hdr = valid_layout(map, v.size) ? snapshot(map, v.size) : NULL;
+		v.hdr = valid_layout(map, v.size, v.size) ? snapshot(map, v.size, &len) : NULL;
 		munmap(map, v.size);
-		if (!v.hdr || !valid_layout(v.hdr, v.size)) {
+		if (!v.hdr || !valid_layout(v.hdr, v.size, len)) {
 			free((void *)v.hdr);
 			continue;
 		}

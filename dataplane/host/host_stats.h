@@ -19,9 +19,10 @@
  * while it is odd or changed under them.
  */
 #define HOST_STATS_MAGIC		0x0a54535345435255ull	/* "URCESTS\n" */
-#define HOST_STATS_VERSION	1
+#define HOST_STATS_VERSION	2
 #define HOST_STATS_NAME_LEN	32
-#define HOST_STATS_QP_SLOTS	256
+/* As many as an engine has QPs (RC_MAX_QP); the file is sparse, n_qp_slots says what is used. */
+#define HOST_STATS_QP_SLOTS	16384
 
 struct host_stats_hdr {
 	uint64_t	magic;
@@ -32,7 +33,7 @@ struct host_stats_hdr {
 	int32_t		pid;
 	uint32_t	n_dev;		/* device counters */
 	uint32_t	n_qp;		/* counters per QP */
-	uint32_t	n_qp_slots;
+	uint32_t	n_qp_slots;	/* slots used so far: the highest used + 1 */
 	uint64_t	names_off;
 	uint64_t	dev_off;	/* uint64_t[n_dev] */
 	uint64_t	qp_off;		/* struct host_stats_qp_slot with uint64_t[n_qp] each */
@@ -65,7 +66,7 @@ void host_stats_destroy(struct host_stats *s);
 void host_stats_begin(struct host_stats *s);
 void host_stats_end(struct host_stats *s);
 uint64_t *host_stats_dev(struct host_stats *s);
-/* Slot @i (0 .. HOST_STATS_QP_SLOTS-1): its counters; sets qpn and live. */
+/* Slot @i (0 .. HOST_STATS_QP_SLOTS-1): its counters; sets qpn and live, and publishes slots up to @i. */
 uint64_t *host_stats_qp(struct host_stats *s, unsigned i, uint32_t qpn, bool live);
 
 /* ---- Reading (uroce stat) ---- */

@@ -122,7 +122,8 @@ struct found {
 	int	n;
 	int	pid;
 	uint64_t rx, qp_rx;
-	uint32_t qpn;
+	uint32_t qpn;	/* the last live QP's */
+	unsigned live;
 	bool	alive;
 };
 
@@ -142,6 +143,7 @@ static int collect(void *arg, const struct host_stats_view *v)
 		if (host_stats_qp_view(v, i)->live) {
 			f->qpn = host_stats_qp_view(v, i)->qpn;
 			f->qp_rx = host_stats_qp_view(v, i)->v[0];
+			f->live++;
 		}
 	return 0;
 }
@@ -166,6 +168,16 @@ START_TEST(stats_round_trip)
 	ck_assert_uint_eq(f.rx, 12345);
 	ck_assert_uint_eq(f.qpn, 0x123);
 	ck_assert_uint_eq(f.qp_rx, 7);
+	ck_assert_uint_eq(f.live, 1);
+	/* the last of 16384 slots is read back too, and the slots between are not live */
+	host_stats_begin(s);
+	host_stats_qp(s, HOST_STATS_QP_SLOTS - 1, 0x4321, true)[0] = 9;
+	host_stats_end(s);
+	memset(&f, 0, sizeof(f));
+	ck_assert_int_eq(host_stats_read_all(collect, &f, true), 1);
+	ck_assert_uint_eq(f.live, 2);
+	ck_assert_uint_eq(f.qpn, 0x4321);
+	ck_assert_uint_eq(f.qp_rx, 9);
 	host_stats_destroy(s);
 	f.n = 0;
 	ck_assert_int_eq(host_stats_read_all(collect, &f, true), 0);

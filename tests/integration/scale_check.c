@@ -72,6 +72,7 @@ struct end {
 
 struct gauges {
 	uint64_t	live_qps, qp_bytes, bytes_per_qp, qpns_held;
+	uint64_t	qps_listed;	/* QPs with counters of their own in `uroce stat -j` */
 	uint64_t	tx_packets, rx_packets, retransmits, rx_ring_drops, tx_dropped;
 	uint64_t	tx_frames, rx_roce;
 	long		fds, rss;
@@ -151,6 +152,25 @@ static uint64_t stat_value(const char *json, const char *name)
 	return p ? strtoull(p + strlen(key), NULL, 10) : UINT64_MAX;
 }
 
+/* The QPs this process's entry in `uroce stat -j` output @json lists. */
+static uint64_t stat_qps_listed(const char *json)
+{
+	char key[64];
+	const char *p, *end;
+	uint64_t n = 0;
+
+	snprintf(key, sizeof(key), "\"pid\":%d,", (int)getpid());
+	p = strstr(json, key);
+	if (!p)
+		return 0;
+	end = strstr(p, "{\"device\"");
+	while ((p = strstr(p, "{\"qpn\":")) && (!end || p < end)) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
 static char *run_stat(const struct end *e)
 {
 	char cmd[512], *buf = NULL;
@@ -203,6 +223,7 @@ static struct gauges measure(const struct end *e, uint64_t want_qps)
 		g.tx_dropped = stat_value(json, "tx_dropped");
 		g.tx_frames = stat_value(json, "tx_frames");
 		g.rx_roce = stat_value(json, "rx_roce");
+		g.qps_listed = stat_qps_listed(json);
 		free(json);
 		if (g.live_qps == want_qps)
 			break;
@@ -667,6 +688,9 @@ int main(int argc, char **argv)
 	snprintf(why, sizeof(why), "uroce stat: live_qps %" PRIu64 " with %u QPs created (%"
 		 PRIu64 " before)", t.peak.live_qps, e.max_qps, base.live_qps);
 	report(t.peak.live_qps == base.live_qps + e.max_qps, "many_qps_counted", why);
+	snprintf(why, sizeof(why), "uroce stat lists %" PRIu64 " QPs with %u created (%" PRIu64
+		 " before)", t.peak.qps_listed, e.max_qps, base.qps_listed);
+	report(t.peak.qps_listed == base.qps_listed + e.max_qps, "many_qps_listed", why);
 	printf("FIGURE qps=%u create_ms=%" PRIu64 " connect_ms=%" PRIu64 " data_ms=%" PRIu64
 	       " destroy_ms=%" PRIu64 " qp_bytes=%" PRIu64 " bytes_per_qp=%" PRIu64
 	       " rss_per_qp=%ld fds=%ld\n", e.max_qps, t.create_ms, t.connect_ms, t.data_ms,

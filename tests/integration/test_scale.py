@@ -12,8 +12,8 @@ import perf  # noqa: E402
 QPS = 4096
 STORM = 256
 ROUNDS = 10
-CHECKS = ['many_qps_data', 'many_qps_counted', 'many_qps_nothing_left', 'storm_data',
-          'storm_nothing_left', 'storm_no_memory_growth']
+CHECKS = ['many_qps_data', 'many_qps_counted', 'many_qps_listed', 'many_qps_nothing_left',
+          'storm_data', 'storm_nothing_left', 'storm_no_memory_growth']
 
 
 def scale_check(tap, pair):
