@@ -110,6 +110,10 @@ void rc_path_fill_desc(struct rc_engine *eng, const struct rc_path *p, struct wi
 	memcpy(d->src_gid, p->sgid, 16);
 	memcpy(d->dst_gid, p->dgid, 16);
 	d->tclass = p->tclass;
+	/* DCQCN needs ECN-capable frames: ECT(0) unless the traffic class sets ECN, as ConnectX
+	 * marks RoCE while its reaction point is on. */
+	if (eng->cfg.dcqcn.on && !p->roce_v1 && !(d->tclass & WIRE_ECN_MASK))
+		d->tclass |= WIRE_ECN_ECT0;
 	d->hop_limit = p->hop_limit;
 	d->flow_label = p->flow_label;
 }

@@ -360,10 +360,13 @@ struct rc_rto {
 	uint8_t		backoff;	/* early expiries since the last progress */
 	uint32_t	timed_psn;
 	uint64_t	timed_at;
+	uint64_t	timed_rewound_at;	/* a rewind resent timed_psn then; 0: sent once */
 	uint64_t	iba_deadline;	/* the QP's local ACK timeout: counts against retry_cnt */
 	uint64_t	early_deadline;	/* the adaptive RTO: retransmits without counting */
 	uint64_t	probe_deadline;	/* tail-loss probe */
 	uint32_t	cwnd;		/* PSNs the requester may have unacknowledged */
+	uint32_t	ssthresh;	/* cwnd grows by one per PSN below it, by one per cwnd above */
+	uint32_t	ca_acked;	/* PSNs acknowledged towards the next growth above ssthresh */
 };
 
 /*

@@ -87,7 +87,7 @@ static void arm_early(struct rc_qp *qp)
 void rc_rto_reset(struct rc_qp *qp)
 {
 	memset(&qp->rto, 0, sizeof(qp->rto));
-	qp->rto.cwnd = RC_WINDOW;
+	qp->rto.cwnd = qp->rto.ssthresh = RC_WINDOW;
 }
 
 void rc_rto_stop(struct rc_qp *qp)
@@ -126,6 +126,7 @@ void rc_rto_sent(struct rc_qp *qp, uint32_t psn, bool first, bool answered)
 		t->timing = true;
 		t->timed_psn = psn;
 		t->timed_at = qp->eng->now;
+		t->timed_rewound_at = 0;
 	}
 	/* A new tail: its probe is armed when the requester runs out of packets. */
 	if (first)
@@ -164,17 +165,49 @@ void rc_rto_idle(struct rc_qp *qp)
 	rearm(qp);
 }
 
+/*
+ * RFC 5681's growth: slow start (one more PSN in flight for each one
+ * acknowledged) up to ssthresh, then one more per window acknowledged.
+ */
+static void grow_window(struct rc_rto *t, uint32_t acked)
+{
+	if (t->cwnd < t->ssthresh) {
+		uint32_t below = t->ssthresh - t->cwnd;
+
+		if (acked <= below) {
+			t->cwnd += acked;
+			return;
+		}
+		t->cwnd = t->ssthresh;
+		acked -= below;
+	}
+	for (t->ca_acked += acked; t->ca_acked >= t->cwnd && t->cwnd < RC_WINDOW; t->cwnd++)
+		t->ca_acked -= t->cwnd;
+	if (t->cwnd == RC_WINDOW)
+		t->ca_acked = 0;
+}
+
 void rc_rto_progress(struct rc_qp *qp, uint32_t acked)
 {
 	struct rc_rto *t = &qp->rto;
-	uint32_t room = RC_WINDOW - t->cwnd;
 
 	if (t->timing && psn_cmp(qp->comp.psn, t->timed_psn) > 0) {
+		uint64_t since_rewind = qp->eng->now - t->timed_rewound_at;
+
 		t->timing = false;
-		rtt_sample(qp, qp->eng->now - t->timed_at);
+		/*
+		 * Karn: after a resend the answer is ambiguous, unless it came sooner than any
+		 * answer to the resend can: then the original was answered and the early
+		 * expiry that resent it was spurious (Eifel's idea, with min_rtt for a timestamp).
+		 */
+		if (!t->timed_rewound_at) {
+			rtt_sample(qp, qp->eng->now - t->timed_at);
+		} else if (since_rewind < t->min_rtt) {
+			qp->cnt.spurious_rtos++;
+			rtt_sample(qp, qp->eng->now - t->timed_at);
+		}
 	}
-	/* Slow start: one more PSN in flight for each one acknowledged. */
-	t->cwnd += acked < room ? acked : room;
+	grow_window(t, acked);
 	t->backoff = 0;
 	t->probed = false;
 	t->probe_deadline = 0;
@@ -188,20 +221,30 @@ void rc_rto_progress(struct rc_qp *qp, uint32_t acked)
 	rearm(qp);
 }
 
+/*
+ * Once per loss episode (the window is above the restart size again): grow
+ * back fast to half the window the loss happened at, then slowly, so that a
+ * lossy path settles at the window it can carry (RFC 5681's halving).
+ */
 void rc_rto_loss(struct rc_qp *qp)
 {
+	struct rc_rto *t = &qp->rto;
 	uint32_t w = restart_window(qp->eng);
 
-	if (qp->rto.cwnd > w) {
-		qp->rto.cwnd = w;
+	if (t->cwnd > w) {
+		t->ssthresh = t->cwnd / 2 > w ? t->cwnd / 2 : w;
+		t->cwnd = w;
+		t->ca_acked = 0;
 		qp->cnt.window_restarts++;
 	}
 }
 
 void rc_rto_rewound(struct rc_qp *qp, uint32_t psn)
 {
-	if (qp->rto.timing && psn_cmp(qp->rto.timed_psn, psn) >= 0)
-		qp->rto.timing = false;
+	struct rc_rto *t = &qp->rto;
+
+	if (t->timing && psn_cmp(t->timed_psn, psn) >= 0 && !t->timed_rewound_at)
+		t->timed_rewound_at = qp->eng->now;
 }
 
 /* The local ACK timeout: a retry counted against retry_cnt, or the end (C9-140). */

@@ -239,7 +239,7 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(ecn_ce_rx)	X(tx_no_buffer)	X(cq_overflows)			\
 	X(acks_rx)	X(acks_tx)	X(completions)				\
 	X(rtt_samples)	X(early_retransmits)	X(tail_probes)		\
-	X(window_restarts)	X(stale_naks)				\
+	X(window_restarts)	X(stale_naks)	X(spurious_rtos)		\
 	X(rate_cuts)	X(rate_fast_recovery)	X(rate_additive)	\
 	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)	\
 	X(selective_naks_tx)	X(selective_naks_rx)	X(selective_resends)	\

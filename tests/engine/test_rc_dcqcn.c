@@ -175,6 +175,47 @@ START_TEST(hyper_increase)
 }
 END_TEST
 
+struct ecn_seen {
+	unsigned	frames[2];	/* RoCE frames from each end */
+	unsigned	ect0[2];	/* of them, ECN ECT(0) */
+};
+
+static bool count_ecn(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct ecn_seen *e = arg;
+	struct wire_pkt pkt;
+
+	if (wire_parse(frame, len, 0, &pkt) == WIRE_DROP_NONE) {
+		e->frames[from]++;
+		e->ect0[from] += (pkt.tclass & WIRE_ECN_MASK) == WIRE_ECN_ECT0;
+	}
+	return false;
+}
+
+/*
+ * With DCQCN on every frame (requests and ACKs) is ECN-capable, ECT(0), so a
+ * marking switch can signal congestion; off, the traffic class is sent as given.
+ */
+START_TEST(ecn_capable_when_on)
+{
+	for (int on = 0; on <= 1; on++) {
+		struct dcqcn_cfg cc = { .on = on };
+		struct ecn_seen e;
+		struct h_pair p;
+
+		memset(&e, 0, sizeof(e));
+		pair_init(&p, &cc);
+		port_sim_set_filter(p.e.link, count_ecn, &e);
+		write_once(&p, 1, 16384, false);
+		ck_assert_uint_ge(e.frames[0], 4);
+		ck_assert_uint_ge(e.frames[1], 1);
+		for (int end = 0; end < 2; end++)
+			ck_assert_uint_eq(e.ect0[end], on ? e.frames[end] : 0);
+		h_pair_fini(&p);
+	}
+}
+END_TEST
+
 /* DCQCN off (the default): the CNP is counted, the rate stays, nothing is paced. */
 START_TEST(off_counts_only)
 {
@@ -205,6 +246,7 @@ Suite *rc_dcqcn_suite(void)
 	tcase_add_test(tc, byte_counter_raises_rate);
 	tcase_add_test(tc, hyper_increase);
 	tcase_add_test(tc, off_counts_only);
+	tcase_add_test(tc, ecn_capable_when_on);
 	suite_add_tcase(s, tc);
 	return s;
 }
