@@ -55,8 +55,9 @@ static void print_json(struct stat_opts *o, const struct host_stats_view *v)
 	const uint64_t *dev = host_stats_dev_values(v);
 	bool first = true;
 
-	printf("%s{\"device\":\"%s\",\"pid\":%d,\"pmd\":\"%s\",\"netdev\":\"%s\",\"counters\":{",
-	       o->shown ? "," : "", h->ibdev, h->pid, h->pmd, h->netdev);
+	printf("%s{\"device\":\"%s\",\"pid\":%d,\"pmd\":\"%s\",\"netdev\":\"%s\","
+	       "\"updated_ns\":%" PRIu64 ",\"counters\":{",
+	       o->shown ? "," : "", h->ibdev, h->pid, h->pmd, h->netdev, h->updated_ns);
 	for (unsigned i = 0; i < h->n_dev; i++)
 		printf("%s\"%s\":%" PRIu64, i ? "," : "", host_stats_name(v, i), dev[i]);
 	printf("},\"qps\":[");

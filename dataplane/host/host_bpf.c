@@ -18,17 +18,12 @@
 
 #include "uroce/host.h"
 #include "host_bpf.h"
+#include "bpf/xdp_cfg.h"
 
 #define XDP_PROG_NAME	"uroce_xdp"
 #define LOSS_MAP_NAME	"uroce_loss_cfg"
 
-/* Value layout of uroce_loss_cfg (dataplane/host/bpf/uroce_xdp.bpf.c). */
-struct loss_cfg {
-	uint32_t ppm;
-	uint32_t owner;		/* PID of the af_xdp port that loaded it; 0: `uroce loss` attached it */
-	uint64_t seen;
-	uint64_t dropped;
-};
+typedef struct uroce_xdp_cfg loss_cfg;
 
 static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
 static char libbpf_msg[256];
@@ -199,18 +194,26 @@ static int attached_loss_map(int ifindex)
 	return map_fd;
 }
 
-int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
+/* Nothing left to do for an XDP program the uroce command attached. */
+static bool cfg_idle(const loss_cfg *c)
 {
-	struct loss_cfg cfg = { .ppm = ppm };
+	return !c->owner && !c->ppm && !c->rate_Bps;
+}
+
+/*
+ * Change the settings of the XDP program on @netdev by @change, attaching the
+ * program first when it is not there (and @change asks for something); detach it
+ * when the uroce command attached it and nothing is left for it to do.
+ */
+static int xdp_cfg_change(const char *netdev, void (*change)(loss_cfg *c, const void *arg),
+			  const void *arg, const char *what, char *err, size_t errlen)
+{
 	struct bpf_object *obj = NULL;
+	loss_cfg cfg;
 	uint32_t key = 0;
 	int ifindex, map_fd, ret;
 
 	quiet_libbpf();
-	if (ppm > 1000000) {
-		snprintf(err, errlen, "%s: loss rate above 100%%", netdev);
-		return -EINVAL;
-	}
 	ifindex = netdev_index(netdev, err, errlen);
 	if (ifindex < 0)
 		return ifindex;
@@ -221,12 +224,20 @@ int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
 			 netdev, netdev);
 		return -EEXIST;
 	}
-	if (map_fd >= 0) {
-		struct loss_cfg old;
-
-		if (!bpf_map_lookup_elem(map_fd, &key, &old))
-			cfg.owner = old.owner;
-	} else {
+	memset(&cfg, 0, sizeof(cfg));
+	if (map_fd >= 0 && bpf_map_lookup_elem(map_fd, &key, &cfg)) {
+		ret = -errno;
+		close(map_fd);
+		return fail(err, errlen, ret, netdev, what);
+	}
+	change(&cfg, arg);
+	if (cfg_idle(&cfg)) {
+		ret = map_fd >= 0 ? bpf_xdp_detach(ifindex, 0, NULL) : 0;
+		if (map_fd >= 0)
+			close(map_fd);
+		return ret ? fail(err, errlen, ret, netdev, what) : 0;
+	}
+	if (map_fd < 0) {
 		struct bpf_program *prog;
 
 		obj = open_loaded(host_bpf_xdp_obj, host_bpf_xdp_obj_len, "uroce_xdp", &ret);
@@ -241,40 +252,59 @@ int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
 		}
 		map_fd = dup(bpf_map__fd(bpf_object__find_map_by_name(obj, LOSS_MAP_NAME)));
 	}
-	ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY);
+	ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY) ? -errno : 0;
 	close(map_fd);
 	if (obj)
 		bpf_object__close(obj);
-	if (ret)
-		return fail(err, errlen, -errno, netdev, "set the loss rate");
-	return 0;
+	return ret ? fail(err, errlen, ret, netdev, what) : 0;
+}
+
+static void set_ppm(loss_cfg *c, const void *ppm)
+{
+	c->ppm = *(const uint32_t *)ppm;
+	c->seen = c->dropped = 0;
+}
+
+int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
+{
+	if (ppm > 1000000) {
+		snprintf(err, errlen, "%s: loss rate above 100%%", netdev);
+		return -EINVAL;
+	}
+	return xdp_cfg_change(netdev, set_ppm, &ppm, "set the loss rate", err, errlen);
 }
 
 int host_loss_clear(const char *netdev, char *err, size_t errlen)
 {
-	struct loss_cfg cfg;
-	uint32_t key = 0;
-	int ifindex, map_fd, ret = 0;
+	uint32_t off = 0;
 
-	quiet_libbpf();
-	ifindex = netdev_index(netdev, err, errlen);
-	if (ifindex < 0)
-		return ifindex;
-	map_fd = attached_loss_map(ifindex);
-	if (map_fd < 0)
-		return 0;
-	if (bpf_map_lookup_elem(map_fd, &key, &cfg) == 0 && cfg.owner == 0) {
-		ret = bpf_xdp_detach(ifindex, 0, NULL);
-	} else {
-		/* An af_xdp port loaded it: keep its redirect, stop the loss. */
-		memset(&cfg, 0, sizeof(cfg));
-		ret = bpf_map_update_elem(map_fd, &key, &cfg, BPF_ANY) ? -errno : 0;
-	}
-	close(map_fd);
-	if (ret)
-		return fail(err, errlen, ret, netdev, "remove the loss injection");
-	return 0;
+	return xdp_cfg_change(netdev, set_ppm, &off, "remove the loss injection", err, errlen);
 }
+
+static void set_bottleneck(loss_cfg *c, const void *arg)
+{
+	const struct host_bottleneck *b = arg;
+
+	c->rate_Bps = b->rate_mbps * 125000ull;
+	c->buffer = b->buffer;
+	c->kmin = b->kmin;
+	c->kmax = b->kmax;
+	c->pmax_ppm = b->pmax_ppm;
+	c->queue = c->last_ns = 0;
+	c->passed_bytes = c->marked = c->early_drops = c->queue_drops = 0;
+}
+
+int host_bottleneck_set(const char *netdev, const struct host_bottleneck *b, char *err,
+			size_t errlen)
+{
+	if (b->rate_mbps && (b->kmin > b->kmax || b->kmax > b->buffer || b->pmax_ppm > 1000000)) {
+		snprintf(err, errlen, "%s: marking needs kmin <= kmax <= buffer and pmax <= 100%%",
+			 netdev);
+		return -EINVAL;
+	}
+	return xdp_cfg_change(netdev, set_bottleneck, b, "set the bottleneck", err, errlen);
+}
+
 
 /* The loss map of the XDP program on @netdev.  Return: its fd, -ENODEV, -EEXIST (another program). */
 static int netdev_loss_map(const char *netdev)
@@ -290,7 +320,7 @@ static int netdev_loss_map(const char *netdev)
 int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped)
 {
 	int map_fd = netdev_loss_map(netdev), ret;
-	struct loss_cfg cfg;
+	loss_cfg cfg;
 	uint32_t key = 0;
 
 	if (map_fd < 0)
@@ -305,6 +335,29 @@ int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *d
 	return 0;
 }
 
+int host_bottleneck_get(const char *netdev, struct host_bottleneck *b)
+{
+	int map_fd = netdev_loss_map(netdev), ret;
+	loss_cfg cfg;
+	uint32_t key = 0;
+
+	if (map_fd < 0)
+		return map_fd == -EEXIST ? -ENOENT : map_fd;
+	ret = bpf_map_lookup_elem(map_fd, &key, &cfg) ? -errno : 0;
+	close(map_fd);
+	if (ret)
+		return ret;
+	if (!cfg.rate_Bps)
+		return -ENOENT;
+	*b = (struct host_bottleneck){
+		.rate_mbps = (uint32_t)(cfg.rate_Bps / 125000), .buffer = cfg.buffer,
+		.kmin = cfg.kmin, .kmax = cfg.kmax, .pmax_ppm = cfg.pmax_ppm,
+		.queue = cfg.queue, .passed_bytes = cfg.passed_bytes, .marked = cfg.marked,
+		.early_drops = cfg.early_drops, .queue_drops = cfg.queue_drops,
+	};
+	return 0;
+}
+
 static bool pid_alive(uint32_t pid)
 {
 	return !(kill((pid_t)pid, 0) && errno == ESRCH);
@@ -312,7 +365,7 @@ static bool pid_alive(uint32_t pid)
 
 int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errlen)
 {
-	struct loss_cfg cfg = { 0 };
+	loss_cfg cfg = { 0 };
 	uint32_t key = 0;
 	int ifindex, map_fd, ret;
 
@@ -350,7 +403,7 @@ int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errl
 
 int host_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm)
 {
-	struct loss_cfg cfg = { .ppm = ppm, .owner = pid };
+	loss_cfg cfg = { .ppm = ppm, .owner = pid };
 	int map_fd = netdev_loss_map(netdev), ret;
 	uint32_t key = 0;
 

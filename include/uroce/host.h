@@ -107,4 +107,26 @@ int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
 int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen);
 int host_loss_clear(const char *netdev, char *err, size_t errlen);
 
+/*
+ * A bottleneck on the frames a netdev receives (tests, benchmarks), as a switch
+ * port with RED/WRED and ECN would be: RoCE frames fill a virtual queue drained
+ * at rate_mbps, a frame that does not fit in buffer bytes is dropped, and past
+ * kmin bytes a frame is marked CE with a probability rising to pmax_ppm at kmax,
+ * certain beyond; a frame that is not ECN-capable is dropped instead.  The
+ * frames are not delayed: the queue is virtual (a phantom queue).
+ */
+struct host_bottleneck {
+	uint32_t rate_mbps;	/* 0: none */
+	uint32_t buffer, kmin, kmax;	/* bytes */
+	uint32_t pmax_ppm;
+	/* counters since it was set, from host_bottleneck_get() */
+	uint64_t queue, passed_bytes, marked, early_drops, queue_drops;
+};
+
+/* Set (rate_mbps 0: remove) the bottleneck of the XDP program on @netdev.  Return: 0 or -errno, @err. */
+int host_bottleneck_set(const char *netdev, const struct host_bottleneck *b, char *err,
+			size_t errlen);
+/* Return: 0, -ENOENT (no bottleneck) or -errno. */
+int host_bottleneck_get(const char *netdev, struct host_bottleneck *b);
+
 #endif

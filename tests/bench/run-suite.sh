@@ -10,7 +10,8 @@
 # Between two network namespaces joined by a veth pair (names bn*), for every repeat:
 #   af_packet (MTU 9000, path MTU 4096): ib_{write,read,send}_bw at 64 B..1 MiB, ib_{write,read,
 #     send}_lat at 2 B..4 KiB, ib_atomic_lat (fetch&add), message rate (8 B writes, -q 4),
-#     64 KiB write goodput with 0.1/1/5% loss on both ends (`uroce loss`), and the baselines on the
+#     64 KiB write, read and send goodput with 0.1/1/5% loss on both ends (`uroce loss`), with
+#     Go-Back-N and with selective repeat (pmd af_packet_sr), and the baselines on the
 #     same veth: sockperf UDP ping-pong (busy-polling, non-blocking), the plain DPDK ping-pong
 #     (uroce-porttest --plain: raw rx/tx bursts on the same PMD), iperf3 TCP;
 #   af_xdp (MTU 3500, path MTU 2048): write bandwidth and latency, plain DPDK ping-pong, iperf3;
@@ -25,7 +26,8 @@
 # and logs/. --update-docs also puts the table and plots into docs/performance.md and docs/img/.
 # --profile runs only ib_write_bw (64 KiB) and ib_write_lat (64 B) over af_packet, each side under
 # `perf record`, and writes the top functions of each side to profile-TOOL-SIDE.txt.
-# --loss runs only the af_packet 64 KiB ib_write_bw without loss and at each loss rate.
+# --loss runs only the 64 KiB goodput without loss and at each loss rate (--quick: Go-Back-N
+# writes at 1 %).
 # A benchmark, not a test: it fails only when a measurement produced no figure.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -62,11 +64,12 @@ BUILD=$(cd "$BUILD" && pwd) || { echo "run-suite: no build directory (run meson 
 
 if [ $QUICK = 1 ]; then
 	REPEATS=1; SECS=${SECS:-1}; ITERS=${ITERS:-500}
-	BW_SIZES="65536"; LAT_SIZES="64"; LOSS_RATES="1"
+	BW_SIZES="65536"; LAT_SIZES="64"; LOSS_RATES="1"; LOSS_TOOLS="ib_write_bw"; LOSS_MODES="gbn"
 	XDP_BW_SIZES="65536"; XDP_LAT_SIZES="64"; MEMIF_BW_SIZES="65536"; SAME_BW_SIZES="65536"
 else
 	SECS=${SECS:-3}; ITERS=${ITERS:-1000}
 	BW_SIZES="64 4096 65536 1048576"; LAT_SIZES="2 64 4096"; LOSS_RATES="0.1 1 5"
+	LOSS_TOOLS="ib_write_bw ib_read_bw ib_send_bw"; LOSS_MODES="gbn sr"
 	XDP_BW_SIZES="64 4096 65536 1048576"; XDP_LAT_SIZES="2 64"; MEMIF_BW_SIZES="64 4096 65536 1048576"
 	SAME_BW_SIZES="65536 1048576"
 fi
@@ -308,15 +311,17 @@ memcpy_bw() {
 		Gbit/s $OUT/logs/$name.log
 }
 
-# veth_link PMD MTU: uroce0 on both veth ends with this PMD, veth at this MTU.
+# veth_link PMD MTU [WORDS...]: uroce0 on both veth ends with this PMD, veth at this MTU, the
+# device configured by WORDS (`uroce link add` takes them after the netdev).
 veth_link() {
 	local pmd=$1 mtu=$2 extra=
+	shift 2
 	[ $pmd = af_xdp ] && extra="--pmd af_xdp"
 	for d in A B; do
 		eval "local ns=\$NS$d run=\$RUN$d dev=\$V$d"
 		UROCE_RUN_DIR=$run ip netns exec $ns $UROCE link del uroce0 >/dev/null 2>&1
 		ip -n $ns link set $dev mtu $mtu
-		UROCE_RUN_DIR=$run ip netns exec $ns $UROCE link add uroce0 netdev $dev $extra || return 1
+		UROCE_RUN_DIR=$run ip netns exec $ns $UROCE link add uroce0 netdev $dev "$@" $extra || return 1
 	done
 	set_sides_veth
 }
@@ -326,13 +331,31 @@ loss_on_both() {	# RATE|off
 		UROCE_RUN_DIR=$RUNB ip netns exec $NSB $UROCE loss $VB $1 >/dev/null
 }
 
-# 64 KiB write goodput at each loss rate, frames dropped on both ends.
+# 64 KiB goodput of each loss tool without loss and at each loss rate, frames dropped on both
+# ends, for each mode: Go-Back-N (pmd af_packet) and selective repeat (af_packet_sr). The
+# lossless Go-Back-N figures of the full suite's size runs serve as their baseline.
 loss_runs() {
-	for rate in $LOSS_RATES; do
-		loss_on_both $rate% || { echo "run-suite: uroce loss failed" >&2; exit 1; }
-		bw af_packet ib_write_bw $LOSS_SIZE $rate
-		loss_on_both off
+	local mode pmd tool rate
+	for mode in $LOSS_MODES; do
+		pmd=af_packet
+		if [ $mode = sr ]; then
+			pmd=af_packet_sr
+			veth_link af_packet 9000 selective_repeat on ||
+				{ echo "run-suite: uroce link add ... selective_repeat on failed" >&2; exit 1; }
+		fi
+		for tool in $LOSS_TOOLS; do
+			if [ $pmd != af_packet ] || [ $LOSS_ONLY = 1 ] || ! [[ " $BW_SIZES " == *" $LOSS_SIZE "* ]]; then
+				bw $pmd $tool $LOSS_SIZE 0
+			fi
+			for rate in $LOSS_RATES; do
+				loss_on_both $rate% || { echo "run-suite: uroce loss failed" >&2; exit 1; }
+				bw $pmd $tool $LOSS_SIZE $rate
+				loss_on_both off
+			done
+		done
 	done
+	[ "$LOSS_MODES" = gbn ] || veth_link af_packet 9000 ||
+		{ echo "run-suite: uroce link add failed" >&2; exit 1; }
 }
 
 setup() {
@@ -410,7 +433,6 @@ run_suite() {
 		log "repeat $REP/$REPEATS: af_packet, veth MTU 9000"
 		veth_link af_packet 9000 || { echo "run-suite: uroce link add failed" >&2; exit 1; }
 		if [ $LOSS_ONLY = 1 ]; then
-			bw af_packet ib_write_bw $LOSS_SIZE 0
 			loss_runs
 			continue
 		fi
