@@ -101,8 +101,8 @@ struct dp_port {
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
 	int			neigh_tap_fd;	/* af_xdp: copies of ARP/ND the kernel receives */
-	int			user_loop_fd;	/* to the broker, for another user's processes;
-						 * -1: not yet, -2: the device has none */
+	int			user_loop_fd;	/* a packet socket for another user's processes
+						 * (user_loop_send()); -1: not yet, -2: none */
 	int			rx_fd;		/* readable while frames wait (af_packet, af_xdp) */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
 	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
@@ -1071,23 +1071,32 @@ void dp_port_set_ring(struct dp_port *dp, struct host_ring *loop)
  * it on the netdev; the kernel hands it to that process's packet socket as it
  * leaves (user_loop()).  No broker (not af_packet): lost, as before.
  */
+/*
+ * A frame for another user's process on this device, whose ring is 0600: sent
+ * on the netdev from a packet socket that does not bypass the qdisc layer (the
+ * PMD's does), so the kernel hands it to the netdev's other packet sockets as it
+ * leaves, and the owner's port takes it (user_loop()).  The socket is the
+ * broker's, as the PMD's is, and receives nothing; a device without a broker
+ * (af_xdp, memif, tap) loses these frames.
+ */
 static void user_loop_send(struct dp_port *dp, const void *frame, uint32_t len)
 {
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6,
+				  .sll_ifindex = (int)dp_port_ifindex(dp) };
+
 	if (dp->user_loop_fd == -1) {
-		dp->user_loop_fd = host_broker_loop_open(dp->cfg.name);
+		char err[256];
+
+		dp->user_loop_fd = host_broker_fetch(&dp->cfg, err, sizeof(err));
 		if (dp->user_loop_fd < 0)
 			dp->user_loop_fd = -2;
 	}
-	if (dp->user_loop_fd >= 0 && send(dp->user_loop_fd, frame, len, 0) == (ssize_t)len) {
+	memcpy(to.sll_addr, frame, 6);
+	if (dp->user_loop_fd >= 0 && len >= 14 &&
+	    sendto(dp->user_loop_fd, frame, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len)
 		dp->cnt.tx_user_loop++;
-		return;
-	}
-	dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
-	/* A broker restarted by `uroce link add` again: asked again next time. */
-	if (dp->user_loop_fd >= 0 && (errno == ECONNREFUSED || errno == ENOTCONN)) {
-		close(dp->user_loop_fd);
-		dp->user_loop_fd = -1;
-	}
+	else
+		dp->cnt.drop[DP_DROP_tx_loop_dropped]++;
 }
 
 int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len)

@@ -30,7 +30,7 @@
 #define STOP_WAIT_US	(2 * 1000 * 1000)
 #define REAP_MS		100	/* how often it looks for the DREQs of dead processes */
 
-/* RUN_DIR/devices/DEV.SUFFIX: "sock", the broker's socket; "loop", its relay (relay()). */
+/* RUN_DIR/devices/DEV.SUFFIX: "sock", the broker's socket. */
 static int dev_sock_path(const char *dev, const char *suffix, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
@@ -161,41 +161,13 @@ static int post_frame(void *arg, const uint8_t *frame, uint32_t len)
 }
 
 /*
- * Frames a process could not put in another user's ring (0600): posted on
- * the netdev by this socket, which does not bypass the qdisc layer, so the
- * kernel hands each to the netdev's other packet sockets as it leaves; the
- * owner's port takes it (dp_port.c, user_loop()).  Only RoCE frames with the
- * netdev's MAC as both addresses, whoever sent them: for no one else.
- */
-static void relay(int loopfd, struct poster *p)
-{
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
-	struct ifreq ifr = { 0 };
-	uint8_t frame[HOST_LOOP_FRAME_MAX];
-	ssize_t n;
-
-	to.sll_ifindex = (int)if_nametoindex(p->netdev);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->netdev);
-	if (!to.sll_ifindex || ioctl(p->fd, SIOCGIFHWADDR, &ifr))
-		to.sll_ifindex = 0;
-	memcpy(to.sll_addr, ifr.ifr_hwaddr.sa_data, 6);
-	for (int i = 0; i < 64; i++) {
-		n = recv(loopfd, frame, sizeof(frame), MSG_DONTWAIT);
-		if (n <= 0)
-			break;
-		if (to.sll_ifindex && host_loop_frame_ok(frame, (uint32_t)n, to.sll_addr))
-			(void)!sendto(p->fd, frame, (size_t)n, 0, (struct sockaddr *)&to, sizeof(to));
-	}
-}
-
-/*
  * The broker's life: one socket per connection and, as the kernel does when
  * a process's rdma_cm file closes, a DREQ for each connection a dead
  * process left established; until stopped, its device is gone, or the
  * named namespace it serves was deleted (`ip netns del` without `uroce link
  * del`: the broker would be all that keeps it alive).
  */
-static void serve(int lfd, int loopfd, const struct host_link_cfg *cfg)
+static void serve(int lfd, const struct host_link_cfg *cfg)
 {
 	struct poster poster = { .netdev = cfg->netdev };
 	bool named = netns_named();
@@ -208,13 +180,12 @@ static void serve(int lfd, int loopfd, const struct host_link_cfg *cfg)
 	signal(SIGPIPE, SIG_IGN);
 	poster.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	while (!broker_stop) {
-		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN },
-				       { .fd = loopfd, .events = POLLIN } };
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
 		int conn, fd, ifindex;
 
 		if (poster.fd >= 0)
 			host_cm_exit_reap(cfg->netdev, post_frame, &poster);
-		if (poll(p, 2, REAP_MS) <= 0) {
+		if (poll(&p, 1, REAP_MS) <= 0) {
 			idle_ms += REAP_MS;
 			/* A device removed without `uroce link del` (its run directory reset). */
 			if (idle_ms >= 1000) {
@@ -224,9 +195,7 @@ static void serve(int lfd, int loopfd, const struct host_link_cfg *cfg)
 			}
 			continue;
 		}
-		if (p[1].revents & POLLIN && poster.fd >= 0)
-			relay(loopfd, &poster);
-		if (!(p[0].revents & POLLIN))
+		if (!(p.revents & POLLIN))
 			continue;
 		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (conn < 0)
@@ -267,10 +236,10 @@ static int write_pid(const char *dev, pid_t pid)
 int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *err,
 		      size_t errlen)
 {
-	struct sockaddr_un sa, la;
+	struct sockaddr_un sa;
 	mode_t mode = 0666;
 	gid_t gid = (gid_t)-1;
-	int lfd, loopfd = -1, ret;
+	int lfd, ret;
 	pid_t pid;
 
 	if (group) {
@@ -283,24 +252,16 @@ int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *
 		gid = g->gr_gid;
 		mode = 0660;
 	}
-	if (dev_sock_path(cfg->name, "sock", &sa) || dev_sock_path(cfg->name, "loop", &la)) {
+	if (dev_sock_path(cfg->name, "sock", &sa)) {
 		snprintf(err, errlen, "run directory path too long: %s", host_run_dir());
 		return -ENAMETOOLONG;
 	}
 	unlink(sa.sun_path);
-	unlink(la.sun_path);
 	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    chown(sa.sun_path, (uid_t)-1, gid) || chmod(sa.sun_path, mode) || listen(lfd, 64)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot listen on %s: %s", sa.sun_path, strerror(-ret));
-		goto err_close;
-	}
-	loopfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (loopfd < 0 || bind(loopfd, (struct sockaddr *)&la, sizeof(la)) ||
-	    chown(la.sun_path, (uid_t)-1, gid) || chmod(la.sun_path, mode)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot bind %s: %s", la.sun_path, strerror(-ret));
 		goto err_close;
 	}
 	pid = fork();
@@ -321,20 +282,16 @@ int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *
 		}
 		/* Nor the caller's other descriptors (a lock it holds, a pipe it waits on). */
 		lfd = fcntl(lfd, F_DUPFD_CLOEXEC, 100);
-		loopfd = fcntl(loopfd, F_DUPFD_CLOEXEC, 100);
-		if (lfd < 0 || loopfd < 0 || dup3(lfd, 3, O_CLOEXEC) != 3 ||
-		    dup3(loopfd, 4, O_CLOEXEC) != 4)
+		if (lfd < 0 || dup3(lfd, 3, O_CLOEXEC) != 3)
 			_exit(1);
-		close_range(5, ~0u, 0);
+		close_range(4, ~0u, 0);
 		if (chdir("/"))
 			_exit(1);
-		serve(3, 4, cfg);
+		serve(3, cfg);
 		unlink(sa.sun_path);
-		unlink(la.sun_path);
 		_exit(0);
 	}
 	close(lfd);
-	close(loopfd);
 	ret = write_pid(cfg->name, pid);
 	if (ret) {
 		kill(pid, SIGTERM);
@@ -346,10 +303,7 @@ int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *
 err_close:
 	if (lfd >= 0)
 		close(lfd);
-	if (loopfd >= 0)
-		close(loopfd);
 	unlink(sa.sun_path);
-	unlink(la.sun_path);
 	return ret;
 }
 
@@ -376,27 +330,6 @@ void host_broker_stop(const char *dev)
 	}
 	if (dev_sock_path(dev, "sock", &sa) == 0)
 		unlink(sa.sun_path);
-	if (dev_sock_path(dev, "loop", &sa) == 0)
-		unlink(sa.sun_path);
-}
-
-int host_broker_loop_open(const char *dev)
-{
-	struct sockaddr_un sa;
-	int fd;
-
-	if (dev_sock_path(dev, "loop", &sa))
-		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int ret = -errno;
-
-		close(fd);
-		return ret;
-	}
-	return fd;
 }
 
 static int recv_fd(int conn)

@@ -151,15 +151,6 @@ bool host_cm_exit_frame_ok(const uint8_t *frame, uint32_t len, const uint8_t src
 	       wire_get16(mad->attr_id) == WIRE_CM_DREQ;
 }
 
-bool host_loop_frame_ok(const uint8_t *frame, uint32_t len, const uint8_t mac[6])
-{
-	struct wire_pkt p;
-
-	return len >= 2 * WIRE_ETH_ALEN && !memcmp(frame, mac, WIRE_ETH_ALEN) &&
-	       !memcmp(frame + WIRE_ETH_ALEN, mac, WIRE_ETH_ALEN) &&
-	       wire_parse(frame, len, 0, &p) == WIRE_DROP_NONE;
-}
-
 static int hex_nibble(int c)
 {
 	if (c >= '0' && c <= '9')

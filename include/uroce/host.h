@@ -75,18 +75,6 @@ int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *
 void host_broker_stop(const char *dev);
 
 /*
- * host_broker_loop_open() - a datagram socket connected to the broker of
- * device @dev (non-blocking): each datagram is one frame for another user's
- * process on the device, whose same-host ring is closed to the sender; the
- * broker posts it on the netdev for that process's port to take
- * (host_loop_frame_ok() says which).
- * Return: the socket, or -errno (-ENOENT: no broker).
- */
-int host_broker_loop_open(const char *dev);
-#define HOST_LOOP_FRAME_MAX	10240
-/* A RoCE frame (ICRC checked) from @mac to @mac: what the broker posts for another user's process. */
-bool host_loop_frame_ok(const uint8_t *frame, uint32_t len, const uint8_t mac[6]);
-/*
  * host_broker_fetch() - a packet socket from the device's broker.
  * Return: the socket (close-on-exec), -ENOENT when the device has no broker
  * (nothing in @err), or -errno with one line in @err (not in its group, ...).

@@ -169,27 +169,6 @@ START_TEST(broker_posts_only_dreqs)
 }
 END_TEST
 
-/* The broker relays, for another user's process, RoCE frames from its netdev's MAC to it, nothing else. */
-START_TEST(broker_relays_only_own_mac_roce)
-{
-	uint8_t f[HOST_CM_EXIT_FRAME_MAX];
-	uint32_t len;
-
-	len = frame(f, 1, WIRE_CM_REQ, 0x100, our_mac);
-	ck_assert(!host_loop_frame_ok(f, len, our_mac));		/* to the peer's MAC */
-	memcpy(f, our_mac, 6);						/* the ICRC leaves MACs out */
-	ck_assert(host_loop_frame_ok(f, len, our_mac));
-	ck_assert(!host_loop_frame_ok(f, len, peer_mac));		/* another netdev's frame */
-	ck_assert(!host_loop_frame_ok(f, 11, our_mac));			/* no room for two MACs */
-	ck_assert(!host_loop_frame_ok(f, len - 1, our_mac));		/* cut short */
-	f[len - 10] ^= 1;						/* ICRC no longer holds */
-	ck_assert(!host_loop_frame_ok(f, len, our_mac));
-	f[len - 10] ^= 1;
-	f[12] = 0x08, f[13] = 0x06;					/* ARP, not RoCE */
-	ck_assert(!host_loop_frame_ok(f, len, our_mac));
-}
-END_TEST
-
 Suite *host_cm_exit_suite(void);
 
 Suite *host_cm_exit_suite(void)
@@ -201,7 +180,6 @@ Suite *host_cm_exit_suite(void)
 	tcase_add_test(t, file_follows_connections);
 	tcase_add_test(t, dead_process_frames_posted_once);
 	tcase_add_test(t, broker_posts_only_dreqs);
-	tcase_add_test(t, broker_relays_only_own_mac_roce);
 	suite_add_tcase(s, t);
 	return s;
 }

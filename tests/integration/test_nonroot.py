@@ -241,8 +241,9 @@ def user_loop_counts(pair):
 def rdma_cm_as_users(tap, pair, gid):
     """rdma_cm as two ordinary users: rping between namespaces and on one device, and mckey
     (multicast) between namespaces.  On one device the same-host rings are each user's own
-    (0600): their frames, QP1's MADs too, go through the device's broker, which posts them on the
-    netdev for the kernel to hand to the other user's packet socket."""
+    (0600): their frames, QP1's MADs too, go on the netdev from a packet socket the broker handed
+    out that does not bypass the qdisc layer, for the kernel to hand to the other user's packet
+    socket."""
     global PORT
     a = pair.ip4[0]
     for label, client_side in (('between namespaces', 1), ('on one device', 0)):
@@ -278,7 +279,7 @@ def rdma_cm_as_users(tap, pair, gid):
         if it.both_ok(tap, f'ibv_rc_pingpong as {USERS[0]} and {USERS[1]} on one device', srv,
                       cli):
             tap.ok(len(during) == 2 and all(rx > 0 and tx > 0 for rx, tx in during),
-                   'both processes sent and took frames through the broker '
+                   'both processes sent and took frames past the same-host rings '
                    '(rx_user_loop, tx_user_loop)', str(during))
             tap.diag(' '.join(ln for ln in cli.out.splitlines() if 'usec/iter' in ln))
 
