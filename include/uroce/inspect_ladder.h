@@ -68,6 +68,7 @@ struct inspect_ladder_row {
 	bool		bth_read;	/* opcode, psn, dest_qp come from a BTH (BAD may have none) */
 	uint8_t		opcode;
 	bool		ackreq, se;
+	bool		sr_nak;		/* a selective NAK (uroce's selective repeat, docs/engine.md) */
 	uint32_t	psn, dest_qp;
 	uint32_t	payload_len;	/* RoCE payload without pad; SETUP: TCP payload */
 	uint8_t		drop;		/* enum wire_drop */

@@ -50,6 +50,12 @@ static const struct capture_expect {
 	  { { 0x64, 5 }, { 0x04, 4 }, { 0x11, 5 }, { 0x0c, 1 }, { 0x10, 1 }, { 0x0a, 1 } } },
 	{ "rxe_cm_replies.pcap", 12, 9, 0, 1024, false,
 	  { { 0x64, 9 } } },
+	{ "uroce_rc_pingpong_tail_probe.pcap", 13, 13, 0, 1024, false,
+	  { { 0x04, 7 }, { 0x11, 6 } } },
+	{ "uroce_selective_repeat_write.pcap", 16, 16, 2, 1024, false,
+	  { { 0x06, 2 }, { 0x07, 9 }, { 0x08, 1 }, { 0x11, 4 } } },
+	{ "uroce_dcqcn_rate_cut.pcap", 51, 51, 0, 1024, false,
+	  { { 0x06, 2 }, { 0x07, 30 }, { 0x08, 2 }, { 0x11, 12 }, { 0x81, 5 } } },
 };
 #define N_CAPTURES (sizeof(captures) / sizeof(captures[0]))
 

@@ -430,6 +430,42 @@ START_TEST(nak_labels)
 }
 END_TEST
 
+/*
+ * Selective repeat: the NAK names the hole and how many PSNs are missing; the
+ * requester resends the hole alone and goes on where it left off, which is no loss.
+ */
+START_TEST(selective_nak_and_resume)
+{
+	struct wire_build_desc d;
+
+	request(SEND_ONLY, 100, 8);
+	request(SEND_ONLY, 101, 8);
+	request(SEND_ONLY, 103, 8);		/* 102 never seen */
+	request(SEND_ONLY, 104, 8);
+	memset(&d, 0, sizeof(d));
+	d.opcode = ACK;
+	d.psn = 102;
+	d.dest_qp = QP_A;
+	d.aeth.syndrome = NAK_SEQ;
+	d.aeth.msn = 1;
+	d.sr_nak = true;
+	add_pkt(HOST_B, HOST_A, &d, 0, true);
+	request(SEND_ONLY, 102, 8);
+	request(SEND_ONLY, 105, 8);
+	finish();
+
+	ck_assert_uint_eq(lad.n_rows, 8);
+	ck_assert_int_eq(row(2)->kind, INSPECT_LADDER_LOST);
+	ck_assert_str_eq(label(2), "psn 102 lost (not in capture)");
+	ck_assert_str_eq(label(5), "NAK selective psn 102 missing 1");
+	ck_assert_str_eq(label(6), "SEND ONLY psn 102 8B (resent: NAK)");
+	ck_assert_int_eq(row(7)->marks, 0);
+	ck_assert_str_eq(label(7), "SEND ONLY psn 105 8B");
+	ck_assert_uint_eq(lad.lost_psns, 1);
+	ck_assert_uint_eq(lad.resends, 1);
+}
+END_TEST
+
 static void flip_icrc(uint8_t *frame, uint32_t *len)
 {
 	frame[*len - 1] ^= 1;
@@ -650,6 +686,7 @@ Suite *inspect_ladder_suite(void)
 	tcase_add_test(t, hidden_rows);
 	tcase_add_loop_test(t, label_per_opcode, 0, 256);
 	tcase_add_test(t, nak_labels);
+	tcase_add_test(t, selective_nak_and_resume);
 	tcase_add_test(t, bad_frames);
 	tcase_add_test(t, text_drawing);
 	tcase_add_test(t, svg_document);

@@ -208,6 +208,7 @@ static void copy_roce(struct inspect_ladder_row *r, const struct wire_frame *fr)
 		return;
 	r->ackreq = p->ackreq;
 	r->se = p->se;
+	r->sr_nak = p->sr_nak;
 	if (fr->drop == WIRE_DROP_TRUNCATED_EXT)
 		return;
 	r->payload_len = p->payload_len;
@@ -411,7 +412,9 @@ struct stream {
 	bool		resync;		/* the last request's PSN span is unknown */
 	uint32_t	next;		/* PSN after the last packet */
 	uint32_t	highest;	/* PSN after the highest packet */
+	bool		selective;	/* resending after a selective NAK: it returns to highest */
 	uint8_t		nak_kind;	/* STREAM_NAK: the last NAK or RNR NAK not yet answered */
+	bool		nak_selective;
 	uint32_t	nak_psn;
 };
 
@@ -475,7 +478,8 @@ static uint32_t request_span(const struct inspect_ladder *l, const struct inspec
  * followed by a resend: it caused the resend (IBA 9.7.5.2.1, 9.7.5.2.8).
  * Hosts, not QPs, because a request names only the responder's QP.
  */
-static uint8_t go_back_reason(struct streams *ss, const struct inspect_ladder_row *r)
+static uint8_t go_back_reason(struct streams *ss, const struct inspect_ladder_row *r,
+			      bool *selective)
 {
 	struct stream *n = stream_find(ss, r->dst, r->src, 0, STREAM_NAK);
 	uint8_t kind;
@@ -484,6 +488,7 @@ static uint8_t go_back_reason(struct streams *ss, const struct inspect_ladder_ro
 		return 0;
 	kind = n->nak_kind;
 	n->nak_kind = 0;
+	*selective = n->nak_selective;
 	return kind == INSPECT_LADDER_RNR ? INSPECT_LADDER_AFTER_RNR : INSPECT_LADDER_AFTER_NAK;
 }
 
@@ -516,8 +521,13 @@ static uint32_t follow_request(const struct inspect_ladder *l, struct streams *s
 			fresh = true;
 		} else if (d < 0) {
 			r->marks |= INSPECT_LADDER_RESEND | INSPECT_LADDER_GO_BACK;
-			r->marks |= go_back_reason(ss, r);
+			r->marks |= go_back_reason(ss, r, &s->selective);
 		} else {
+			/* After a selective resend the requester goes on where it left off. */
+			if (d > 0 && s->selective && psn_cmp(r->psn, s->highest) >= 0)
+				d = psn_cmp(r->psn, s->highest);
+			if (d > 0)
+				s->selective = false;
 			if (d > 0 && !s->resync)
 				lost = (uint32_t)d;
 			if (psn_cmp(r->psn, s->highest) < 0)
@@ -544,6 +554,7 @@ static int follow_response(struct streams *ss, struct inspect_ladder_row *r)
 		if (!s)
 			return -ENOMEM;
 		s->nak_kind = r->kind;
+		s->nak_selective = r->sr_nak;
 		s->nak_psn = r->psn;
 	}
 	s = stream_get(ss, r->src, r->dst, r->dest_qp, ack ? STREAM_ACK : STREAM_RESPONSE, &fresh);
@@ -884,7 +895,7 @@ size_t inspect_ladder_label(char *buf, size_t cap, const struct inspect_ladder *
 		inspect_text_printf(&b, "ACK");
 		break;
 	case INSPECT_LADDER_NAK:
-		inspect_text_printf(&b, "NAK %s", nak_short(r->syndrome));
+		inspect_text_printf(&b, "NAK %s", r->sr_nak ? "selective" : nak_short(r->syndrome));
 		break;
 	case INSPECT_LADDER_RNR:
 		inspect_text_printf(&b, "RNR NAK");
@@ -936,7 +947,10 @@ size_t inspect_ladder_label(char *buf, size_t cap, const struct inspect_ladder *
 		inspect_text_printf(&b, " wait ");
 		sb_time_us(&b, wire_rnr_timer_us(r->syndrome & WIRE_AETH_CODE_MASK));
 	}
-	if (r->hdrs & WIRE_HDR_AETH)
+	/* A selective NAK's MSN field counts the PSNs missing from its PSN on. */
+	if ((r->hdrs & WIRE_HDR_AETH) && r->sr_nak)
+		inspect_text_printf(&b, " missing %" PRIu32, r->msn);
+	else if (r->hdrs & WIRE_HDR_AETH)
 		inspect_text_printf(&b, " msn %" PRIu32, r->msn);
 	if (r->hdrs & WIRE_HDR_ATOMIC_ACK_ETH)
 		inspect_text_printf(&b, " orig 0x%" PRIx64, r->orig);
