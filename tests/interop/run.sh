@@ -141,22 +141,22 @@ uroce-client-write_bw-loss 1500 verbs client ib_write_bw -s 8192 -n 200 -u 18 lo
 uroce-client-read_bw-loss 1500 verbs client ib_read_bw -s 8192 -n 200 -u 18 loss=1
 uroce-client-send_bw-loss 1500 verbs client ib_send_bw -s 8192 -n 200 -u 18 loss=1
 uroce-client-write_bw-q2-loss 1500 verbs client ib_write_bw -s 4096 -n 200 -q 2 -u 18 loss=1
-uroce-client-atomic_bw-faa-loss 1500 verbs client ib_atomic_bw -A FETCH_AND_ADD -n 300 loss=1
-uroce-client-atomic_bw-cas-loss 1500 verbs client ib_atomic_bw -A CMP_AND_SWAP -n 300 loss=1
+uroce-client-atomic_bw-faa-loss 1500 verbs client ib_atomic_bw -A FETCH_AND_ADD -n 600 loss=1
+uroce-client-atomic_bw-cas-loss 1500 verbs client ib_atomic_bw -A CMP_AND_SWAP -n 600 loss=1
 uroce-client-write_lat-loss 1500 verbs client ib_write_lat -s 3000 -n 200 loss=1
 uroce-client-read_lat-loss 1500 verbs client ib_read_lat -s 3000 -n 200 loss=1
 uroce-client-send_lat-loss 1500 verbs client ib_send_lat -s 3000 -n 200 loss=1
-uroce-client-rc_pingpong-loss 1500 verbs client ibv_rc_pingpong -s 3000 -n 200 -c loss=1
+uroce-client-rc_pingpong-loss 1500 verbs client ibv_rc_pingpong -s 3000 -n 600 -c loss=1
 uroce-server-write_bw-loss 1500 verbs server ib_write_bw -s 8192 -n 200 -u 18 loss=1
 uroce-server-read_bw-loss 1500 verbs server ib_read_bw -s 8192 -n 200 -u 18 loss=1
 uroce-server-send_bw-loss 1500 verbs server ib_send_bw -s 8192 -n 200 -u 18 loss=1
 uroce-server-write_bw-q2-loss 1500 verbs server ib_write_bw -s 4096 -n 200 -q 2 -u 18 loss=1
-uroce-server-atomic_bw-faa-loss 1500 verbs server ib_atomic_bw -A FETCH_AND_ADD -n 300 loss=1
-uroce-server-atomic_bw-cas-loss 1500 verbs server ib_atomic_bw -A CMP_AND_SWAP -n 300 loss=1
+uroce-server-atomic_bw-faa-loss 1500 verbs server ib_atomic_bw -A FETCH_AND_ADD -n 600 loss=1
+uroce-server-atomic_bw-cas-loss 1500 verbs server ib_atomic_bw -A CMP_AND_SWAP -n 600 loss=1
 uroce-server-write_lat-loss 1500 verbs server ib_write_lat -s 3000 -n 200 loss=1
 uroce-server-read_lat-loss 1500 verbs server ib_read_lat -s 3000 -n 200 loss=1
 uroce-server-send_lat-loss 1500 verbs server ib_send_lat -s 3000 -n 200 loss=1
-uroce-server-rc_pingpong-loss 1500 verbs server ibv_rc_pingpong -s 3000 -n 200 -c loss=1
+uroce-server-rc_pingpong-loss 1500 verbs server ibv_rc_pingpong -s 3000 -n 600 -c loss=1
 wire-write-mtu9000  9000 probe write  ib_write_bw -s 16384 -n 5   rcvd_pkts=17 sent_pkts=10 duplicate_request=1 out_of_seq_request=1 send_rnr_err=1
 wire-read-mtu9000   9000 probe read   ib_read_bw -s 16384 -n 5    rcvd_pkts=10 sent_pkts=18 duplicate_request=1
 wire-atomic-mtu9000 9000 probe atomic ib_atomic_bw -n 5           rcvd_pkts=10 sent_pkts=10 duplicate_request=1
@@ -563,7 +563,7 @@ report_failure() {
 verbs_port=18600
 run_verbs_case() {
 	local name=$1 side=$3 tool=$4 out=$res/$1 args=() a loss='' port mtu_arg=() gidopt
-	local srv_log cli_log u_args g_args upid gpid rc_u rc_g why='' fig
+	local srv_log cli_log u_args g_args upid gpid rc_u rc_g why='' fig drops_to_uroce drops_to_rxe
 	shift 4
 	for a in "$@"; do
 		case "$a" in
@@ -632,9 +632,15 @@ run_verbs_case() {
 	rc_g=0
 	wait_pid "$gpid" 60 || rc_g=$?
 	if [ -n "$loss" ]; then
-		ui_vm_exec 'tc qdisc del dev eth0 root 2>/dev/null || true'
+		ui_vm_exec 'tc -s qdisc show dev eth0; tc qdisc del dev eth0 root 2>/dev/null || true' \
+			>"$out.netem.log" 2>&1 || true
 		ip netns exec "$UI_NS_PEER" "$uroce" loss "$UI_VETH_PEER" show >"$out.loss.log" 2>&1 || true
 		ip netns exec "$UI_NS_PEER" "$uroce" loss "$UI_VETH_PEER" off >/dev/null 2>&1 || true
+		# The loss must have happened: netem's and uroce's XDP drop counters.
+		drops_to_uroce=$(sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' "$out.netem.log" | head -n 1)
+		drops_to_rxe=$(sed -n 's/.* dropped \([0-9]*\)$/\1/p' "$out.loss.log")
+		[ $((${drops_to_uroce:-0} + ${drops_to_rxe:-0})) -gt 0 ] ||
+			why="$why no frame dropped (netem: ${drops_to_uroce:-none}, uroce loss: ${drops_to_rxe:-none});"
 	fi
 	# shellcheck disable=SC2016 # expanded in the guest
 	ui_vm_exec 'dmesg >/tmp/dmesg.log; cd /sys/class/infiniband/rxe0/ports/1/hw_counters &&
@@ -655,6 +661,7 @@ run_verbs_case() {
 	fig="$fig$(awk '/ iters in .* seconds = / {print ";" $0; exit}' "$cli_log" | tr -s ' \t' ' ')"
 	grep -h '^tshark: [0-9]* RoCE v2 frames, 0 rejected$' "$out.checks.log" >/dev/null &&
 		fig="$fig; $(sed -n 's/^tshark: \([0-9]*\) RoCE v2 frames.*/\1 RoCE v2 frames/p' "$out.checks.log")"
+	[ -z "$loss" ] || fig="$fig; dropped ${drops_to_uroce:-0} on the way to uroce, ${drops_to_rxe:-0} to rxe"
 	if [ -z "$why" ]; then
 		printf 'PASS %-30s %s\n' "$name" "$fig"
 		return 0
