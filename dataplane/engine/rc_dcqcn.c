@@ -21,6 +21,11 @@
 DCQCN_PARAMS(DCQCN_PARAM)
 #undef DCQCN_PARAM
 
+uint64_t rc_cnp_interval_ns(const struct rc_engine *eng)
+{
+	return min_time_between_cnps(eng) * 1000;
+}
+
 static uint64_t line_kbps(const struct rc_engine *eng)
 {
 	return line_rate(eng) * 1000;

@@ -27,7 +27,6 @@
 #define RC_FRAME_MAX		4224
 /* Header bytes around a payload, worst case (IPv6, RETH + ImmDt), for the PMTU a port allows. */
 #define RC_L3_OVERHEAD		(40 + 8 + 12 + 16 + 4 + 4)
-#define RC_CNP_INTERVAL_NS	50000ull	/* at most one CNP per QP per 50 us */
 #define RC_GRH_LEN		40		/* UD receive buffers start with a GRH area */
 /*
  * A UD receive completion's sl on RoCE is the frame's type, as mlx5 reports it
@@ -795,6 +794,8 @@ void rc_rto_gauges(const struct rc_qp *qp, struct rc_counters *out);
 /* DCQCN reaction point (rc_dcqcn.c). */
 #define RC_ALPHA_SHIFT	20
 void rc_dcqcn_reset(struct rc_qp *qp);
+/* The notification point's: at least this long between two CNPs of a QP (min_time_between_cnps). */
+uint64_t rc_cnp_interval_ns(const struct rc_engine *eng);
 /* A CNP for @qp arrived: alpha up, the rate cut (at most once per monitor period). */
 void rc_dcqcn_cnp(struct rc_qp *qp);
 /*

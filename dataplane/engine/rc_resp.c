@@ -1319,7 +1319,7 @@ void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt)
 	qp->cnt.ecn_ce_rx++;
 	if (qp->eng->now < r->next_cnp_ns)
 		return;
-	r->next_cnp_ns = qp->eng->now + RC_CNP_INTERVAL_NS;
+	r->next_cnp_ns = qp->eng->now + rc_cnp_interval_ns(qp->eng);
 	if (qp->type == IBV_QPT_UD) {
 		const struct wire_deth *deth = wire_pkt_ext(pkt, WIRE_EXT_DETH);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* DCQCN reaction point settings: one list for the engine, the device configuration and the docs. */
+/* DCQCN settings: one list for the engine, the device configuration and the docs. */
 #ifndef UROCE_DCQCN_H
 #define UROCE_DCQCN_H
 
@@ -28,7 +28,9 @@
 	X(dce_tcp_rtt, 1, 1, 10000000, "us between two alpha updates") \
 	X(rate_reduce_monitor_period, 4, 1, 10000000, "us at least between two rate cuts") \
 	X(initial_alpha_value, 1023, 1, 1023, "alpha (of 1023) the first CNP starts from") \
-	X(line_rate, 100000, 1, 1000000, "Mbit/s of a QP no CNP has slowed")
+	X(line_rate, 100000, 1, 1000000, "Mbit/s of a QP no CNP has slowed")		\
+	X(min_time_between_cnps, 50, 1, 10000000,					\
+	  "us at least between two CNPs a responder QP sends (the notification point's)")
 
 /* Zero in a field: its default. */
 struct dcqcn_cfg {

@@ -1118,17 +1118,23 @@ END_TEST
 
 /* ---- ECN ---- */
 
+/*
+ * Three CE-marked writes, the third 60 us after the others: two CNPs with the
+ * default interval (50 us), one with min_time_between_cnps 100.
+ */
 START_TEST(ce_mark_sends_cnp)
 {
+	struct h_opts o = { .dcqcn.min_time_between_cnps = _i ? 100 : 0 };
 	struct rsp r;
 	uint8_t data[16] = { 1 };
 	struct wire_build_desc d;
 	const struct h_frame *f;
+	unsigned cnps = _i ? 1 : 2;
 
-	rsp_init(&r);
+	rsp_init_opts(&r, IBV_QPT_RC, NULL, &o);
 	for (uint32_t i = 0; i < 3; i++) {
 		if (i == 2)
-			r.e.now += 60000;	/* past the CNP interval */
+			r.e.now += 60000;
 		d = req(&r, WIRE_OP_WRITE_ONLY, EPSN + i, true);
 		d.reth.va = (uintptr_t)r.mem;
 		d.reth.rkey = rc_mr_rkey(r.mr);
@@ -1136,11 +1142,11 @@ START_TEST(ce_mark_sends_cnp)
 		d.tclass = WIRE_ECN_CE;
 		inject(&r, &d, data, sizeof(data));
 	}
-	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OPC_CNP), 2);
+	ck_assert_uint_eq(h_cap_count(&r.cap, 1, WIRE_OPC_CNP), cnps);
 	f = h_cap_find(&r.cap, 1, WIRE_OPC_CNP, 0);
 	ck_assert_uint_eq(f->dest_qp, PEER_QPN);
 	ck_assert_uint_eq(qp_cnt(r.qp).ecn_ce_rx, 3);
-	ck_assert_uint_eq(qp_cnt(r.qp).cnps_tx, 2);
+	ck_assert_uint_eq(qp_cnt(r.qp).cnps_tx, cnps);
 	rsp_fini(&r);
 }
 END_TEST
@@ -1808,7 +1814,7 @@ Suite *rc_responder_suite(void)
 	tcase_add_test(tc, atomics_atomic_against_cpu);
 	tcase_add_test(tc, wrong_transport_or_source_dropped);
 	tcase_add_test(tc, uc_gap_drops_message);
-	tcase_add_test(tc, ce_mark_sends_cnp);
+	tcase_add_loop_test(tc, ce_mark_sends_cnp, 0, 2);
 	tcase_add_test(tc, new_read_takes_busy_oldest_slot);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("selective repeat");
