@@ -362,8 +362,8 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 		return rx_drop(dp, DP_DROP_rx_not_roce);
 	/*
 	 * Our own frames, or another process's on this netdev, looped back by the
-	 * kernel; taken only when another user's process sent it, through the
-	 * broker, to QP1 or a QP of ours (its ring is closed to that user).
+	 * kernel; taken only when another user's process sent it (user_loop_send())
+	 * to QP1 or a QP of ours (our ring is closed to that user).
 	 */
 	if (unlikely(mac_eq(d + 6, dp->base.mac)))
 		return user_loop(dp, d, kind, &o);
@@ -1067,11 +1067,6 @@ void dp_port_set_ring(struct dp_port *dp, struct host_ring *loop)
 }
 
 /*
- * To another user's process on this device: through the broker, which posts
- * it on the netdev; the kernel hands it to that process's packet socket as it
- * leaves (user_loop()).  No broker (not af_packet): lost, as before.
- */
-/*
  * A frame for another user's process on this device, whose ring is 0600: sent
  * on the netdev from a packet socket that does not bypass the qdisc layer (the
  * PMD's does), so the kernel hands it to the netdev's other packet sockets as it
@@ -1116,7 +1111,7 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 		bool denied;
 
 		dp->cnt.tx_loop += host_ring_broadcast(dp->loop, frame, len, &denied);
-		/* Another user's process has a CM here too: its copy goes through the broker. */
+		/* Another user's process has a CM here too: its copy goes by user_loop_send(). */
 		if (denied && dest_qp == WIRE_GSI_QPN)
 			user_loop_send(dp, frame, len);
 		return 0;

@@ -4,9 +4,9 @@
 Creates two users (and a group) of its own, runs ibv_devinfo, ibv_rc_pingpong and
 ib_write_bw as them between the two namespaces with no capability at all (and in a user
 namespace of their own, as a container is), rping (rdma_cm) between namespaces and with both
-users on one device (through the broker), ibv_rc_pingpong on one device, mckey, then checks
-that `uroce link add --group` keeps a user outside the group out with one clear line,
-and that `uroce link del` stops the broker.  The users are removed at the end.
+users on one device (past the 0600 rings, by a packet socket of the broker's), ibv_rc_pingpong
+on one device, mckey, then checks that `uroce link add --group` keeps a user outside the group
+out with one clear line, and that `uroce link del` stops the broker.  The users are removed at the end.
 """
 
 import json
