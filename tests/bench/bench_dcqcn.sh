@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # DCQCN at a bottleneck: two ib_write_bw flows from two processes on one uroce device share one
 # rate-limited link that marks ECN: `uroce bottleneck` on the receiver's veth (an XDP program: a
-# queue drained at RATE Mbit/s, marking as RED does from DCQCN's Kmin 5 KB to Kmax 200 KB; this
+# queue drained at RATE Mbit/s, marking as RED does, here from 10 KB to 100 KB (MARK_WORDS); this
 # kernel has no RED qdisc). Flow 1 runs SECONDS, flow 2 joins after a third of it and leaves
 # after two thirds. Once with `dcqcn on` on the senders' device (its frames are then ECT(0): the
 # bottleneck marks them, the receiver answers with CNPs, the senders cut their rate) and once
