@@ -83,7 +83,7 @@ int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
 
 /**
  * host_loss_set() - drop a random fraction of the UDP 4791 frames a netdev receives.
- * @ppm: drop probability in parts per million (0 keeps the program, drops nothing).
+ * @ppm: drop probability in parts per million (0: as host_loss_clear()).
  *
  * For tests and benchmarks (this kernel has no netem): an XDP program on
  * @netdev, so neither the kernel nor a packet socket on @netdev sees the
@@ -93,6 +93,7 @@ int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
  * Return: 0, or -errno with one line in @err.
  */
 int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen);
+/* No loss; the program is detached when nothing else needs it (a bottleneck, an af_xdp port). */
 int host_loss_clear(const char *netdev, char *err, size_t errlen);
 
 /*
