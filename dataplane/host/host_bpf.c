@@ -317,16 +317,24 @@ static int netdev_loss_map(const char *netdev)
 	return attached_loss_map((int)idx);
 }
 
-int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped)
+/* The settings and counters of the XDP program on @netdev.  Return: 0, -ENOENT (none of ours) or -errno. */
+static int read_cfg(const char *netdev, loss_cfg *cfg)
 {
 	int map_fd = netdev_loss_map(netdev), ret;
-	loss_cfg cfg;
 	uint32_t key = 0;
 
 	if (map_fd < 0)
 		return map_fd == -EEXIST ? -ENOENT : map_fd;
-	ret = bpf_map_lookup_elem(map_fd, &key, &cfg) ? -errno : 0;
+	ret = bpf_map_lookup_elem(map_fd, &key, cfg) ? -errno : 0;
 	close(map_fd);
+	return ret;
+}
+
+int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped)
+{
+	loss_cfg cfg;
+	int ret = read_cfg(netdev, &cfg);
+
 	if (ret)
 		return ret;
 	*ppm = cfg.ppm;
@@ -337,14 +345,9 @@ int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *d
 
 int host_bottleneck_get(const char *netdev, struct host_bottleneck *b)
 {
-	int map_fd = netdev_loss_map(netdev), ret;
 	loss_cfg cfg;
-	uint32_t key = 0;
+	int ret = read_cfg(netdev, &cfg);
 
-	if (map_fd < 0)
-		return map_fd == -EEXIST ? -ENOENT : map_fd;
-	ret = bpf_map_lookup_elem(map_fd, &key, &cfg) ? -errno : 0;
-	close(map_fd);
 	if (ret)
 		return ret;
 	if (!cfg.rate_Bps)
