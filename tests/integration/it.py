@@ -38,15 +38,19 @@ class Tap:
         self.detail_lines = detail_lines
 
     def ok(self, cond, name, detail=''):
-        """Print the check's line; when it failed, the last detail_lines lines of DETAIL too."""
+        """Print the check's line; when it failed, the last detail_lines lines of DETAIL too, also
+        on stderr."""
         self.n += 1
         if cond:
             print(f'ok {self.n} - {name}', flush=True)
         else:
             self.failed += 1
             print(f'not ok {self.n} - {name}', flush=True)
+            # meson's error log shows a TAP test's stderr only: the detail goes to both.
+            print(f'not ok {self.n} - {name}', file=sys.stderr, flush=True)
             for line in str(detail).strip().splitlines()[-self.detail_lines:]:
                 print(f'#   {line}', flush=True)
+                print(f'#   {line}', file=sys.stderr, flush=True)
         return cond
 
     def diag(self, text):

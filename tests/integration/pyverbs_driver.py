@@ -8,9 +8,11 @@ class of unittest's text runner, which also records each outcome (and the
 reason of each skip) so the caller can count them without parsing the log.
 """
 
+import faulthandler
 import json
 import os
 import runpy
+import signal
 import sys
 import unittest
 
@@ -48,6 +50,9 @@ def main():
                              'detail': 'unexpected success'})
 
     unittest.TextTestRunner.resultclass = Recording
+    # The rdmacm tests fork their two sides and SIGTERM a side that is stuck: it then prints
+    # where each of its threads was before it ends.
+    faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
     script = os.path.join(suite_dir, 'run_tests.py')
     sys.argv = [script] + sys.argv[3:]
     sys.path.insert(0, suite_dir)
