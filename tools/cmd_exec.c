@@ -42,9 +42,10 @@ static int exec_usage(FILE *out)
 		"usage: uroce exec [--no-sys-view] [--] PROGRAM [ARGS...]\n"
 		"Runs PROGRAM with SYSFS_PATH=%s/%s, the uroce provider, the completion-channel\n"
 		"interposer (for event mode, e.g. -e) and kernel RDMA netlink hidden.\n"
-		"With CAP_SYS_ADMIN, PROGRAM also sees uroce's devices in /sys/class/infiniband and\n"
-		"/sys/class/infiniband_verbs (a mount namespace of its own; the host's /sys is left\n"
-		"as it is); --no-sys-view leaves /sys as it is for PROGRAM too.\n"
+		"PROGRAM also sees uroce's devices in /sys/class/infiniband and\n"
+		"/sys/class/infiniband_verbs (a mount namespace of its own, for a user without\n"
+		"CAP_SYS_ADMIN inside a user namespace where the user is itself; the host's /sys is\n"
+		"left as it is); --no-sys-view leaves /sys as it is for PROGRAM too.\n"
 		"Polling programs also run with just `export SYSFS_PATH=%s/%s`.\n",
 		host_run_dir(), UROCE_SYSFS_DIR, host_run_dir(), UROCE_SYSFS_DIR);
 	return 2;
@@ -147,6 +148,7 @@ static int sys_view(const char *sysfs, const char **what)
 	char src[PATH_MAX + 64];
 	struct dirent *de;
 	int ret = 0, real;
+	bool mounted = false;
 	DIR *dir;
 
 	*what = "unshare the mount namespace";
@@ -170,6 +172,7 @@ static int sys_view(const char *sysfs, const char **what)
 	if (mount("uroce-sys-class", "/sys/class", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  "mode=0755"))
 		goto out_errno;
+	mounted = true;
 	*what = "bind the host's classes";
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.' || is_view_class(de->d_name))
@@ -195,7 +198,49 @@ out_errno:
 	ret = -errno;
 out_close:
 	closedir(dir);
+	/* Half a view is worse than none: the host's /sys/class comes back. */
+	if (ret && mounted)
+		umount2("/sys/class", MNT_DETACH);
 	return ret;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * own_user_ns() - for a caller without CAP_SYS_ADMIN: a user namespace of its
+ * own, in which it may mount, as itself (its uid and gid mapped to
+ * themselves, so files, the broker and other processes see the same user).
+ * The capabilities it has there end at execve(), as a non-root user's do.
+ */
+static int own_user_ns(void)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char map[64];
+	int ret;
+
+	if (unshare(CLONE_NEWUSER))
+		return -errno;
+	snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
+	ret = write_file("/proc/self/uid_map", map);
+	if (ret)
+		return ret;
+	/* Unprivileged, a gid map needs setgroups() denied; the groups held stay held. */
+	ret = write_file("/proc/self/setgroups", "deny");
+	if (ret)
+		return ret;
+	snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
+	return write_file("/proc/self/gid_map", map);
 }
 
 int cmd_exec(int argc, char **argv)
@@ -261,6 +306,12 @@ int cmd_exec(int argc, char **argv)
 		return 1;
 	}
 	ret = view ? sys_view(sysfs, &what) : 0;
+	/* An ordinary user gets the view in a user namespace of its own, where the kernel allows it. */
+	if (ret == -EPERM && !own_user_ns()) {
+		ret = sys_view(sysfs, &what);
+		if (ret)
+			ret = -EPERM;
+	}
 	if (ret && ret != -EPERM) {
 		fprintf(stderr, "uroce exec: cannot give %s its /sys view (%s: %s); run it with "
 			"--no-sys-view\n", argv[first], what, strerror(-ret));

@@ -217,7 +217,12 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 		close(poster.fd);
 }
 
-static int write_pid(const char *dev, pid_t pid)
+/*
+ * RUN_DIR/devices/DEV.broker: "PID START [GROUP]", the group named as well
+ * for a user who cannot name it from the socket's gid (in a user namespace
+ * where that gid is not mapped).
+ */
+static int write_pid(const char *dev, pid_t pid, const char *group)
 {
 	char path[600], tmp[640];
 	FILE *f;
@@ -227,7 +232,8 @@ static int write_pid(const char *dev, pid_t pid)
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	fprintf(f, "%d %u\n", (int)pid, host_qpn_proc_start(pid));
+	fprintf(f, "%d %u%s%s\n", (int)pid, host_qpn_proc_start(pid), group ? " " : "",
+		group ? group : "");
 	if (fclose(f) || rename(tmp, path))
 		return -errno;
 	return 0;
@@ -292,7 +298,7 @@ int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *
 		_exit(0);
 	}
 	close(lfd);
-	ret = write_pid(cfg->name, pid);
+	ret = write_pid(cfg->name, pid, group);
 	if (ret) {
 		kill(pid, SIGTERM);
 		snprintf(err, errlen, "cannot record the broker's PID: %s", strerror(-ret));
@@ -357,6 +363,30 @@ static int recv_fd(int conn)
 	return -EIO;
 }
 
+/* The name of the group that may use @dev: as the broker file says, else of @gid. */
+static void broker_group(const char *dev, gid_t gid, char *out, size_t len)
+{
+	char path[600], name[64];
+	struct group *g;
+	unsigned start;
+	FILE *f;
+	int pid;
+
+	pid_path(dev, path, sizeof(path));
+	f = fopen(path, "re");
+	if (f) {
+		int n = fscanf(f, "%d %u %63s", &pid, &start, name);
+
+		fclose(f);
+		if (n == 3) {
+			snprintf(out, len, "%s", name);
+			return;
+		}
+	}
+	g = getgrgid(gid);
+	snprintf(out, len, "%s", g ? g->gr_name : "?");
+}
+
 int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
@@ -372,14 +402,15 @@ int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
 		return -errno;
 	if (connect(conn, (struct sockaddr *)&sa, sizeof(sa))) {
 		int ret = -errno;
-		struct group *g = getgrgid(st.st_gid);
+		char group[64];
 
 		close(conn);
-		if (ret == -EACCES || ret == -EPERM)
+		if (ret == -EACCES || ret == -EPERM) {
+			broker_group(cfg->name, st.st_gid, group, sizeof(group));
 			snprintf(err, errlen,
 				 "%s: permission denied: only members of group %s may use it (%s): ask root to add you (`usermod -aG %s USER`, then log in again)",
-				 cfg->name, g ? g->gr_name : "?", sa.sun_path, g ? g->gr_name : "GROUP");
-		else if (ret == -ECONNREFUSED)
+				 cfg->name, group, sa.sun_path, group);
+		} else if (ret == -ECONNREFUSED)
 			snprintf(err, errlen,
 				 "%s: its broker does not run (%s refuses connections): recreate the device (`uroce link del %s`, `uroce link add ...` as root)",
 				 cfg->name, sa.sun_path, cfg->name);
