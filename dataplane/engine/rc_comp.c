@@ -18,6 +18,7 @@ enum comp_state {
 	COMP_SEQ_NAK,		/* resend from the NAK's PSN */
 	COMP_SR_NAK,		/* resend only the PSNs a selective NAK names */
 	COMP_GAP,		/* responses are missing: resend from comp.psn */
+	COMP_READ_AHEAD,	/* a later read's response while this read misses some */
 	COMP_RNR,		/* wait the RNR timer, then resend */
 	COMP_ERROR,		/* complete with an error, QP to ERR (SQE for UC/UD) */
 	COMP_DONE,
@@ -34,6 +35,7 @@ static const char *const comp_state_name[] = {
 	[COMP_SEQ_NAK]		= "SEQ_NAK",
 	[COMP_SR_NAK]		= "SR_NAK",
 	[COMP_GAP]		= "GAP",
+	[COMP_READ_AHEAD]	= "READ_AHEAD",
 	[COMP_RNR]		= "RNR",
 	[COMP_ERROR]		= "ERROR",
 	[COMP_DONE]		= "DONE",
@@ -125,9 +127,32 @@ static enum comp_state get_wqe(struct comp_ctx *c)
 		return COMP_ERROR;
 	case RC_WQE_ACTIVE:
 	case RC_WQE_SENT:
+		/*
+		 * A read that got responses while an earlier one waited
+		 * (read_ahead()): those are acknowledged now, and all of
+		 * them complete it.
+		 */
+		if (c->w->opcode == IBV_WR_RDMA_READ && c->w->resp_pkts) {
+			if (c->w->resp_pkts == c->w->npkts)
+				return COMP_COMPLETE;
+			progress(qp, psn_add(c->w->first_psn, c->w->resp_pkts));
+		}
 		return c->pkt ? COMP_CHECK_PSN : COMP_DONE;
 	default:
 		return c->checked ? COMP_DONE : drop(c, RC_DROP_STALE_RESPONSE);
+	}
+}
+
+static bool is_read_response(const struct wire_pkt *pkt)
+{
+	switch (pkt->opcode & WIRE_OPC_LOW_MASK) {
+	case WIRE_OP_READ_RESP_FIRST:
+	case WIRE_OP_READ_RESP_MIDDLE:
+	case WIRE_OP_READ_RESP_LAST:
+	case WIRE_OP_READ_RESP_ONLY:
+		return true;
+	default:
+		return false;
 	}
 }
 
@@ -143,6 +168,8 @@ static enum comp_state check_psn(struct comp_ctx *c)
 		 * send/write implicitly, but a read or atomic
 		 * needs its own response, which got lost.
 		 */
+		if (w->opcode == IBV_WR_RDMA_READ && is_read_response(c->pkt))
+			return COMP_READ_AHEAD;
 		if (rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)
 			return COMP_GAP;
 		return COMP_COMPLETE;
@@ -243,11 +270,13 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	}
 }
 
-static enum comp_state do_read(struct comp_ctx *c)
+/*
+ * Place the read response @pkt, the next @w expects, into @w's memory.
+ * Return: IBV_WC_SUCCESS, or the status @w completes with.
+ */
+static enum ibv_wc_status place_read(struct rc_qp *qp, struct rc_send_wqe *w,
+				     const struct wire_pkt *pkt)
 {
-	struct rc_qp *qp = c->qp;
-	struct rc_send_wqe *w = c->w;
-	const struct wire_pkt *pkt = c->pkt;
 	wire_op_flags fl = pkt->op->flags;
 	bool last = pkt->psn == w->last_psn;
 	uint32_t done = w->resp_pkts * qp->pmtu;
@@ -259,19 +288,66 @@ static enum comp_state do_read(struct comp_ctx *c)
 	 * the last.
 	 */
 	if ((last && !(fl & (WIRE_OPF_LAST | WIRE_OPF_ONLY))) ||
-	    (!last && !(fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE))) || pkt->payload_len != want) {
-		c->status = IBV_WC_BAD_RESP_ERR;
-		return COMP_ERROR;
-	}
+	    (!last && !(fl & (WIRE_OPF_FIRST | WIRE_OPF_MIDDLE))) || pkt->payload_len != want)
+		return IBV_WC_BAD_RESP_ERR;
 	if (want && rc_sge_scatter(qp->eng, qp->pd, w->sge, w->num_sge, &w->resp_cur,
-				   wire_pkt_payload(pkt), want)) {
-		c->status = IBV_WC_LOC_PROT_ERR;
-		return COMP_ERROR;
-	}
+				   wire_pkt_payload(pkt), want))
+		return IBV_WC_LOC_PROT_ERR;
 	w->resp_pkts++;
-	if (last)
+	return IBV_WC_SUCCESS;
+}
+
+static enum comp_state do_read(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	struct rc_send_wqe *w = c->w;
+
+	c->status = place_read(qp, w, c->pkt);
+	if (c->status != IBV_WC_SUCCESS)
+		return COMP_ERROR;
+	if (w->resp_pkts == w->npkts)
 		return COMP_COMPLETE;
-	progress(qp, psn_add(pkt->psn, 1));
+	progress(qp, psn_add(c->pkt->psn, 1));
+	return COMP_DONE;
+}
+
+static void rewind_once(struct rc_qp *qp, bool reread);
+
+/*
+ * A response for a later read while the oldest one (@c->w) still misses
+ * some: the responder answers in order, so those were lost on the way.  The
+ * later read's response is placed when it is the next that read expects
+ * (completions still go in order: get_wqe() completes it once it is the
+ * oldest), and the oldest read is asked again for only what it misses
+ * (rewind_once()), not every request after it.  Anything the later read
+ * cannot take here (out of its own order, or bad) is left for when it is
+ * the oldest, where do_read() judges it.
+ */
+static enum comp_state read_ahead(struct comp_ctx *c)
+{
+	struct rc_qp *qp = c->qp;
+	const struct wire_pkt *pkt = c->pkt;
+
+	for (uint32_t i = qp->sq_head + 1; i != qp->sq_tail; i++) {
+		struct rc_send_wqe *w = rc_sq_at(qp, i);
+
+		if (w->state != RC_WQE_ACTIVE && w->state != RC_WQE_SENT)
+			break;
+		if (psn_cmp(pkt->psn, w->first_psn) < 0 || psn_cmp(pkt->psn, w->last_psn) > 0)
+			continue;
+		if (w->opcode == IBV_WR_RDMA_READ && w->resp_pkts < w->npkts &&
+		    (pkt_syndrome(pkt) & WIRE_AETH_TYPE_MASK) == WIRE_AETH_ACK &&
+		    pkt->psn == psn_add(w->first_psn, w->resp_pkts)) {
+			if (place_read(qp, w, pkt) == IBV_WC_SUCCESS) {
+				qp->cnt.reads_ahead++;
+			} else {
+				w->resp_pkts = 0;
+				w->resp_cur = (struct rc_sge_cursor){ 0, 0 };
+			}
+		}
+		break;
+	}
+	rewind_once(qp, true);
 	return COMP_DONE;
 }
 
@@ -330,7 +406,7 @@ static bool stale_rewind(const struct rc_qp *qp)
  * pass's TX budget would see it a pass late.  Deferred, the soak's
  * retransmissions and timeouts change.
  */
-static void rewind_once(struct rc_qp *qp)
+static void rewind_once(struct rc_qp *qp, bool reread)
 {
 	if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn)
 		return;
@@ -343,14 +419,16 @@ static void rewind_once(struct rc_qp *qp)
 	qp->comp.rewound_end = qp->req.max_psn;
 	qp->comp.rewound_at = qp->eng->now;
 	rc_rto_loss(qp);
-	rc_req_rewind(qp);
+	/* A read that only misses responses: just those, when nothing else is being resent. */
+	if (!reread || !rc_req_reread(qp))
+		rc_req_rewind(qp);
 }
 
 static enum comp_state seq_nak(struct comp_ctx *c)
 {
 	/* A NAK acknowledges every PSN before its own. */
 	progress(c->qp, c->pkt->psn);
-	rewind_once(c->qp);
+	rewind_once(c->qp, false);
 	return COMP_DONE;
 }
 
@@ -389,7 +467,9 @@ static enum comp_state sr_nak(struct comp_ctx *c)
 
 static enum comp_state gap(struct comp_ctx *c)
 {
-	rewind_once(c->qp);
+	/* Inside the oldest read, later responses of its own came: the rest of it is asked again. */
+	rewind_once(c->qp, c->w->opcode == IBV_WR_RDMA_READ && is_read_response(c->pkt) &&
+			   psn_cmp(c->pkt->psn, c->w->last_psn) <= 0);
 	return COMP_DONE;
 }
 
@@ -463,6 +543,9 @@ static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
 			break;
 		case COMP_GAP:
 			s = gap(&c);
+			break;
+		case COMP_READ_AHEAD:
+			s = read_ahead(&c);
 			break;
 		case COMP_RNR:
 			s = rnr(&c);

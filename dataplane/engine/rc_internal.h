@@ -324,10 +324,12 @@ struct rc_req {
 	bool		peer_sr;	/* the responder set WIRE_BTH_SR_CAP: requests carry it too */
 	/*
 	 * A selective resend: the cursor sends [from, end) again, then goes
-	 * back to where it was (psn, wqe, offset, cur, since_ackreq).
+	 * back to where it was (psn, wqe, offset, cur, since_ackreq).  For a
+	 * reread (rc_req_reread()) the range is one read's missing responses.
 	 */
 	struct {
 		bool		active;
+		bool		reread;
 		uint32_t	from, end;	/* the hole the last selective NAK named */
 		uint32_t	psn, wqe, offset, since_ackreq;
 		struct rc_sge_cursor cur;
@@ -765,6 +767,12 @@ void rc_req_rewind(struct rc_qp *qp);
 void rc_req_overtaken(struct rc_qp *qp);
 /* Selective repeat: send the @n PSNs from @from again, then carry on where the cursor was. */
 void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n);
+/*
+ * Ask the read holding comp.psn again for its missing responses only, then
+ * carry on where the cursor was; false (nothing done) when a resend is under
+ * way or the cursor is not past that read.
+ */
+bool rc_req_reread(struct rc_qp *qp);
 /* Send the newest packet once more (a tail-loss probe); false when the cursor is not at the front. */
 bool rc_req_probe(struct rc_qp *qp);
 void rc_req_rnr_expired(struct rc_qp *qp);

@@ -63,6 +63,7 @@ void rc_req_reset(struct rc_qp *qp)
 	qp->req.rnr_wait = false;
 	qp->req.peer_sr = false;
 	qp->req.sr.active = false;
+	qp->req.sr.reread = false;
 	qp->comp.psn = qp->attr.sq_psn;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
@@ -98,6 +99,11 @@ static enum req_state get_wqe(struct req_ctx *c)
 	case RC_WQE_POSTED:
 		return REQ_START_WQE;
 	case RC_WQE_ACTIVE:
+		/* A read all of whose responses came ahead of an earlier one's has nothing to ask. */
+		if (c->w->opcode == IBV_WR_RDMA_READ && c->w->resp_pkts == c->w->npkts) {
+			qp->req.psn = psn_add(c->w->last_psn, 1);
+			return REQ_NEXT_WQE;
+		}
 		return REQ_CHECK_WINDOW;
 	case RC_WQE_ERROR:
 		return REQ_STALL;
@@ -401,6 +407,7 @@ static void sr_jump(struct rc_qp *qp)
 	q->cur = q->sr.cur;
 	q->since_ackreq = q->sr.since_ackreq;
 	q->sr.active = false;
+	q->sr.reread = false;
 }
 
 /*
@@ -428,7 +435,8 @@ static bool sr_resend_done(struct rc_qp *qp, const struct rc_send_wqe *w)
 
 	if (psn_cmp(q->psn, q->sr.end) < 0)
 		return false;
-	if (w && w->state == RC_WQE_ACTIVE && psn_cmp(q->psn, q->sr.psn) < 0 &&
+	/* A reread's responder had taken every request: only responses were missing. */
+	if (!q->sr.reread && w && w->state == RC_WQE_ACTIVE && psn_cmp(q->psn, q->sr.psn) < 0 &&
 	    !sr_was_placed(qp, w)) {
 		q->sr.end = psn_add(q->psn, 1);
 		return false;
@@ -450,6 +458,9 @@ static enum req_state send_packet(struct req_ctx *c)
 	uint64_t tx_bytes = qp->cnt.tx_bytes;
 	int ret;
 
+	/* A read asks from its first response not placed yet (some may have come ahead, rc_comp.c). */
+	if (w->opcode == IBV_WR_RDMA_READ)
+		qp->req.psn = psn_add(w->first_psn, w->resp_pkts);
 	build_desc(qp, w, &d, &payload, &npsn, &last);
 	if (rc_qp_reliable(qp) && !(rc_wqe_op(w)->kind & RC_WR_READ_OR_ATOMIC)) {
 		qp->req.since_ackreq++;
@@ -582,6 +593,10 @@ static void resume_at(struct rc_qp *qp, uint32_t i, uint32_t target)
 {
 	struct rc_send_wqe *w = rc_sq_at(qp, i);
 
+	/* What came of a read (also ahead of an earlier one, rc_comp.c) is not asked again. */
+	if (w->opcode == IBV_WR_RDMA_READ)
+		target = psn_add(w->first_psn, w->resp_pkts);
+
 	for (uint32_t j = i; j != qp->req.wqe + 1 && j != qp->sq_tail; j++) {
 		struct rc_send_wqe *x = rc_sq_at(qp, j);
 
@@ -620,14 +635,45 @@ static uint32_t wqe_of_psn(const struct rc_qp *qp, uint32_t psn)
 	return qp->sq_tail;
 }
 
-/* Go-Back-N: send again from the oldest unacknowledged PSN (IBA 9.7.5.1.1). */
+/*
+ * Go-Back-N: send again from the oldest unacknowledged PSN (IBA 9.7.5.1.1).
+ * A later read that got responses ahead of an earlier one is asked only for
+ * the rest (send_packet()): the responder may hold no more of it, as a
+ * duplicate read narrows what it keeps to the range asked (rc_resp.c).
+ */
 void rc_req_rewind(struct rc_qp *qp)
 {
 	uint32_t i = wqe_of_psn(qp, qp->comp.psn);
 
 	qp->req.sr.active = false;
+	qp->req.sr.reread = false;
 	if (i != qp->sq_tail)
 		resume_at(qp, i, qp->comp.psn);
+}
+
+bool rc_req_reread(struct rc_qp *qp)
+{
+	struct rc_req *q = &qp->req;
+	uint32_t i = wqe_of_psn(qp, qp->comp.psn);
+	struct rc_send_wqe *w;
+
+	if (i == qp->sq_tail || q->sr.active)
+		return false;
+	w = rc_sq_at(qp, i);
+	if (w->opcode != IBV_WR_RDMA_READ || psn_cmp(q->psn, w->last_psn) <= 0 || q->offset)
+		return false;
+	q->sr.active = true;
+	q->sr.reread = true;
+	q->sr.psn = q->psn;
+	q->sr.wqe = q->wqe;
+	q->sr.offset = q->offset;
+	q->sr.cur = q->cur;
+	q->sr.since_ackreq = q->since_ackreq;
+	q->sr.from = qp->comp.psn;
+	q->sr.end = psn_add(w->last_psn, 1);
+	qp->cnt.rereads++;
+	resume_at(qp, i, qp->comp.psn);
+	return true;
 }
 
 void rc_req_overtaken(struct rc_qp *qp)
@@ -660,6 +706,7 @@ void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n)
 	if (i == qp->sq_tail)
 		return;
 	q->sr.from = from;
+	q->sr.reread = false;
 	if (!q->sr.active && psn_cmp(q->psn, end) > 0) {
 		q->sr.active = true;
 		q->sr.psn = q->psn;

@@ -19,7 +19,7 @@
  * while it is odd or changed under them.
  */
 #define HOST_STATS_MAGIC		0x0a54535345435255ull	/* "URCESTS\n" */
-#define HOST_STATS_VERSION	2
+#define HOST_STATS_VERSION	3
 #define HOST_STATS_NAME_LEN	32
 /* As many as an engine has QPs (RC_MAX_QP); the file is sparse, n_qp_slots says what is used. */
 #define HOST_STATS_QP_SLOTS	16384

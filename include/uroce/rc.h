@@ -243,7 +243,7 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(rate_cuts)	X(rate_fast_recovery)	X(rate_additive)	\
 	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)	\
 	X(selective_naks_tx)	X(selective_naks_rx)	X(selective_resends)	\
-	X(selective_placed)	\
+	X(selective_placed)	X(reads_ahead)	X(rereads)			\
 	X(raw_rx)	X(raw_tx)	X(raw_looped)
 
 /*

@@ -2,7 +2,8 @@
 /*
  * Loss recovery on the virtual clock: the RTT estimate, tail-loss probes,
  * early retransmission that leaves retry_cnt alone, the local ACK timeout as
- * the limit for a dead peer, and the send window's restart after a loss.
+ * the limit for a dead peer, the send window's restart after a loss, and a
+ * read asked again only for the responses it lost.
  */
 #include <check.h>
 #include <stdio.h>
@@ -390,6 +391,51 @@ START_TEST(reorder_no_storm)
 }
 END_TEST
 
+/*
+ * Four 8 KiB reads in a row (8 responses each at PMTU 1024), the third
+ * response of the first lost: the later reads' responses are placed as
+ * they come, and only the first read is asked again, for its last six
+ * packets, not every read after it (as Go-Back-N would).  Completions stay
+ * in order, every byte lands; loop 1 loses the first read's last response,
+ * a tail the next read's responses reveal.
+ */
+START_TEST(read_loss_asks_only_what_is_missing)
+{
+	const unsigned nth = _i ? 8 : 3, reads = 4, len = 8192;
+	struct h_opts o = { .delay_ns = 10000 };
+	struct h_conn conn = { .timeout = 14 };
+	struct rc_counters req, resp;
+	struct h_pair p;
+	struct h_cap cap;
+
+	h_pair_init(&p, &o, &conn, NULL);
+	for (unsigned i = 0; i < reads; i++)
+		h_fill(p.buf[1] + i * len, len, 50 + i);
+	memset(p.buf[0], 0, reads * len);
+	h_capture(&p.e, &cap);
+	h_drop(&cap, 1, 0xffff, nth, 1);
+	for (unsigned i = 0; i < reads; i++) {
+		struct ibv_sge sg = h_sge(&p, 0, i * len, len);
+
+		ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 10 + i, &sg, 1,
+					     (uintptr_t)p.buf[1] + i * len, rc_mr_rkey(p.mr[1]),
+					     IBV_SEND_SIGNALED), 0);
+	}
+	for (unsigned i = 0; i < reads; i++)
+		expect_wc(&p, 10 + i, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], reads * len), 0);
+	req = h_qp_counters(p.qp[0]);
+	resp = h_qp_counters(p.qp[1]);
+	ck_assert_uint_eq(req.rereads, 1);
+	ck_assert_uint_ge(req.reads_ahead, 1);
+	ck_assert_uint_eq(req.retransmits, 1);
+	ck_assert_uint_eq(resp.duplicates, 1);
+	/* 32 responses, one lost, and the rest of the first read once more. */
+	ck_assert_uint_eq(resp.tx_packets, reads * 8 + 8 - (nth - 1));
+	h_pair_fini(&p);
+}
+END_TEST
+
 Suite *rc_loss_suite(void)
 {
 	Suite *s = suite_create("loss");
@@ -402,6 +448,7 @@ Suite *rc_loss_suite(void)
 	tcase_add_test(tc, window_restarts_after_loss);
 	tcase_add_test(tc, spurious_early_retransmit_bounded);
 	tcase_add_loop_test(tc, reorder_no_storm, 0, 2);
+	tcase_add_loop_test(tc, read_loss_asks_only_what_is_missing, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
