@@ -371,8 +371,12 @@ static int link_add(int argc, char **argv)
 		fail("add", "%s", err);
 		goto err_remove_filter;
 	}
-	/* Programs without CAP_NET_RAW get their packet socket from the broker. */
-	if (cfg.pmd == HOST_PMD_AF_PACKET) {
+	/*
+	 * Programs without CAP_NET_RAW get their packet socket from the broker;
+	 * on af_xdp, whose programs open their XDP socket themselves, it is there
+	 * for the DREQs of processes that die with connections up.
+	 */
+	if (cfg.pmd == HOST_PMD_AF_PACKET || cfg.pmd == HOST_PMD_AF_XDP) {
 		ret = host_broker_start(&cfg, group, err, sizeof(err));
 		if (ret) {
 			fail("add", "%s", err);

@@ -1072,7 +1072,8 @@ void dp_port_set_ring(struct dp_port *dp, struct host_ring *loop)
  * PMD's does), so the kernel hands it to the netdev's other packet sockets as it
  * leaves, and the owner's port takes it (user_loop()).  The socket is the
  * broker's, as the PMD's is, and receives nothing; a device without a broker
- * (af_xdp, memif, tap) loses these frames.
+ * (memif, tap) loses these frames, and so does af_xdp, whose XDP socket never
+ * sees a frame sent on its own netdev.
  */
 static void user_loop_send(struct dp_port *dp, const void *frame, uint32_t len)
 {

@@ -8,7 +8,8 @@ the same link (no second veth, no -F workaround).  Veth MTU 3500: an af_xdp
 frame fits one 4 KiB UMEM chunk, so the port's IP MTU is 3438, not the
 netdev's, and the path MTU 2048.  The XDP program goes at close; a second
 process on the netdev is refused with a clear line, and the program of a
-process that died is taken over.  A port ping is lost only without an answer
+process that died is taken over.  A process killed with an rdma_cm connection up:
+its peer gets DISCONNECTED (the device's broker posts the DREQ it left).  A port ping is lost only without an answer
 for 1 s: on a loaded 2-core machine a busy-polling peer can stall 200 ms.
 """
 
@@ -20,6 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
 import perf  # noqa: E402
+from test_rdmacm_clients import killed_idle  # noqa: E402
 
 PY = '/usr/bin/python3'
 TCP_PORT = 18516
@@ -241,6 +243,8 @@ def body(tap, pair):
     port_alone(tap, pair, port)
     verbs(tap, pair)
     port_shared(tap, pair, port)
+    # The device's broker posts the DREQs of a process that died, on af_xdp as on af_packet.
+    killed_idle(tap, pair)
 
 
 if __name__ == '__main__':
