@@ -340,6 +340,7 @@ static enum comp_state read_ahead(struct comp_ctx *c)
 		    pkt->psn == psn_add(w->first_psn, w->resp_pkts)) {
 			if (place_read(qp, w, pkt) == IBV_WC_SUCCESS) {
 				qp->cnt.reads_ahead++;
+				rc_rto_alive(qp);
 			} else {
 				w->resp_pkts = 0;
 				w->resp_cur = (struct rc_sge_cursor){ 0, 0 };
@@ -418,10 +419,11 @@ static void rewind_once(struct rc_qp *qp, bool reread)
 	qp->comp.rewound_psn = qp->comp.psn;
 	qp->comp.rewound_end = qp->req.max_psn;
 	qp->comp.rewound_at = qp->eng->now;
-	rc_rto_loss(qp);
 	/* A read that only misses responses: just those, when nothing else is being resent. */
-	if (!reread || !rc_req_reread(qp))
-		rc_req_rewind(qp);
+	if (reread && rc_req_reread(qp))
+		return;
+	rc_rto_loss(qp);
+	rc_req_rewind(qp);
 }
 
 static enum comp_state seq_nak(struct comp_ctx *c)

@@ -791,6 +791,12 @@ void rc_rto_sent(struct rc_qp *qp, uint32_t psn, bool first, bool answered);
 void rc_rto_idle(struct rc_qp *qp);
 /* comp.psn moved forward by @acked PSNs. */
 void rc_rto_progress(struct rc_qp *qp, uint32_t acked);
+/*
+ * The responder answered a later request while the oldest still waits (a
+ * read's response placed ahead): it is alive and the pipe flows, so the
+ * early clock and the probe start again; comp.psn and the IBA clock stay.
+ */
+void rc_rto_alive(struct rc_qp *qp);
 /* A loss was detected (NAK, gap, timer): the window restarts small. */
 void rc_rto_loss(struct rc_qp *qp);
 /* The requester goes back to @psn: a sample pending at or after it is ambiguous (Karn). */

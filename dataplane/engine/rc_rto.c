@@ -221,6 +221,17 @@ void rc_rto_progress(struct rc_qp *qp, uint32_t acked)
 	rearm(qp);
 }
 
+void rc_rto_alive(struct rc_qp *qp)
+{
+	struct rc_rto *t = &qp->rto;
+
+	t->backoff = 0;
+	t->probed = false;
+	t->probe_deadline = 0;
+	arm_early(qp);
+	rearm(qp);
+}
+
 /*
  * Once per loss episode (the window is above the restart size again): grow
  * back fast to half the window the loss happened at, then slowly, so that a
