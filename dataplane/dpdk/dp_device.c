@@ -497,12 +497,18 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-/* After an application pass: a timer now due before the sleeping thread wakes gets it up. */
+/*
+ * After an application pass: a timer now due before the sleeping thread wakes
+ * gets it up, unless it sleeps because the application polls, which runs the
+ * timers itself (a wake-up per request then cost ib_send_lat a system call
+ * and a context switch each way).
+ */
 static inline void check_sleeper(struct dp_device *dev)
 {
 	uint64_t wake = atomic_load(&dev->wake_ns);
 
-	if (wake && rc_engine_deadline_hint(dev->eng) < wake &&
+	if (wake && !atomic_load_explicit(&dev->waiting_app, memory_order_relaxed) &&
+	    rc_engine_deadline_hint(dev->eng) < wake &&
 	    atomic_compare_exchange_strong(&dev->wake_ns, &wake, 0))
 		wake_thread(dev);
 }
