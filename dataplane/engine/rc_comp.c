@@ -341,9 +341,6 @@ static enum comp_state read_ahead(struct comp_ctx *c)
 			if (place_read(qp, w, pkt) == IBV_WC_SUCCESS) {
 				qp->cnt.reads_ahead++;
 				rc_rto_alive(qp);
-			} else {
-				w->resp_pkts = 0;
-				w->resp_cur = (struct rc_sge_cursor){ 0, 0 };
 			}
 		}
 		break;
