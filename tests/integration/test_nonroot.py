@@ -262,7 +262,7 @@ def rdma_cm_as_users(tap, pair, gid):
 
     # A connection and its traffic between two users' processes on one device.
     PORT += 1
-    base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '5000', '-g', gid[0]]
+    base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '20000', '-g', gid[0]]
     srv = start(pair, 0, USERS[0], base)
     if not pair.wait_listen(0, PORT, srv):
         srv.kill()
@@ -271,8 +271,9 @@ def rdma_cm_as_users(tap, pair, gid):
     else:
         cli = start(pair, 0, USERS[1], base + [a])
         during = []
+        # Counted while both run: a process's counters go with it.
         while cli.p.poll() is None and not (len(during) == 2 and all(min(c) for c in during)):
-            time.sleep(0.2)
+            time.sleep(0.02)
             during = user_loop_counts(pair)
         cli.wait(it.PROG_TIMEOUT)
         srv.wait(10 if cli.rc == 0 else 5)
