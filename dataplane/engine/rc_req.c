@@ -391,6 +391,17 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
  * The end of a selective resend: the cursor goes back to where it was.
  * Every WQE it passes on the way was sent whole before.
  */
+/* A selective resend starts: where the cursor is, for sr_jump() to come back to. */
+static void sr_save(struct rc_req *q)
+{
+	q->sr.active = true;
+	q->sr.psn = q->psn;
+	q->sr.wqe = q->wqe;
+	q->sr.offset = q->offset;
+	q->sr.cur = q->cur;
+	q->sr.since_ackreq = q->since_ackreq;
+}
+
 static void sr_jump(struct rc_qp *qp)
 {
 	struct rc_req *q = &qp->req;
@@ -660,15 +671,11 @@ bool rc_req_reread(struct rc_qp *qp)
 	if (i == qp->sq_tail || q->sr.active)
 		return false;
 	w = rc_sq_at(qp, i);
+	/* Between messages only: no request goes in the middle of another's packets. */
 	if (w->opcode != IBV_WR_RDMA_READ || psn_cmp(q->psn, w->last_psn) <= 0 || q->offset)
 		return false;
-	q->sr.active = true;
+	sr_save(q);
 	q->sr.reread = true;
-	q->sr.psn = q->psn;
-	q->sr.wqe = q->wqe;
-	q->sr.offset = q->offset;
-	q->sr.cur = q->cur;
-	q->sr.since_ackreq = q->since_ackreq;
 	q->sr.from = qp->comp.psn;
 	q->sr.end = psn_add(w->last_psn, 1);
 	qp->cnt.rereads++;
@@ -707,14 +714,8 @@ void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n)
 		return;
 	q->sr.from = from;
 	q->sr.reread = false;
-	if (!q->sr.active && psn_cmp(q->psn, end) > 0) {
-		q->sr.active = true;
-		q->sr.psn = q->psn;
-		q->sr.wqe = q->wqe;
-		q->sr.offset = q->offset;
-		q->sr.cur = q->cur;
-		q->sr.since_ackreq = q->since_ackreq;
-	}
+	if (!q->sr.active && psn_cmp(q->psn, end) > 0)
+		sr_save(q);
 	q->sr.end = end;
 	if (q->sr.active && psn_cmp(q->sr.psn, end) <= 0)
 		q->sr.active = false;
