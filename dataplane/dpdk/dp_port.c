@@ -391,10 +391,14 @@ static enum rx_verdict classify(struct dp_port *dp, struct rte_mbuf *m, uint64_t
 		/*
 		 * BTH DestQP (IBA 9.2): frames for another process's QPs are dropped
 		 * without a NAK.  QP1 is every process's: each CM keeps its own MADs.
+		 * A QP this process destroyed is still its own to count (unknown QP).
 		 */
-		if (dp->qpns && !is_gsi((const uint8_t *)bth) &&
-		    !host_qpn_owned(dp->qpns, wire_get32(bth->qpn) & WIRE_QPN_MASK))
-			return rx_drop(dp, DP_DROP_rx_other_qpn);
+		if (dp->qpns && !is_gsi((const uint8_t *)bth)) {
+			uint32_t qpn = wire_get32(bth->qpn) & WIRE_QPN_MASK;
+
+			if (!host_qpn_owned(dp->qpns, qpn) && !host_qpn_was_mine(dp->qpns, qpn))
+				return rx_drop(dp, DP_DROP_rx_other_qpn);
+		}
 		return RX_ROCE;
 	case WIRE_FRAME_ICMP_ROCE:
 		return rx_drop(dp, DP_DROP_rx_icmp_unreach);

@@ -116,6 +116,7 @@ int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t 
 		return -ENOMEM;
 	}
 	m->quarantine_ns = HOST_QPN_QUARANTINE_S * 1000000000ull;
+	m->start = host_qpn_proc_start(getpid());
 	m->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (m->fd < 0) {
 		ret = -errno;
@@ -164,20 +165,17 @@ int host_qpn_alloc(void *arg, uint32_t *qpn)
 {
 	struct host_qpn_map *m = arg;
 	struct qpn_file *f = m->file;
-	static uint32_t my_start;
 	int32_t me = (int32_t)getpid(), dead = 0, alive = 0;
 	uint64_t now = boottime_ns();
 	int ret = -ENOSPC;
 
-	if (!my_start)
-		my_start = host_qpn_proc_start(me);
 	flock(m->fd, LOCK_EX);
 	for (uint32_t i = 0; i < HOST_QPN_SLOTS; i++) {
 		uint32_t slot = (f->cursor + i) % HOST_QPN_SLOTS;
 		struct qpn_slot *s = &f->slots[slot];
 
 		if (s->pid) {
-			bool mine = s->pid == me && s->start == my_start;
+			bool mine = s->pid == me && s->start == m->start;
 
 			if (mine || s->pid == alive)
 				continue;
@@ -194,10 +192,12 @@ int host_qpn_alloc(void *arg, uint32_t *qpn)
 		if (s->freed_ns && now - s->freed_ns < m->quarantine_ns)
 			continue;
 		s->pid = me;
-		s->start = my_start;
+		s->start = m->start;
 		f->cursor = (slot + 1) % HOST_QPN_SLOTS;
 		atomic_fetch_or_explicit(&m->owned[slot / 64], 1ull << (slot % 64),
 					 memory_order_relaxed);
+		atomic_fetch_and_explicit(&m->released[slot / 64], ~(1ull << (slot % 64)),
+					  memory_order_relaxed);
 		m->n_owned++;
 		*qpn = HOST_QPN_BASE + slot;
 		ret = 0;
@@ -219,6 +219,19 @@ int32_t host_qpn_owner(const struct host_qpn_map *m, uint32_t qpn, uint32_t *sta
 	return __atomic_load_n(&f->slots[slot].pid, __ATOMIC_RELAXED);
 }
 
+bool host_qpn_was_mine(const struct host_qpn_map *m, uint32_t qpn)
+{
+	const struct qpn_file *f = m->file;
+	uint32_t slot = qpn - HOST_QPN_BASE;
+
+	if (slot >= HOST_QPN_SLOTS ||
+	    !(atomic_load_explicit(&m->released[slot / 64], memory_order_relaxed) >> (slot % 64) & 1))
+		return false;
+	/* Free, and freed last by this process (not taken and freed by another since). */
+	return __atomic_load_n(&f->slots[slot].pid, __ATOMIC_RELAXED) == 0 &&
+	       __atomic_load_n(&f->slots[slot].start, __ATOMIC_RELAXED) == m->start;
+}
+
 static void free_locked(struct host_qpn_map *m, uint32_t slot, uint64_t now)
 {
 	struct qpn_file *f = m->file;
@@ -230,6 +243,8 @@ static void free_locked(struct host_qpn_map *m, uint32_t slot, uint64_t now)
 	}
 	atomic_fetch_and_explicit(&m->owned[slot / 64], ~(1ull << (slot % 64)),
 				  memory_order_relaxed);
+	atomic_fetch_or_explicit(&m->released[slot / 64], 1ull << (slot % 64),
+				 memory_order_relaxed);
 	m->n_owned--;
 }
 

@@ -22,8 +22,11 @@ struct host_qpn_map {
 	int		fd;		/* the shared file, flock()ed while changed */
 	void		*file;		/* mmap of it */
 	uint64_t	quarantine_ns;
+	uint32_t	start;		/* this process's start time, beside its PID in the file */
 	/* QPNs this process holds, read by the receive path without a lock. */
 	_Atomic uint64_t owned[HOST_QPN_SLOTS / 64];
+	/* QPNs this process freed: late frames for them are still its to count. */
+	_Atomic uint64_t released[HOST_QPN_SLOTS / 64];
 	_Atomic unsigned n_owned;	/* read by `uroce stat` publishing without the lock */
 };
 
@@ -44,6 +47,13 @@ void host_qpn_close(struct host_qpn_map *m);
 /* rc_engine_cfg.qpn_alloc / qpn_free.  Return: 0 or -ENOSPC / -errno. */
 int host_qpn_alloc(void *map, uint32_t *qpn);
 void host_qpn_free(void *map, uint32_t qpn);
+
+/*
+ * @qpn was this process's QP and nobody has taken it since: a frame for it
+ * (a peer's late retransmission) is counted by this process as one for an
+ * unknown QP, not dropped by every process as another's.
+ */
+bool host_qpn_was_mine(const struct host_qpn_map *m, uint32_t qpn);
 
 /* The PID holding @qpn in the shared table (any process), 0 when none; its start time in @start. */
 int32_t host_qpn_owner(const struct host_qpn_map *m, uint32_t qpn, uint32_t *start);

@@ -44,6 +44,36 @@ START_TEST(alloc_free_owned)
 }
 END_TEST
 
+START_TEST(freed_qpn_stays_mine_until_taken)
+{
+	struct host_qpn_map *m, *other;
+	uint32_t a, q;
+
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(host_qpn_alloc(m, &a), 0);
+	ck_assert(!host_qpn_was_mine(m, a));		/* owned, not freed */
+	host_qpn_free(m, a);
+	ck_assert(host_qpn_was_mine(m, a));		/* late frames for it are still counted here */
+	ck_assert(!host_qpn_was_mine(m, a + 1));	/* never ours */
+	ck_assert(!host_qpn_was_mine(m, 1));
+	/* Another map (as another process) takes it: no longer ours to count. */
+	ck_assert_int_eq(host_qpn_open("udvX", &other, err, sizeof(err)), 0);
+	other->quarantine_ns = 0;
+	do
+		ck_assert_int_eq(host_qpn_alloc(other, &q), 0);
+	while (q != a);
+	ck_assert(!host_qpn_was_mine(m, a));
+	host_qpn_close(other);
+	/* Ours again, then freed again. */
+	m->quarantine_ns = 0;
+	do
+		ck_assert_int_eq(host_qpn_alloc(m, &q), 0);
+	while (q != a);
+	ck_assert(host_qpn_owned(m, a) && !host_qpn_was_mine(m, a));
+	host_qpn_close(m);
+}
+END_TEST
+
 START_TEST(no_reuse_in_quarantine)
 {
 	struct host_qpn_map *m;
@@ -182,6 +212,7 @@ Suite *host_qpn_suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, alloc_free_owned);
+	tcase_add_test(t, freed_qpn_stays_mine_until_taken);
 	tcase_add_test(t, no_reuse_in_quarantine);
 	tcase_add_test(t, processes_never_share);
 	tcase_add_test(t, dead_owner_reclaimed_after_quarantine);

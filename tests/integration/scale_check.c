@@ -15,7 +15,8 @@
 
 /*
  * usage: scale_check [-d DEV] [-g GIDX] [-p PORT] [-n QPS] [--storm PAIRS]
- *                    [--rounds N] [--uroce PATH] [--peer-loss] [HOST]
+ *                    [--rounds N] [--uroce PATH] [--in-flight N] [--hold FILE]
+ *                    [--peer-loss] [HOST]
  *
  * Both ends run the same steps; without HOST this end listens for the other.
  * A round: each end creates QPS RC QPs, the two exchange QP numbers over
@@ -35,6 +36,13 @@
  * fails: the end without HOST waits to be killed, the other expects every
  * QP to end in IBV_WC_RETRY_EXC_ERR within the retry budget after the last
  * write that succeeded.
+ *
+ * --in-flight N: at most N writes outstanding at once (default: every QP's
+ * at once).
+ *
+ * --hold FILE: with the first round's QPS QPs connected and their data
+ * checked, print "HOLDING" and wait until FILE exists, so that a test can
+ * look at many processes' QPs live at once.
  */
 
 #define BLOCK		4096u
@@ -66,6 +74,8 @@ struct end {
 	int			sock;
 	bool			server;
 	const char		*devname, *uroce;
+	const char		*hold;		/* --hold FILE */
+	unsigned		in_flight;	/* --in-flight N: writes outstanding at most, 0: all */
 	struct ibv_qp		**qps;
 	uint32_t		*my_qpn, *peer_qpn;	/* QPN and PSN pairs */
 };
@@ -75,6 +85,7 @@ struct gauges {
 	uint64_t	qps_listed;	/* QPs with counters of their own in `uroce stat -j` */
 	uint64_t	tx_packets, rx_packets, retransmits, rx_ring_drops, tx_dropped;
 	uint64_t	tx_frames, rx_roce;
+	uint64_t	updated_ns;	/* when the process last published its counters */
 	long		fds, rss;
 };
 
@@ -223,6 +234,7 @@ static struct gauges measure(const struct end *e, uint64_t want_qps)
 		g.tx_dropped = stat_value(json, "tx_dropped");
 		g.tx_frames = stat_value(json, "tx_frames");
 		g.rx_roce = stat_value(json, "rx_roce");
+		g.updated_ns = stat_value(json, "updated_ns");
 		g.qps_listed = stat_qps_listed(json);
 		free(json);
 		if (g.live_qps == want_qps)
@@ -232,6 +244,38 @@ static struct gauges measure(const struct end *e, uint64_t want_qps)
 	g.fds = open_fds();
 	g.rss = rss_bytes();
 	return g;
+}
+
+/*
+ * The gauges once the packet counts stop moving: two snapshots published one
+ * after the other that agree, so frames still on their way when both ends
+ * agreed to stop are counted too.
+ */
+static struct gauges measure_settled(const struct end *e, uint64_t want_qps)
+{
+	uint64_t end = now_ms() + STAT_WAIT_MS;
+	struct gauges prev = measure(e, want_qps), g = prev;
+
+	while (now_ms() < end) {
+		usleep(20000);
+		g = measure(e, want_qps);
+		if (g.updated_ns == prev.updated_ns)
+			continue;
+		if (g.tx_packets == prev.tx_packets && g.rx_packets == prev.rx_packets &&
+		    g.rx_ring_drops == prev.rx_ring_drops && g.tx_dropped == prev.tx_dropped)
+			break;
+		prev = g;
+	}
+	return g;
+}
+
+/* --hold FILE: say so, then wait until FILE exists (the test holds many processes' QPs at once). */
+static void hold_until(const char *file, uint32_t n)
+{
+	printf("HOLDING %u QPs\n", n);
+	fflush(stdout);
+	while (access(file, F_OK))
+		usleep(10000);
 }
 
 /* ---- Control connection ---- */
@@ -393,34 +437,45 @@ static void qp_connect(const struct end *e, struct ibv_qp *qp, uint32_t qpn, uin
 }
 
 /* Every QP's write and the peer's into us: 0, or -1 with @why. */
+/* Write block @i of @round with immediate @i into the peer's block @i: 0, or -1 with @why. */
+static int post_block(struct end *e, uint32_t i, uint32_t round, const struct peer_info *peer,
+		      char *why, size_t whylen)
+{
+	uint8_t *blk = e->local + (size_t)i * BLOCK;
+	struct ibv_sge sge = { .addr = (uintptr_t)blk, .length = BLOCK, .lkey = e->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = i, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(i),
+		.wr.rdma = { .remote_addr = peer->addr + (uint64_t)i * BLOCK, .rkey = peer->rkey },
+	}, *bad;
+
+	for (size_t k = 0; k < BLOCK; k++)
+		blk[k] = pattern_byte(round, i, e->server, k);
+	if (ibv_post_send(e->qps[i], &wr, &bad)) {
+		snprintf(why, whylen, "post_send on QP %u: %s", i, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Every QP writes its block, at most --in-flight writes outstanding at once (0: all at once). */
 static int move_data(struct end *e, uint32_t n, uint32_t round, const struct peer_info *peer,
 		     char *why, size_t whylen)
 {
-	uint32_t sends = 0, recvs = 0, bad_block = UINT32_MAX;
+	uint32_t sends = 0, recvs = 0, posted = 0, bad_block = UINT32_MAX;
+	uint32_t cap = e->in_flight ? e->in_flight : n;
 	uint64_t end;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *blk = e->local + (size_t)i * BLOCK;
-		struct ibv_sge sge = { .addr = (uintptr_t)blk, .length = BLOCK, .lkey = e->mr->lkey };
-		struct ibv_send_wr wr = {
-			.wr_id = i, .sg_list = &sge, .num_sge = 1,
-			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
-			.imm_data = htobe32(i),
-			.wr.rdma = { .remote_addr = peer->addr + (uint64_t)i * BLOCK,
-				     .rkey = peer->rkey },
-		}, *bad;
-
-		for (size_t k = 0; k < BLOCK; k++)
-			blk[k] = pattern_byte(round, i, e->server, k);
-		if (ibv_post_send(e->qps[i], &wr, &bad)) {
-			snprintf(why, whylen, "post_send on QP %u: %s", i, strerror(errno));
-			return -1;
-		}
-	}
 	end = now_ms() + WAIT_MS;
 	while ((sends < n || recvs < n) && now_ms() < end) {
 		struct ibv_wc wc[64];
-		int k = ibv_poll_cq(e->scq, 64, wc);
+		int k;
+
+		for (; posted < n && posted - sends < cap; posted++)
+			if (post_block(e, posted, round, peer, why, whylen))
+				return -1;
+		k = ibv_poll_cq(e->scq, 64, wc);
 
 		for (int j = 0; j < k; j++, sends++)
 			if (wc[j].status != IBV_WC_SUCCESS) {
@@ -519,6 +574,8 @@ static int round_run(struct end *e, uint32_t n, uint32_t round, struct round_tim
 	t0 = now_ms();
 	ret = move_data(e, n, round, &peer, why, whylen);
 	t->data_ms = now_ms() - t0;
+	if (round == 0 && e->hold)
+		hold_until(e->hold, n);
 	barrier(e);	/* nothing in flight any more towards our QPs */
 	t0 = now_ms();
 	for (uint32_t i = 0; i < n; i++)
@@ -649,13 +706,18 @@ int main(int argc, char **argv)
 			rounds = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--uroce") && i + 1 < argc)
 			e.uroce = argv[++i];
+		else if (!strcmp(argv[i], "--in-flight") && i + 1 < argc)
+			e.in_flight = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
+			e.hold = argv[++i];
 		else if (!strcmp(argv[i], "--peer-loss"))
 			loss = true;
 		else if (argv[i][0] != '-' && !host)
 			host = argv[i];
 		else {
 			fprintf(stderr, "usage: scale_check [-d DEV] [-g GIDX] [-p PORT] [-n QPS] "
-				"[--storm PAIRS] [--rounds N] [--uroce PATH] [--peer-loss] [HOST]\n");
+				"[--storm PAIRS] [--rounds N] [--uroce PATH] [--in-flight N] [--hold FILE] "
+				"[--peer-loss] [HOST]\n");
 			return 100;
 		}
 	}
@@ -728,8 +790,8 @@ int main(int argc, char **argv)
 			       what);
 		}
 	}
-	barrier(&e);	/* the peer's last frames are in */
-	g = measure(&e, base.live_qps);
+	barrier(&e);	/* neither end sends any more */
+	g = measure_settled(&e, base.live_qps);
 	printf("FIGURE end tx_packets=%" PRIu64 " rx_packets=%" PRIu64 " retransmits=%" PRIu64
 	       " rx_ring_drops=%" PRIu64 " tx_dropped=%" PRIu64 " tx_frames=%" PRIu64 " rx_roce=%"
 	       PRIu64 "\n", g.tx_packets, g.rx_packets, g.retransmits, g.rx_ring_drops,

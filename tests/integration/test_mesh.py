@@ -5,7 +5,9 @@ Each host is a network namespace with uroce0 on a veth whose other end is on a
 bridge in a ninth namespace; devices live in their namespace's own run
 directory (/run/uroce/netns/NAME), as for users.  Every one of the 28 pairs
 runs scale_check at once (QPs created, connected, data checked, destroyed, in
-rounds; nothing left); no end receives more packets than its peer sent.  Then the last host's
+rounds; nothing left) while two hosts' netdevs drop 1 % of the RoCE frames they
+receive (`uroce loss`): on every host, the packets its peers sent to it are
+those its processes received plus those counted as dropped.  Then the last host's
 programs are killed and its namespace deleted while seven peers stream writes
 to it: each peer's QPs end in IBV_WC_RETRY_EXC_ERR within the retry budget.
 The host's namespace is created again with the same names: it starts clean
@@ -27,6 +29,8 @@ HOSTS = 8
 CHECKS = ['many_qps_data', 'many_qps_counted', 'many_qps_nothing_left', 'storm_data',
           'storm_nothing_left', 'storm_no_memory_growth']
 MESH_ARGS = ['-n', '8', '--storm', '8', '--rounds', '2']
+LOSS = '1%'
+LOSSY = (1, 4)	# hosts whose netdev drops LOSS of the RoCE frames it receives
 
 
 class Mesh:
@@ -119,6 +123,14 @@ class Mesh:
                 total += st.get('rx', {}).get('dropped', 0) + st.get('tx', {}).get('dropped', 0)
         return total
 
+    def loss_counts(self, i):
+        """`uroce loss show` on host @i's netdev: (RoCE frames seen, dropped)."""
+        out = self.uroce_cmd(i, 'loss', self.ifs[i], 'show').stdout
+        m = re.search(r'roce_frames (\d+) dropped (\d+)', out)
+        if not m:
+            raise it.TapFailure(f'uroce loss show: {out}')
+        return int(m.group(1)), int(m.group(2))
+
     def env(self):
         e = dict(os.environ)
         e.pop('UROCE_RUN_DIR', None)
@@ -179,9 +191,17 @@ def verdicts_ok(out):
     return all(got.get(c) for c in CHECKS)
 
 
-def all_pairs(tap, mesh, pairs, label, first_port):
+def all_pairs(tap, mesh, pairs, label, first_port, lossy=()):
+    """Run PAIRS at once with `uroce loss` on the hosts in LOSSY; check data and packet counts."""
     kernel_before = mesh.kernel_drops()
-    runs = mesh.pairs(tap, pairs, MESH_ARGS, first_port)
+    for k in lossy:
+        mesh.uroce_cmd(k, 'loss', mesh.ifs[k], LOSS)
+    try:
+        runs = mesh.pairs(tap, pairs, MESH_ARGS, first_port)
+        xdp = {k: mesh.loss_counts(k) for k in lossy}
+    finally:
+        for k in lossy:
+            mesh.uroce_cmd(k, 'loss', mesh.ifs[k], 'off', check=False)
     kernel = mesh.kernel_drops() - kernel_before
     failed = [(i, j, srv, cli) for i, j, srv, cli in runs
               if not (srv.rc == 0 and cli.rc == 0 and verdicts_ok(srv.out) and verdicts_ok(cli.out))]
@@ -189,31 +209,46 @@ def all_pairs(tap, mesh, pairs, label, first_port):
                        f'server:\n{srv.out}\nclient:\n{cli.out}' for i, j, srv, cli in failed[:2])
     tap.ok(not failed, f'{label}: {len(runs)} pairs at once, data checked, nothing left '
            f'({len(failed)} failed)', detail)
-    # No cross-talk: no end received more packets than its peer sent it.  Some sent are never
-    # received though nothing counts them as dropped (not uroce's ports, not the kernel's
-    # veth and bridge counters): shown below, recovered by retransmission (data is checked).
-    uneven, lost, dropped = [], 0, kernel
+    # Counted per receiving host: what its peers sent towards it (less what their ports dropped),
+    # what its processes received, and what its receive rings dropped.  A process's ring holds
+    # every frame of the netdev, so its drops may be another process's frames: an upper bound.
+    sent, got, ring, uneven = {}, {}, {}, []
     for i, j, srv, cli in runs:
         s, c = figure(srv.out, 'end'), figure(cli.out, 'end')
-        for a, b, way in ((c, s, f'{i}->{j}'), (s, c, f'{j}->{i}')):
+        for a, b, to, way in ((c, s, j, f'{i}->{j}'), (s, c, i, f'{j}->{i}')):
             if not a or not b:
                 uneven.append(f'{way}: no packet counts')
                 continue
-            missing = int(a['tx_packets']) - int(b['rx_packets'])
-            lost += missing
-            dropped += int(a['tx_dropped']) + int(b['rx_ring_drops'])
-            if missing < 0:
+            if int(a['tx_packets']) < int(b['rx_packets']):
                 uneven.append(f'{way}: more received than sent: sent {a}, received {b}')
+            sent[to] = sent.get(to, 0) + int(a['tx_packets']) - int(a['tx_dropped'])
+            got[to] = got.get(to, 0) + int(b['rx_packets'])
+            ring[to] = ring.get(to, 0) + int(b['rx_ring_drops'])
     tap.ok(not uneven, f'{label}: no end received more packets than its peer sent it',
            '\n'.join(uneven))
-    total = sum(int(figure(p.out, 'end').get('tx_packets', 0)) for r in runs for p in r[2:])
-    tap.diag(f'{label}: {total} packets sent in all, {lost} not received, {dropped} counted as '
-             f'dropped ({kernel} by the kernel)')
-
+    wrong, lines = [], {}
+    for k in sorted(sent):
+        seen, dropped = xdp.get(k, (None, 0))
+        missing = sent[k] - got[k]
+        lines[k] = (f'host {k + 1}: {sent[k]} sent to it, {got[k]} received, {dropped} dropped by '
+                    f'loss injection' + (f' of {seen} it saw' if seen is not None else '') +
+                    f', {ring[k]} by receive rings')
+        if seen is not None and not kernel and seen != sent[k]:
+            wrong.append(lines[k] + ': the loss program saw another number than was sent')
+        if not dropped <= missing <= dropped + ring[k]:
+            wrong.append(lines[k] + f': {missing} not received')
+    tap.ok(not wrong, f'{label}: on every host, packets sent to it = received + counted as '
+           'dropped' + (f' (loss {LOSS} on hosts {", ".join(str(k + 1) for k in lossy)})'
+                        if lossy else ''), '\n'.join(wrong))
+    total = sum(sent.values())
+    tap.diag(f'{label}: {total} packets sent in all, {total - sum(got.values())} not received, '
+             f'{sum(d for _, d in xdp.values())} dropped by loss injection, {kernel} by the kernel')
+    for k in lossy:
+        tap.diag(lines.get(k, f'host {k + 1}: no packet counts'))
 
 def body(tap, mesh):
     all_pairs(tap, mesh, [(i, j) for i in range(HOSTS) for j in range(i + 1, HOSTS)],
-              'mesh of 8', 19200)
+              'mesh of 8', 19200, lossy=LOSSY)
 
     # The last host leaves while its seven peers stream writes to it.
     gone = HOSTS - 1

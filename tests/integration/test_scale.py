@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""Thousands of RC QPs in one process and a connection storm (scale_check.c), perftest with -q 64 and 256."""
+"""Thousands of RC QPs in one process and a connection storm (scale_check.c), tens of
+thousands on one host (four process pairs holding theirs at once), perftest with -q 64 and 256."""
 
+import json
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
@@ -12,6 +15,13 @@ import perf  # noqa: E402
 QPS = 4096
 STORM = 256
 ROUNDS = 10
+HOST_PAIRS = 4		# process pairs at once, each end in its own namespace
+HOST_QPS = 8192		# QPs each: 32768 per namespace, 65536 on the host
+# Writes each process keeps outstanding.  Every process's af_packet ring holds every frame of its
+# netdev (4096 frames): four processes posting all 8192 at once (24576 frames each) overflow them
+# all, and QPs timed out together end in IBV_WC_RETRY_EXC_ERR (docs/dataplane.md, "Many QPs").
+HOST_IN_FLIGHT = 256
+HOST_CHECKS = ['many_qps_data', 'many_qps_counted', 'many_qps_listed', 'many_qps_nothing_left']
 CHECKS = ['many_qps_data', 'many_qps_counted', 'many_qps_listed', 'many_qps_nothing_left',
           'storm_data', 'storm_nothing_left', 'storm_no_memory_growth']
 
@@ -29,12 +39,11 @@ def scale_check(tap, pair):
         return
     for side, p in (('server', srv), ('client', cli)):
         lines = p.out.splitlines()
-        verdicts = {ln.split()[1].rstrip(':'): ln for ln in lines
-                    if ln.startswith(('PASS ', 'FAIL '))}
+        got = verdicts(p.out)
         for name in CHECKS:
-            ln = verdicts.get(name, f'FAIL {name}: not reported')
+            ln = got.get(name, f'FAIL {name}: not reported')
             tap.ok(ln.startswith('PASS '), f'{side}: {name} ({QPS} QPs, storm {ROUNDS} x '
-                   f'{STORM} pairs)', p.out if name not in verdicts else ln)
+                   f'{STORM} pairs)', p.out if name not in got else ln)
         tap.ok(p.rc == 0, f'{side}: scale_check exits 0', p.out)
         tap.diag('\n'.join(f'{side}: {ln}' for ln in lines if ln.startswith('FIGURE ')))
     # Every packet one end sent reached the other or is counted as dropped by a port.
@@ -53,8 +62,72 @@ def scale_check(tap, pair):
                f'side {side}: no uroce device left running after scale_check exits', out)
 
 
+def verdicts(out):
+    return {ln.split()[1].rstrip(':'): ln for ln in out.splitlines()
+            if ln.startswith(('PASS ', 'FAIL '))}
+
+
+def device_totals(pair, side):
+    """Summed over the processes `uroce stat -j` shows: (processes, live_qps, qpns_held)."""
+    procs = json.loads(pair.uroce_cmd(side, 'stat', '-j').stdout or '[]')
+    return (len(procs), sum(p['counters']['live_qps'] for p in procs),
+            sum(p['counters']['qpns_held'] for p in procs))
+
+
+def host_wide(tap, pair):
+    """HOST_PAIRS scale_check pairs between the two namespaces, all holding HOST_QPS QPs at once."""
+    prog = os.path.join(pair.build, 'tests', 'integration', 'scale_check')
+    g = [str(pair.gid_index(0, 4)), str(pair.gid_index(1, 4))]
+    release = os.path.join(pair.tmp, 'release')
+    procs = []
+    for k in range(HOST_PAIRS):
+        port = str(18810 + k)
+        common = ['-d', 'uroce0', '-p', port, '-n', str(HOST_QPS), '--rounds', '0',
+                  '--in-flight', str(HOST_IN_FLIGHT), '--uroce', pair.uroce, '--hold', release]
+        srv = pair.start(0, [prog, '-g', g[0]] + common, log=f'host-srv-{k}.log')
+        if not pair.wait_listen(0, port, srv):
+            tap.ok(False, f'host-wide: scale_check server {k} starts', srv.so_far())
+            return
+        procs.append(srv)
+        procs.append(pair.start(1, [prog, '-g', g[1]] + common + [pair.ip4[0]],
+                                log=f'host-cli-{k}.log'))
+    t0 = time.monotonic()
+    end = t0 + 300
+    while time.monotonic() < end and not all('HOLDING' in p.so_far() or p.p.poll() is not None
+                                             for p in procs):
+        time.sleep(0.1)
+    up_s = time.monotonic() - t0
+    holding = sum('HOLDING' in p.so_far() for p in procs)
+    tap.ok(holding == len(procs), f'host-wide: {len(procs)} processes hold {HOST_QPS} connected '
+           f'QPs each, data checked', '\n'.join(p.so_far() for p in procs))
+    for side in range(2):
+        n, live, held = device_totals(pair, side)
+        want = HOST_PAIRS * HOST_QPS
+        tap.ok(n == HOST_PAIRS and live == want and held == want,
+               f'host-wide: side {side}: uroce stat shows {HOST_PAIRS} processes with {want} '
+               f'live QPs and QPNs held', f'{n} processes, live_qps {live}, qpns_held {held}')
+    tap.diag(f'host-wide: {2 * HOST_PAIRS * HOST_QPS} QPs live on the host, '
+             f'{up_s:.1f} s to create, connect and check them all')
+    open(release, 'w').close()
+    for p in procs:
+        p.wait(300)
+    for k, p in enumerate(procs):
+        got = verdicts(p.out)
+        bad = [got.get(c, f'FAIL {c}: not reported') for c in HOST_CHECKS
+               if not got.get(c, '').startswith('PASS ')]
+        tap.ok(p.rc == 0 and not bad, f'host-wide: process {k}: {", ".join(HOST_CHECKS)}, exit 0',
+               p.out)
+        tap.diag('\n'.join(f'host-wide: process {k}: {ln}' for ln in p.out.splitlines()
+                           if ln.startswith('FIGURE ')))
+    for side in range(2):
+        out = pair.uroce_cmd(side, 'stat').stdout
+        tap.ok(out.startswith('no running uroce device'),
+               f'host-wide: side {side}: no uroce device left running afterwards', out)
+
+
 def body(tap, pair):
     scale_check(tap, pair)
+    host_wide(tap, pair)
     r = perf.Runner(pair, port=18900)
     for q in (64, 256):
         r.run(tap, 'ib_write_bw', ['--report_gbits', '-q', str(q), '-n', '200'], timeout=300)
