@@ -29,8 +29,8 @@ static int link_usage(FILE *out)
 	fprintf(out,
 		"usage: uroce link add NAME netdev IFACE [--pmd af_packet|af_xdp|pci:BDF|pcap:ARGS]"
 		" [--eal ARGS] [--group GROUP]\n"
-		"           [rto_min_us US] [restart_window PSNS] [adaptive on|off] [tlp on|off] [direct on|off]\n"
-		"           [selective_repeat on|off]\n"
+		"           [rto_min_us US] [restart_window PSNS] [inflight PSNS] [adaptive on|off] [tlp on|off]\n"
+		"           [direct on|off] [selective_repeat on|off]\n"
 		"           [dcqcn on|off] [rpg_time_reset US] [rpg_byte_reset BYTES] [rpg_threshold N]\n"
 		"           [rpg_ai_rate MBPS] [rpg_hai_rate MBPS] [rpg_gd N] [rpg_min_dec_fac PCT]\n"
 		"           [rpg_min_rate MBPS] [dce_tcp_g N] [dce_tcp_rtt US]\n"

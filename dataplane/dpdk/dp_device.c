@@ -56,7 +56,7 @@
  * per QP), the QPNs it holds in the host-wide table.
  */
 #define DP_OBJECT_GAUGES(X)	X(live_qps)	X(live_cqs)	X(live_mrs)	X(qp_bytes)	X(bytes_per_qp)	\
-				X(qpns_held)
+				X(qpns_held)	X(inflight_psns)
 
 #define COUNT_ONE(n) + 1
 /* The engine's counters and gauges (rc_counter_names[]). */
@@ -300,6 +300,7 @@ static uint64_t *publish_objects(struct dp_device *dev, uint64_t *v)
 	*v++ = o.qp_bytes;
 	*v++ = o.qp ? o.qp_bytes / o.qp : 0;
 	*v++ = atomic_load(&dev->qpns->n_owned);
+	*v++ = o.inflight;
 	return v;
 }
 
@@ -623,6 +624,7 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	}
 	ecfg.rto_min_us = dev->cfg.rto_min_us;
 	ecfg.restart_window = dev->cfg.restart_window;
+	ecfg.inflight = dev->cfg.inflight;
 	ecfg.no_adaptive_rto = dev->cfg.no_adaptive_rto;
 	ecfg.no_tail_probe = dev->cfg.no_tail_probe;
 	ecfg.selective_repeat = dev->cfg.selective_repeat;

@@ -104,6 +104,7 @@ struct rc_engine *rc_engine_create(const struct rc_engine_cfg *cfg)
 	rc_list_init(&eng->sniffers);
 	rc_list_init(&eng->work);
 	rc_list_init(&eng->timers);
+	rc_list_init(&eng->budget_wait);
 	return eng;
 }
 
@@ -136,7 +137,7 @@ void rc_engine_objects(struct rc_engine *eng, struct rc_objects *out)
 		.pd = eng->n_pd, .mr = eng->n_mr, .mw = eng->n_mw, .cq = eng->n_cq,
 		.srq = eng->n_srq, .ah = eng->n_ah, .qp = eng->n_qp,
 		.xrcd = eng->n_xrcd, .flow = eng->n_flow,
-		.qp_bytes = eng->qp_bytes,
+		.qp_bytes = eng->qp_bytes, .inflight = eng->inflight,
 	};
 	pthread_mutex_unlock(&eng->lock);
 }
@@ -296,6 +297,7 @@ static void service(struct rc_engine *eng)
 {
 	struct rc_list *pos, *tmp, todo;
 
+	rc_budget_wake(eng);
 	if (rc_list_empty(&eng->work))
 		return;
 	/* Take the list, so QPs kicked while serving wait for the next pass. */

@@ -15,6 +15,8 @@
 
 #define RC_BURST		32
 #define RC_WINDOW		256	/* unacknowledged PSNs a requester keeps in flight */
+/* Unacknowledged PSNs an engine keeps in flight across all its RC requesters (rc_rto.c). */
+#define RC_INFLIGHT_MAX		1024
 #define RC_ACKREQ_PERIOD	32	/* AckReq at least every this many packets */
 #define RC_TX_REF_MIN		512	/* shorter payloads are copied into the frame */
 #define RC_HDR_MAX		128	/* Ethernet, VLAN, IPv6, UDP, BTH and the longest extensions */
@@ -500,8 +502,10 @@ struct rc_qp {
 	uint64_t		retx_deadline;	/* 0: not armed; the earliest of rto's */
 	uint64_t		rnr_deadline;
 	uint64_t		pace_deadline;	/* DCQCN: the next paced packet or rate increase */
-	bool			on_work, on_timer;
+	bool			on_work, on_timer, on_budget;
 	struct rc_list		link, work_link, timer_link;
+	struct rc_list		budget_link;	/* on eng->budget_wait */
+	uint32_t		inflight;	/* its PSNs counted in eng->inflight */
 };
 
 static inline struct rc_send_wqe *rc_sq_at(const struct rc_qp *qp, uint32_t idx)
@@ -560,6 +564,8 @@ struct rc_engine {
 	uint64_t		raw_frames;	/* frames matched against the flows so far */
 	struct rc_list		work;		/* QPs with something to send */
 	struct rc_list		timers;		/* QPs with an armed timer */
+	struct rc_list		budget_wait;	/* QPs held back by the in-flight budget, in order */
+	uint32_t		inflight;	/* unacknowledged PSNs of all RC requesters */
 	uint64_t		next_deadline;
 	unsigned		n_pd, n_mr, n_mw, n_cq, n_srq, n_ah, n_qp, n_xrcd;
 	size_t			qp_bytes;	/* the live QPs' bytes */
@@ -787,6 +793,21 @@ void rc_req_timeout(struct rc_qp *qp);
  * responder answers it at once (AckReq, read, atomic), so it may be timed.
  */
 void rc_rto_sent(struct rc_qp *qp, uint32_t psn, bool first, bool answered);
+/*
+ * The engine's in-flight budget (rc_rto.c): what its RC requesters have sent
+ * and not had acknowledged, at most eng->cfg.inflight PSNs, so that thousands
+ * of QPs posting at once do not overflow the receiving ring together.
+ */
+/* @qp's sent and unacknowledged PSNs counted again (after a send or an ACK). */
+void rc_budget_sync(struct rc_qp *qp);
+/* @qp sends no more (error, reset, destroy): its PSNs and its place in line go. */
+void rc_budget_release(struct rc_qp *qp);
+/* May @qp send a PSN never sent before?  If not, it waits in line for rc_budget_wake(). */
+bool rc_budget_may_send(struct rc_qp *qp);
+/* @npsn more would fill the budget: ask for an ACK now. */
+bool rc_budget_filling(const struct rc_engine *eng, uint32_t npsn);
+/* Kick as many waiting QPs as the budget has room for. */
+void rc_budget_wake(struct rc_engine *eng);
 /* The requester has nothing it may send now: arm the tail-loss probe. */
 void rc_rto_idle(struct rc_qp *qp);
 /* comp.psn moved forward by @acked PSNs. */

@@ -273,6 +273,7 @@ static void stop_work(struct rc_qp *qp)
 		rc_list_del(&qp->work_link);
 		qp->on_work = false;
 	}
+	rc_budget_release(qp);
 }
 
 static void reset_queues(struct rc_qp *qp)
@@ -330,6 +331,7 @@ int rc_qp_set_state(struct rc_qp *qp, enum ibv_qp_state to, enum rc_state_actor 
 	case IBV_QPS_SQE:
 		/* The failed WQE is complete; the rest of the send queue is flushed. */
 		stop_timers(qp);
+		rc_budget_release(qp);
 		flush_send(qp);
 		break;
 	case IBV_QPS_ERR:
@@ -559,6 +561,7 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init)
 	qp->pmtu = 1024;
 	rc_list_init(&qp->work_link);
 	rc_list_init(&qp->timer_link);
+	rc_list_init(&qp->budget_link);
 	rc_req_reset(qp);
 	rc_resp_reset(qp);
 
@@ -671,6 +674,8 @@ void rc_qp_free_all(struct rc_engine *eng)
 	rc_list_init(&eng->qp_list);
 	rc_list_init(&eng->work);
 	rc_list_init(&eng->timers);
+	rc_list_init(&eng->budget_wait);
+	eng->inflight = 0;
 }
 
 uint32_t rc_qp_num(const struct rc_qp *qp)

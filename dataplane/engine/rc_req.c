@@ -214,6 +214,9 @@ static enum req_state check_window(struct req_ctx *c)
 		return REQ_GET_WQE;
 	if (rc_qp_reliable(qp) && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
 		return REQ_STALL;
+	/* New PSNs wait for the engine's budget; a resend goes at once (its PSNs are counted). */
+	if (rc_qp_reliable(qp) && qp->req.psn == qp->req.max_psn && !rc_budget_may_send(qp))
+		return REQ_STALL;
 	if (unlikely(qp->cc.limited) && !rc_dcqcn_may_send(qp))
 		return REQ_STALL;
 	return REQ_CHECK_ROUTE;
@@ -478,9 +481,11 @@ static enum req_state send_packet(struct req_ctx *c)
 		/*
 		 * AckReq on the last packet, periodically inside long messages, twice
 		 * per window while it is small after a loss (the ACKs open it), at
-		 * its edge, and often enough while paced that ACKs keep coming.
+		 * its edge or the engine's budget's, and often enough while paced
+		 * that ACKs keep coming.
 		 */
 		if (last || qp->req.since_ackreq >= RC_ACKREQ_PERIOD ||
+		    rc_budget_filling(qp->eng, npsn) ||
 		    (unlikely(qp->cc.limited) && rc_dcqcn_ackreq_due(qp, payload)) ||
 		    qp->req.since_ackreq >= qp->rto.cwnd / 2 ||
 		    psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd - 1) {

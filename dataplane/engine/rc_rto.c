@@ -14,6 +14,11 @@ static uint64_t rto_min(const struct rc_engine *eng)
 	return eng->cfg.rto_min_us ? eng->cfg.rto_min_us * 1000ull : RC_RTO_MIN_NS;
 }
 
+static uint32_t inflight_max(const struct rc_engine *eng)
+{
+	return eng->cfg.inflight ? eng->cfg.inflight : RC_INFLIGHT_MAX;
+}
+
 static uint32_t restart_window(const struct rc_engine *eng)
 {
 	uint32_t w = eng->cfg.restart_window ? eng->cfg.restart_window : RC_RESTART_WINDOW;
@@ -141,6 +146,8 @@ void rc_rto_sent(struct rc_qp *qp, uint32_t psn, bool first, bool answered)
 	}
 	if (arm || !qp->retx_deadline)
 		rearm(qp);
+	if (first)
+		rc_budget_sync(qp);
 }
 
 /*
@@ -208,6 +215,7 @@ void rc_rto_progress(struct rc_qp *qp, uint32_t acked)
 		}
 	}
 	grow_window(t, acked);
+	rc_budget_sync(qp);
 	t->backoff = 0;
 	t->probed = false;
 	t->probe_deadline = 0;
@@ -334,4 +342,59 @@ void rc_rto_gauges(const struct rc_qp *qp, struct rc_counters *out)
 		out->rto_ns = rto;
 	if (t->cwnd > out->send_window)
 		out->send_window = t->cwnd;
+}
+
+/* ---- The engine's in-flight budget ---- */
+
+void rc_budget_sync(struct rc_qp *qp)
+{
+	int32_t out = psn_cmp(qp->req.max_psn, qp->comp.psn);
+	uint32_t now = out > 0 ? (uint32_t)out : 0;
+
+	qp->eng->inflight = qp->eng->inflight - qp->inflight + now;
+	qp->inflight = now;
+}
+
+void rc_budget_release(struct rc_qp *qp)
+{
+	qp->eng->inflight -= qp->inflight;
+	qp->inflight = 0;
+	if (qp->on_budget) {
+		rc_list_del(&qp->budget_link);
+		qp->on_budget = false;
+	}
+}
+
+bool rc_budget_may_send(struct rc_qp *qp)
+{
+	struct rc_engine *eng = qp->eng;
+
+	if (eng->inflight < inflight_max(eng))
+		return true;
+	if (!qp->on_budget) {
+		qp->on_budget = true;
+		rc_list_add_tail(&eng->budget_wait, &qp->budget_link);
+		qp->cnt.inflight_waits++;
+	}
+	return false;
+}
+
+bool rc_budget_filling(const struct rc_engine *eng, uint32_t npsn)
+{
+	return eng->inflight + npsn >= inflight_max(eng);
+}
+
+void rc_budget_wake(struct rc_engine *eng)
+{
+	uint32_t max = inflight_max(eng), room;
+
+	room = eng->inflight < max ? max - eng->inflight : 0;
+	while (room && !rc_list_empty(&eng->budget_wait)) {
+		struct rc_qp *qp = container_of(eng->budget_wait.next, struct rc_qp, budget_link);
+
+		rc_list_del(&qp->budget_link);
+		qp->on_budget = false;
+		rc_qp_kick(qp);
+		room--;
+	}
 }

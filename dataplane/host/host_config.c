@@ -319,7 +319,8 @@ static uint32_t *dcqcn_field(struct dcqcn_cfg *c, const struct dcqcn_param *p)
 bool host_link_cfg_is_tunable(const char *key)
 {
 	static const char *const keys[] = {
-		"rto_min_us", "restart_window", "adaptive", "tlp", "dcqcn", "selective_repeat",
+		"rto_min_us", "restart_window", "inflight", "adaptive", "tlp", "dcqcn",
+		"selective_repeat",
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -368,6 +369,10 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 	if (!strcmp(key, "restart_window")) {
 		*why = "restart_window must be a number of PSNs from 1 to 256";
 		return parse_uint(val, 1, 256, &cfg->restart_window);
+	}
+	if (!strcmp(key, "inflight")) {
+		*why = "inflight must be a number of PSNs from 16 to 1048576";
+		return parse_uint(val, 16, 1048576, &cfg->inflight);
 	}
 	if (!strcmp(key, "adaptive")) {
 		*why = "adaptive must be on or off";
@@ -430,8 +435,8 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		return 0;
 	}
 	*why = "unknown key (known: name netdev pmd pmd_args eal_args mtu mac ipv4 ipv6 uverbs "
-	       "rto_min_us restart_window adaptive tlp dcqcn selective_repeat, and DCQCN's rpg_* dce_tcp_* "
-	       "rate_reduce_monitor_period initial_alpha_value line_rate)";
+	       "rto_min_us restart_window inflight adaptive tlp dcqcn selective_repeat, and DCQCN's "
+	       "rpg_* dce_tcp_* rate_reduce_monitor_period initial_alpha_value line_rate)";
 	return -EINVAL;
 }
 
@@ -598,6 +603,8 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		fprintf(f, "rto_min_us = %u\n", cfg->rto_min_us);
 	if (cfg->restart_window)
 		fprintf(f, "restart_window = %u\n", cfg->restart_window);
+	if (cfg->inflight)
+		fprintf(f, "inflight = %u\n", cfg->inflight);
 	if (cfg->no_adaptive_rto)
 		fprintf(f, "adaptive = off\n");
 	if (cfg->no_tail_probe)

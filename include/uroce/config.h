@@ -56,7 +56,8 @@ enum host_pmd {
  *   uverbs (the uverbsN name of the sysfs tree); loss recovery of RC QPs
  *   (docs/engine.md, "Loss recovery"): rto_min_us (1-1000000, default 100),
  *   restart_window (1-256, default 16; 256: no restart), adaptive and tlp
- *   (on|off, default on); DCQCN's reaction point (docs/engine.md,
+ *   (on|off, default on), inflight (PSNs unacknowledged across a process's
+ *   QPs on the device, 16-1048576, default 1024); DCQCN's reaction point (docs/engine.md,
  *   "Congestion"): dcqcn (on|off, default off) and its parameters by their
  *   mlx5 names (DCQCN_PARAMS in uroce/dcqcn.h, ConnectX's defaults);
  *   selective_repeat (on|off, default off; docs/engine.md, "Selective repeat").
@@ -76,6 +77,7 @@ struct host_link_cfg {
 	/* Loss recovery, as rc_engine_cfg takes it: 0 and false are the defaults. */
 	uint32_t	rto_min_us;
 	uint32_t	restart_window;
+	uint32_t	inflight;
 	bool		no_adaptive_rto;
 	bool		no_tail_probe;
 	bool		selective_repeat;

@@ -139,6 +139,7 @@ struct rc_engine_cfg {
 	 */
 	uint32_t	rto_min_us;	/* floor of the adaptive RTO; 0: 100 us */
 	uint32_t	restart_window;	/* PSNs in flight after a loss; 0: 16, 256 or more: no restart */
+	uint32_t	inflight;	/* PSNs in flight across the engine's QPs; 0: 1024 */
 	bool		no_adaptive_rto;	/* retransmit on the local ACK timeout only */
 	bool		no_tail_probe;	/* no tail-loss probes */
 	/* Selective repeat with peers that show they do it too (docs/engine.md); off by default. */
@@ -186,6 +187,7 @@ void rc_engine_destroy(struct rc_engine *eng);
 struct rc_objects {
 	unsigned	pd, mr, mw, cq, srq, ah, qp, xrcd, flow;
 	size_t		qp_bytes;	/* memory the engine holds for the QPs */
+	uint32_t	inflight;	/* PSNs its RC requesters sent and have not had acknowledged */
 };
 
 /*
@@ -243,7 +245,7 @@ bool rc_engine_ack_drained(struct rc_engine *eng);
 	X(rate_cuts)	X(rate_fast_recovery)	X(rate_additive)	\
 	X(rate_hyper)	X(rate_paced)	X(direct_writes)	X(direct_reads)	\
 	X(selective_naks_tx)	X(selective_naks_rx)	X(selective_resends)	\
-	X(selective_placed)	X(reads_ahead)	X(rereads)			\
+	X(selective_placed)	X(reads_ahead)	X(rereads)	X(inflight_waits)	\
 	X(raw_rx)	X(raw_tx)	X(raw_looped)
 
 /*

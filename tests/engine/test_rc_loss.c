@@ -436,6 +436,118 @@ START_TEST(read_loss_asks_only_what_is_missing)
 }
 END_TEST
 
+/* ---- The engine's in-flight budget ---- */
+
+struct budget_watch {
+	struct h_env	*e;
+	uint32_t	most;		/* side 0's largest in-flight count seen */
+	int		done, want;	/* successful completions on side 0 */
+};
+
+static bool budget_watch(void *arg)
+{
+	struct budget_watch *w = arg;
+	struct rc_objects o;
+	struct ibv_wc wc[16];
+	int n;
+
+	rc_engine_objects(w->e->eng[0], &o);
+	if (o.inflight > w->most)
+		w->most = o.inflight;
+	n = rc_cq_poll(w->e->cq[0], 16, wc);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+		w->done++;
+	}
+	return w->done == w->want;
+}
+
+/* 16 QPs write 8 packets each at once; the engine keeps at most its budget in flight. */
+START_TEST(many_qps_stay_within_inflight_budget)
+{
+	enum { QPS = 16, LEN = 8192, BUDGET = 32 };
+	struct h_opts o = { .delay_ns = 10000, .inflight = BUDGET };
+	struct rc_qp *a[QPS], *b[QPS];
+	struct budget_watch w = { .want = QPS };
+	struct rc_counters c = { 0 };
+	struct rc_objects ob;
+	struct h_pair p;
+
+	h_pair_init(&p, &o, NULL, NULL);
+	w.e = &p.e;
+	a[0] = p.qp[0];
+	b[0] = p.qp[1];
+	for (int i = 1; i < QPS; i++) {
+		struct h_qp_opts qo = { .type = IBV_QPT_RC };
+
+		a[i] = h_qp(&p.e, 0, &qo);
+		b[i] = h_qp(&p.e, 1, &qo);
+		h_connect(&p.e, a[i], 0, b[i], 1, NULL);
+	}
+	h_fill(p.buf[0], QPS * LEN, 7);
+	for (int i = 0; i < QPS; i++) {
+		struct ibv_sge sg = h_sge(&p, 0, (size_t)i * LEN, LEN);
+
+		ck_assert_int_eq(h_post_send(a[i], IBV_WR_RDMA_WRITE, (uint64_t)i, &sg, 1,
+					     (uintptr_t)p.buf[1] + (size_t)i * LEN,
+					     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	}
+	ck_assert(h_run_until(&p.e, budget_watch, &w, RUN_NS));
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], QPS * LEN), 0);
+	ck_assert_msg(w.most == BUDGET, "at most %u PSNs in flight, budget %u", w.most, BUDGET);
+	for (int i = 0; i < QPS; i++) {
+		struct rc_counters q = h_qp_counters(a[i]);
+
+		c.inflight_waits += q.inflight_waits;
+		c.retransmits += q.retransmits;
+	}
+	ck_assert_uint_gt(c.inflight_waits, 0);
+	ck_assert_uint_eq(c.retransmits, 0);
+	rc_engine_objects(p.e.eng[0], &ob);
+	ck_assert_uint_eq(ob.inflight, 0);
+	for (int i = 1; i < QPS; i++) {
+		ck_assert_int_eq(rc_qp_destroy(a[i]), 0);
+		ck_assert_int_eq(rc_qp_destroy(b[i]), 0);
+	}
+	h_pair_fini(&p);
+}
+END_TEST
+
+/* A QP that fails or is destroyed with PSNs in flight, or while it waits, gives them back. */
+START_TEST(inflight_budget_released_by_error_and_destroy)
+{
+	struct h_opts o = { .delay_ns = 10000, .inflight = 16 };
+	struct h_qp_opts qo = { .type = IBV_QPT_RC };
+	struct rc_qp *a2, *b2;
+	struct rc_objects ob;
+	struct h_pair p;
+	struct ibv_sge sg;
+
+	h_pair_init(&p, &o, NULL, NULL);
+	a2 = h_qp(&p.e, 0, &qo);
+	b2 = h_qp(&p.e, 1, &qo);
+	h_connect(&p.e, a2, 0, b2, 1, NULL);
+	sg = h_sge(&p, 0, 0, 32768);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &sg, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_post_send(a2, IBV_WR_RDMA_WRITE, 2, &sg, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	/* One pass: the first QP fills the budget, the second waits in line. */
+	rc_engine_progress(p.e.eng[0], 0);
+	rc_engine_objects(p.e.eng[0], &ob);
+	ck_assert_uint_eq(ob.inflight, 16);
+	ck_assert_uint_eq(h_qp_counters(a2).inflight_waits, 1);
+	ck_assert_int_eq(rc_qp_modify(p.qp[0], &(struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR },
+				      IBV_QP_STATE), 0);
+	rc_engine_objects(p.e.eng[0], &ob);
+	ck_assert_uint_eq(ob.inflight, 0);
+	ck_assert_int_eq(rc_qp_destroy(a2), 0);
+	ck_assert_int_eq(rc_qp_destroy(b2), 0);
+	h_run(&p.e, RUN_NS);
+	h_pair_fini(&p);
+}
+END_TEST
+
 Suite *rc_loss_suite(void)
 {
 	Suite *s = suite_create("loss");
@@ -449,6 +561,8 @@ Suite *rc_loss_suite(void)
 	tcase_add_test(tc, spurious_early_retransmit_bounded);
 	tcase_add_loop_test(tc, reorder_no_storm, 0, 2);
 	tcase_add_loop_test(tc, read_loss_asks_only_what_is_missing, 0, 2);
+	tcase_add_test(tc, many_qps_stay_within_inflight_budget);
+	tcase_add_test(tc, inflight_budget_released_by_error_and_destroy);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -230,6 +230,20 @@ START_TEST(soak_odp)
 }
 END_TEST
 
+/* A budget of 16 PSNs for 9 pairs of 8 operations in flight: QPs wait their turn under every fault. */
+START_TEST(soak_small_inflight_budget)
+{
+	struct soak_cfg c;
+	struct soak_result r;
+
+	soak_defaults(&c, 8000 + (uint64_t)_i);
+	c.inflight = 16;
+	c.selective_repeat = _i == 2;
+	run_checked(&c, &r);
+	ck_assert_uint_gt(r.inflight_waits, 0);
+}
+END_TEST
+
 Suite *rc_soak_suite(void)
 {
 	Suite *s = suite_create("rc_soak");
@@ -246,6 +260,7 @@ Suite *rc_soak_suite(void)
 	tcase_add_loop_test(tc, soak_xrc, 0, 3);
 	tcase_add_loop_test(tc, soak_atomic_write, 0, 3);
 	tcase_add_loop_test(tc, soak_odp, 0, 2);
+	tcase_add_loop_test(tc, soak_small_inflight_budget, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

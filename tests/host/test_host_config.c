@@ -63,6 +63,7 @@ START_TEST(round_trip)
 	strcpy(in.uverbs, "uverbs3");
 	in.rto_min_us = 250;
 	in.restart_window = 32;
+	in.inflight = 4096;
 	in.no_adaptive_rto = true;
 	in.no_tail_probe = true;
 	in.selective_repeat = true;
@@ -91,6 +92,7 @@ START_TEST(defaults_and_comments)
 	ck_assert_uint_eq(c.n_addrs, 0);
 	ck_assert_uint_eq(c.rto_min_us, 0);
 	ck_assert_uint_eq(c.restart_window, 0);
+	ck_assert_uint_eq(c.inflight, 0);
 	ck_assert(!c.no_adaptive_rto && !c.no_tail_probe && !c.selective_repeat);
 	ck_assert(!c.dcqcn.on && !c.dcqcn.rpg_time_reset && !c.dcqcn.line_rate);
 }
@@ -107,6 +109,7 @@ static const struct {
 	{ "netdev = a\nrto_min_us = 0\n", "rto_min_us must be a number" },
 	{ "netdev = a\nrto_min_us = -5\n", "rto_min_us must be a number" },
 	{ "netdev = a\nrestart_window = 257\n", "restart_window must be a number" },
+	{ "netdev = a\ninflight = 8\n", "inflight must be a number" },
 	{ "netdev = a\ntlp = yes\n", "tlp must be on or off" },
 	{ "netdev = a\nadaptive = 1\n", "adaptive must be on or off" },
 	{ "netdev = a\ndcqcn = yes\n", "dcqcn must be on or off" },

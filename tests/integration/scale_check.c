@@ -15,8 +15,7 @@
 
 /*
  * usage: scale_check [-d DEV] [-g GIDX] [-p PORT] [-n QPS] [--storm PAIRS]
- *                    [--rounds N] [--uroce PATH] [--in-flight N] [--hold FILE]
- *                    [--peer-loss] [HOST]
+ *                    [--rounds N] [--uroce PATH] [--hold FILE] [--peer-loss] [HOST]
  *
  * Both ends run the same steps; without HOST this end listens for the other.
  * A round: each end creates QPS RC QPs, the two exchange QP numbers over
@@ -36,9 +35,6 @@
  * fails: the end without HOST waits to be killed, the other expects every
  * QP to end in IBV_WC_RETRY_EXC_ERR within the retry budget after the last
  * write that succeeded.
- *
- * --in-flight N: at most N writes outstanding at once (default: every QP's
- * at once).
  *
  * --hold FILE: with the first round's QPS QPs connected and their data
  * checked, print "HOLDING" and wait until FILE exists, so that a test can
@@ -75,7 +71,6 @@ struct end {
 	bool			server;
 	const char		*devname, *uroce;
 	const char		*hold;		/* --hold FILE */
-	unsigned		in_flight;	/* --in-flight N: writes outstanding at most, 0: all */
 	struct ibv_qp		**qps;
 	uint32_t		*my_qpn, *peer_qpn;	/* QPN and PSN pairs */
 };
@@ -459,23 +454,20 @@ static int post_block(struct end *e, uint32_t i, uint32_t round, const struct pe
 	return 0;
 }
 
-/* Every QP writes its block, at most --in-flight writes outstanding at once (0: all at once). */
+/* Every QP writes its block, all at once; each end checks what it received. */
 static int move_data(struct end *e, uint32_t n, uint32_t round, const struct peer_info *peer,
 		     char *why, size_t whylen)
 {
-	uint32_t sends = 0, recvs = 0, posted = 0, bad_block = UINT32_MAX;
-	uint32_t cap = e->in_flight ? e->in_flight : n;
+	uint32_t sends = 0, recvs = 0, bad_block = UINT32_MAX;
 	uint64_t end;
 
+	for (uint32_t i = 0; i < n; i++)
+		if (post_block(e, i, round, peer, why, whylen))
+			return -1;
 	end = now_ms() + WAIT_MS;
 	while ((sends < n || recvs < n) && now_ms() < end) {
 		struct ibv_wc wc[64];
-		int k;
-
-		for (; posted < n && posted - sends < cap; posted++)
-			if (post_block(e, posted, round, peer, why, whylen))
-				return -1;
-		k = ibv_poll_cq(e->scq, 64, wc);
+		int k = ibv_poll_cq(e->scq, 64, wc);
 
 		for (int j = 0; j < k; j++, sends++)
 			if (wc[j].status != IBV_WC_SUCCESS) {
@@ -706,8 +698,6 @@ int main(int argc, char **argv)
 			rounds = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--uroce") && i + 1 < argc)
 			e.uroce = argv[++i];
-		else if (!strcmp(argv[i], "--in-flight") && i + 1 < argc)
-			e.in_flight = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
 			e.hold = argv[++i];
 		else if (!strcmp(argv[i], "--peer-loss"))
@@ -716,7 +706,7 @@ int main(int argc, char **argv)
 			host = argv[i];
 		else {
 			fprintf(stderr, "usage: scale_check [-d DEV] [-g GIDX] [-p PORT] [-n QPS] "
-				"[--storm PAIRS] [--rounds N] [--uroce PATH] [--in-flight N] [--hold FILE] "
+				"[--storm PAIRS] [--rounds N] [--uroce PATH] [--hold FILE] "
 				"[--peer-loss] [HOST]\n");
 			return 100;
 		}

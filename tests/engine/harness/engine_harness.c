@@ -162,6 +162,7 @@ void h_env_init(struct h_env *e, const struct h_opts *o)
 			.frame_tap_arg = e,
 			.rto_min_us = o->rto_min_us,
 			.restart_window = o->restart_window,
+			.inflight = o->inflight,
 			.no_adaptive_rto = o->no_adaptive_rto,
 			.no_tail_probe = o->no_tail_probe,
 			.dcqcn = o->dcqcn,
@@ -207,6 +208,8 @@ void h_env_fini(struct h_env *e)
 
 		/* First what the test made, so the message names the kinds it left. */
 		rc_engine_objects(e->eng[s], &o);
+		ck_assert_msg(!o.inflight, "side %d: %u PSNs still counted in flight with every QP gone",
+			      s, o.inflight);
 		ck_assert_msg(!o.qp && !o.qp_bytes && !o.srq && o.cq == 1 && !o.ah && !o.mw && !o.mr && o.pd == 1 &&
 			      !o.xrcd && !o.flow,
 			      "side %d: the test left alive %u QPs, %u SRQs, %u CQs, %u AHs, "

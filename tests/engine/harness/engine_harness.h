@@ -47,7 +47,7 @@ struct h_opts {
 	/* With shared_gids: each engine publishes a direct table the other reaches (this process). */
 	bool		direct;
 	/* Loss recovery settings of both engines (rc_engine_cfg's; zero: the defaults). */
-	uint32_t	rto_min_us, restart_window;
+	uint32_t	rto_min_us, restart_window, inflight;
 	bool		no_adaptive_rto, no_tail_probe;
 	struct dcqcn_cfg dcqcn;	/* the reaction point of both engines */
 	bool		selective_repeat[2];	/* each side's setting */

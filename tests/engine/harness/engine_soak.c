@@ -734,6 +734,7 @@ static int setup(struct soak *k)
 			.seed = mix(c->seed + (uint64_t)s),
 			.dcqcn.on = c->dcqcn,
 			.selective_repeat = c->selective_repeat,
+			.inflight = c->inflight,
 		};
 		struct wire_gid_entry g = { .valid = true, .type = WIRE_GID_ROCE_V2 };
 
@@ -794,6 +795,7 @@ static void collect(struct soak *k)
 		r->early_retransmits += c.early_retransmits;
 		r->tail_probes += c.tail_probes;
 		r->stale_naks += c.stale_naks;
+		r->inflight_waits += c.inflight_waits;
 	}
 }
 
@@ -910,6 +912,14 @@ static void settle(struct soak *k)
  */
 static void teardown(struct soak *k)
 {
+	for (int s = 0; s < 2; s++) {
+		struct rc_objects o;
+
+		rc_engine_objects(k->eng[s], &o);
+		if (o.inflight)
+			fail(k, "engine %d: %u PSNs counted in flight with every operation ended", s,
+			     o.inflight);
+	}
 	for (unsigned i = 0; i < k->npairs; i++) {
 		struct spair *p = &k->pairs[i];
 
@@ -923,7 +933,7 @@ static void teardown(struct soak *k)
 		struct rc_objects o;
 
 		rc_engine_objects(k->eng[s], &o);
-		if (o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd != 1 || o.xrcd)
+		if (o.qp || o.srq || o.cq || o.ah || o.mw || o.mr || o.pd != 1 || o.xrcd || o.inflight)
 			fail(k, "engine %d: left alive after teardown: %u QPs, %u SRQs, %u CQs, "
 			     "%u AHs, %u MWs, %u MRs, %u PDs (the run's own included), %u XRCDs", s,
 			     o.qp, o.srq, o.cq, o.ah, o.mw, o.mr, o.pd, o.xrcd);

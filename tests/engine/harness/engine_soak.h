@@ -20,6 +20,7 @@ struct soak_cfg {
 	bool		zero_copy;	/* the link takes RC payloads by reference */
 	bool		dcqcn;		/* CNPs slow the requesters (DCQCN defaults) */
 	bool		selective_repeat;	/* both engines */
+	uint32_t	inflight;	/* both engines' in-flight budget, PSNs (0: the default) */
 	/* Each pair an XRC initiator and target, the receives from an XRC SRQ of its own domain. */
 	bool		xrc;
 	/* A third of the atomics are IBA 1.5 ATOMIC WRITEs of the counter (the model's new value). */
@@ -48,6 +49,7 @@ struct soak_result {
 	uint64_t	by_reference, linearized;	/* zero-copy frames: as sent, copied in */
 	uint64_t	selective_naks, selective_resends, selective_placed;
 	uint64_t	early_retransmits, tail_probes, stale_naks;
+	uint64_t	inflight_waits;
 };
 
 /* Fills @cfg with the defaults for @seed (a mix of everything, 5 % loss). */

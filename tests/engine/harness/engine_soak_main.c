@@ -11,7 +11,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: uroce-engine-soak [--seeds N] [--first SEED] [--loss P] [--burst N] "
 			"[--reorder P] [--dup P] [--corrupt P] [--ce-mark P] [--ops N] [--pairs N] "
-			"[--depth N] [--max-msg BYTES] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat] [--atomic-write] [--odp]\n"
+			"[--depth N] [--max-msg BYTES] [--inflight PSNS] [--zero-copy] [--dcqcn] [--xrc] [--selective-repeat] [--atomic-write] [--odp]\n"
 			"  P is a probability per frame and direction; --burst N: each loss takes "
 			"N frames in a row\n");
 	exit(2);
@@ -73,6 +73,8 @@ int main(int argc, char **argv)
 			base.depth = (unsigned)strtoul(v, NULL, 0);
 		else if (!strcmp(argv[i], "--max-msg"))
 			base.max_msg = (uint32_t)strtoul(v, NULL, 0);
+		else if (!strcmp(argv[i], "--inflight"))
+			base.inflight = (uint32_t)strtoul(v, NULL, 0);
 		else
 			usage();
 	}
@@ -89,7 +91,7 @@ int main(int argc, char **argv)
 		printf("seed %llu: %s ops %llu flushed %llu bytes %llu retransmits %llu timeouts %llu "
 		       "lost %llu corrupted %llu digest %016llx frames %llu cnps %llu cuts %llu "
 		       "virtual_us %llu snaks %llu sresends %llu placed %llu early %llu probes %llu "
-		       "seq_naks %llu rnr_naks %llu stale %llu%s%s\n", s,
+		       "seq_naks %llu rnr_naks %llu stale %llu inflight_waits %llu%s%s\n", s,
 		       r.ok ? "ok" : "FAILED",
 		       (unsigned long long)r.ops_done, (unsigned long long)r.ops_flushed,
 		       (unsigned long long)r.bytes,
@@ -101,7 +103,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.selective_resends, (unsigned long long)r.selective_placed,
 		       (unsigned long long)r.early_retransmits, (unsigned long long)r.tail_probes,
 		       (unsigned long long)r.seq_naks, (unsigned long long)r.rnr_naks,
-		       (unsigned long long)r.stale_naks, r.ok ? "" : ": ", r.error);
+		       (unsigned long long)r.stale_naks, (unsigned long long)r.inflight_waits,
+		       r.ok ? "" : ": ", r.error);
 		fflush(stdout);
 		failed += !r.ok;
 		exhausted += r.pairs_retry_exhausted;
