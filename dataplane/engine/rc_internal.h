@@ -16,7 +16,7 @@
 #define RC_BURST		32
 #define RC_WINDOW		256	/* unacknowledged PSNs a requester keeps in flight */
 /* Unacknowledged PSNs an engine keeps in flight across all its RC requesters (rc_rto.c). */
-#define RC_INFLIGHT_MAX		1024
+#define RC_INFLIGHT_MAX		512
 #define RC_ACKREQ_PERIOD	32	/* AckReq at least every this many packets */
 #define RC_TX_REF_MIN		512	/* shorter payloads are copied into the frame */
 #define RC_HDR_MAX		128	/* Ethernet, VLAN, IPv6, UDP, BTH and the longest extensions */

@@ -57,7 +57,7 @@ enum host_pmd {
  *   (docs/engine.md, "Loss recovery"): rto_min_us (1-1000000, default 100),
  *   restart_window (1-256, default 16; 256: no restart), adaptive and tlp
  *   (on|off, default on), inflight (PSNs unacknowledged across a process's
- *   QPs on the device, 16-1048576, default 1024); DCQCN's reaction point (docs/engine.md,
+ *   QPs on the device, 16-1048576, default 512); DCQCN's reaction point (docs/engine.md,
  *   "Congestion"): dcqcn (on|off, default off) and its parameters by their
  *   mlx5 names (DCQCN_PARAMS in uroce/dcqcn.h, ConnectX's defaults);
  *   selective_repeat (on|off, default off; docs/engine.md, "Selective repeat").

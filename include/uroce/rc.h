@@ -139,7 +139,7 @@ struct rc_engine_cfg {
 	 */
 	uint32_t	rto_min_us;	/* floor of the adaptive RTO; 0: 100 us */
 	uint32_t	restart_window;	/* PSNs in flight after a loss; 0: 16, 256 or more: no restart */
-	uint32_t	inflight;	/* PSNs in flight across the engine's QPs; 0: 1024 */
+	uint32_t	inflight;	/* PSNs in flight across the engine's QPs; 0: 512 */
 	bool		no_adaptive_rto;	/* retransmit on the local ACK timeout only */
 	bool		no_tail_probe;	/* no tail-loss probes */
 	/* Selective repeat with peers that show they do it too (docs/engine.md); off by default. */
