@@ -18,6 +18,7 @@
 
 #include "uroce/dp.h"
 #include "dp_eal.h"
+#include "host_bpf.h"
 #include "host_ring.h"
 #include "host_netdev.h"
 #include "dp_port.h"
@@ -56,7 +57,7 @@
  * per QP), the QPNs it holds in the host-wide table.
  */
 #define DP_OBJECT_GAUGES(X)	X(live_qps)	X(live_cqs)	X(live_mrs)	X(qp_bytes)	X(bytes_per_qp)	\
-				X(qpns_held)	X(inflight_psns)
+				X(qpns_held)	X(inflight_psns)	X(qpn_filter)
 
 #define COUNT_ONE(n) + 1
 /* The engine's counters and gauges (rc_counter_names[]). */
@@ -78,6 +79,7 @@ struct dp_device {
 	struct dp_open_args	args;
 	struct dp_port		*port;
 	struct host_qpn_map	*qpns;
+	struct host_qpn_filter	qpn_filter;	/* loaded: the port's socket takes only our QPNs */
 	struct host_ring		*loop;
 	struct rc_engine	*eng;
 	struct host_stats		*stats;
@@ -301,6 +303,7 @@ static uint64_t *publish_objects(struct dp_device *dev, uint64_t *v)
 	*v++ = o.qp ? o.qp_bytes / o.qp : 0;
 	*v++ = atomic_load(&dev->qpns->n_owned);
 	*v++ = o.inflight;
+	*v++ = dev->qpn_filter.bits != NULL;
 	return v;
 }
 
@@ -558,6 +561,27 @@ unsigned dp_device_kick(struct dp_device *dev)
 
 /* ---- Open and close ---- */
 
+/*
+ * Other processes' RoCE frames stay in the kernel instead of every
+ * process's ring (docs/dataplane.md, "Many QPs").  Without the privilege to
+ * load the filter, or on the broker's socket (its filter is locked), the
+ * receive path sorts them as before.
+ */
+static void qpn_filter_on(struct dp_device *dev)
+{
+	char why[256];
+
+	if (host_qpn_filter_load(&dev->qpn_filter, why, sizeof(why)))
+		return;
+	host_qpn_filter_bits(dev->qpns, dev->qpn_filter.bits);
+	if (host_qpn_filter_attach(&dev->qpn_filter, dp_port_rx_fd(dev->port), why, sizeof(why))) {
+		host_qpn_filter_bits(dev->qpns, NULL);
+		host_qpn_filter_close(&dev->qpn_filter);
+		return;
+	}
+	dp_port_drop_received(dev->port);
+}
+
 int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp_device **out,
 		   char *err, size_t errlen)
 {
@@ -600,6 +624,8 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ret = dp_port_open(&dev->cfg, dev->qpns, &dev->port, err, errlen);
 	if (ret)
 		goto err_loop;
+	if (dev->cfg.pmd == HOST_PMD_AF_PACKET)
+		qpn_filter_on(dev);
 	dp_port_set_ring(dev->port, dev->loop);
 	memset(&ecfg, 0, sizeof(ecfg));
 	ecfg.port = dp_port_base(dev->port);
@@ -675,6 +701,7 @@ err_loop:
 	host_ring_close(dev->loop);
 err_qpn:
 	host_qpn_close(dev->qpns);
+	host_qpn_filter_close(&dev->qpn_filter);
 err_free:
 	pthread_mutex_destroy(&dev->qp_lock);
 	close(dev->wake_fd);
@@ -699,6 +726,7 @@ void dp_device_close(struct dp_device *dev)
 	dp_port_close(dev->port);
 	host_ring_close(dev->loop);
 	host_qpn_close(dev->qpns);
+	host_qpn_filter_close(&dev->qpn_filter);
 	if (dev->watch_fd >= 0)
 		close(dev->watch_fd);
 	host_stats_destroy(dev->stats);

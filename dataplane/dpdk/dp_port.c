@@ -1155,6 +1155,19 @@ int dp_port_rx_fd(struct dp_port *dp)
 	return dp->rx_fd;
 }
 
+void dp_port_drop_received(struct dp_port *dp)
+{
+	struct rte_mbuf *m[DP_BURST];
+	uint16_t n;
+
+	if (!atomic_load(&dp->started))
+		return;
+	while ((n = rte_eth_rx_burst(dp->port_id, 0, m, DP_BURST))) {
+		dp->cnt.drop[DP_DROP_rx_before_filter] += n;
+		rte_pktmbuf_free_bulk(m, n);
+	}
+}
+
 bool dp_port_tx_held(struct dp_port *dp)
 {
 	return atomic_load_explicit(&dp->ack_held, memory_order_relaxed);

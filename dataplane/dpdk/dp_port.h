@@ -25,6 +25,7 @@
 	X(rx_not_roce,	"not RoCE v2: another protocol or UDP port, multicast, broken or cut short before the BTH") \
 	X(rx_icmp_unreach, "ICMP port unreachable quoting UDP 4791: the peer has no RoCE (the requester retries)") \
 	X(rx_other_qpn,	"RoCE for a QPN another process owns (dropped silently: no NAK)") \
+	X(rx_before_filter, "in the ring before the QPN socket filter was on, dropped unread at open") \
 	X(rx_ring_drops, "dropped by the kernel or NIC: receive ring full (PACKET_STATISTICS, imissed)") \
 	X(tx_dropped,	"transmit ring still full after three tries")	\
 	X(tx_link_down,	"link down or port not started")		\
@@ -132,6 +133,13 @@ struct rc_direct_table *dp_port_direct_peer(void *arg, uint32_t qpn, int32_t *pi
  * -1 for the other PMDs.  Only for poll(); never read from it.
  */
 int dp_port_rx_fd(struct dp_port *dp);
+
+/*
+ * Drop, unread, what the port has received so far (rx_before_filter): at
+ * open, once the QPN socket filter is on, what came before it was every
+ * process's traffic, and the process has no QP yet.
+ */
+void dp_port_drop_received(struct dp_port *dp);
 
 /* ACKs are waiting for the next flush (the progress thread then runs a pass soon). */
 bool dp_port_tx_held(struct dp_port *dp);

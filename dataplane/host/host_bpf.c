@@ -13,15 +13,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "uroce/host.h"
 #include "host_bpf.h"
+#include "host_qpn.h"
+#include "bpf/qpn_filter.h"
 #include "bpf/xdp_cfg.h"
+
+_Static_assert(QPN_FILTER_BASE == HOST_QPN_BASE && QPN_FILTER_SLOTS == HOST_QPN_SLOTS,
+	       "the socket filter's bitmap covers the QPN table");
 
 #define XDP_PROG_NAME	"uroce_xdp"
 #define LOSS_MAP_NAME	"uroce_loss_cfg"
+#define QPN_FILTER_PROG	"uroce_qpn_filter"
+#define QPN_FILTER_MAP	"uroce_qpns"
 
 typedef struct uroce_xdp_cfg loss_cfg;
 
@@ -437,4 +445,50 @@ int host_bpf_xdp_object_fd(void)
 	}
 	quiet_libbpf();
 	return fd;
+}
+
+int host_qpn_filter_load(struct host_qpn_filter *f, char *err, size_t errlen)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct bpf_object *obj;
+	void *mem;
+	int ret;
+
+	*f = (struct host_qpn_filter){ .prog_fd = -1 };
+	quiet_libbpf();
+	obj = open_loaded(host_bpf_qpn_filter_obj, host_bpf_qpn_filter_obj_len, "uroce_qpnf", &ret);
+	if (!obj)
+		return fail(err, errlen, ret, "packet socket", "load the QPN socket filter");
+	f->len = (sizeof(struct uroce_qpn_bits) + page - 1) / page * page;
+	mem = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   bpf_map__fd(bpf_object__find_map_by_name(obj, QPN_FILTER_MAP)), 0);
+	f->prog_fd = dup(bpf_program__fd(bpf_object__find_program_by_name(obj, QPN_FILTER_PROG)));
+	ret = mem == MAP_FAILED || f->prog_fd < 0 ? -errno : 0;
+	bpf_object__close(obj);
+	if (ret) {
+		if (mem != MAP_FAILED)
+			munmap(mem, f->len);
+		if (f->prog_fd >= 0)
+			close(f->prog_fd);
+		f->prog_fd = -1;
+		return fail(err, errlen, ret, "packet socket", "map the QPN socket filter's bitmap");
+	}
+	f->bits = mem;
+	return 0;
+}
+
+int host_qpn_filter_attach(struct host_qpn_filter *f, int sock, char *err, size_t errlen)
+{
+	if (setsockopt(sock, SOL_SOCKET, SO_ATTACH_BPF, &f->prog_fd, sizeof(f->prog_fd)))
+		return fail(err, errlen, -errno, "packet socket", "attach the QPN socket filter");
+	return 0;
+}
+
+void host_qpn_filter_close(struct host_qpn_filter *f)
+{
+	if (!f->bits)
+		return;
+	munmap(f->bits, f->len);
+	close(f->prog_fd);
+	*f = (struct host_qpn_filter){ .prog_fd = -1 };
 }

@@ -11,6 +11,8 @@ extern const unsigned char host_bpf_tc_ingress_obj[];
 extern const size_t host_bpf_tc_ingress_obj_len;
 extern const unsigned char host_bpf_xdp_obj[];
 extern const size_t host_bpf_xdp_obj_len;
+extern const unsigned char host_bpf_qpn_filter_obj[];
+extern const size_t host_bpf_qpn_filter_obj_len;
 
 /* tc filter identity on the clsact ingress hook: ours to replace and remove. */
 #define DP_TC_HANDLE	0x4791
@@ -35,6 +37,25 @@ int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errl
 
 /* Record @pid as the owner of the uroce XDP program on @netdev, with loss rate @ppm. */
 int host_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm);
+
+/*
+ * The QPN socket filter of a process's packet socket (bpf/uroce_qpn_filter.bpf.c):
+ * RoCE frames for another process's QPs stay out of its ring.  @bits is the
+ * filter's bitmap, mapped here: bit (qpn - HOST_QPN_BASE) set lets that
+ * QPN's frames in (host_qpn_filter_bits() keeps it).
+ */
+struct host_qpn_filter {
+	int		prog_fd;
+	uint64_t	*bits;
+	size_t		len;
+};
+
+/* Load the program and map its bitmap (all clear).  Return: 0, or -errno with one line in @err. */
+int host_qpn_filter_load(struct host_qpn_filter *f, char *err, size_t errlen);
+/* Attach it to packet socket @sock.  Return: 0, or -errno (a locked filter: -EPERM). */
+int host_qpn_filter_attach(struct host_qpn_filter *f, int sock, char *err, size_t errlen);
+/* Our program fd and mapping go (if loaded); a socket it is attached to keeps filtering. */
+void host_qpn_filter_close(struct host_qpn_filter *f);
 
 /* Loss statistics of the XDP program on @netdev.  Return: 0, -ENOENT if none of ours. */
 int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped);

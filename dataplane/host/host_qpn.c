@@ -166,6 +166,7 @@ int host_qpn_alloc(void *arg, uint32_t *qpn)
 	struct host_qpn_map *m = arg;
 	struct qpn_file *f = m->file;
 	int32_t me = (int32_t)getpid(), dead = 0, alive = 0;
+	_Atomic uint64_t *filter;
 	uint64_t now = boottime_ns();
 	int ret = -ENOSPC;
 
@@ -198,6 +199,9 @@ int host_qpn_alloc(void *arg, uint32_t *qpn)
 					 memory_order_relaxed);
 		atomic_fetch_and_explicit(&m->released[slot / 64], ~(1ull << (slot % 64)),
 					  memory_order_relaxed);
+		filter = atomic_load(&m->filter);
+		if (filter)
+			atomic_fetch_or(&filter[slot / 64], 1ull << (slot % 64));
 		m->n_owned++;
 		*qpn = HOST_QPN_BASE + slot;
 		ret = 0;
@@ -217,6 +221,18 @@ int32_t host_qpn_owner(const struct host_qpn_map *m, uint32_t qpn, uint32_t *sta
 	/* Read without the lock: a QPN changing owner meanwhile is quarantined anyway. */
 	*start = __atomic_load_n(&f->slots[slot].start, __ATOMIC_RELAXED);
 	return __atomic_load_n(&f->slots[slot].pid, __ATOMIC_RELAXED);
+}
+
+void host_qpn_filter_bits(struct host_qpn_map *m, uint64_t *bits)
+{
+	_Atomic uint64_t *f = (_Atomic uint64_t *)bits;
+
+	/* First published, so an allocation meanwhile sets its bit itself. */
+	atomic_store(&m->filter, f);
+	if (!f)
+		return;
+	for (uint32_t w = 0; w < HOST_QPN_SLOTS / 64; w++)
+		atomic_fetch_or(&f[w], atomic_load(&m->owned[w]) | atomic_load(&m->released[w]));
 }
 
 bool host_qpn_was_mine(const struct host_qpn_map *m, uint32_t qpn)

@@ -27,6 +27,8 @@ struct host_qpn_map {
 	_Atomic uint64_t owned[HOST_QPN_SLOTS / 64];
 	/* QPNs this process freed: late frames for them are still its to count. */
 	_Atomic uint64_t released[HOST_QPN_SLOTS / 64];
+	/* The socket filter's bitmap (host_qpn_filter_bits()), NULL without one. */
+	_Atomic(_Atomic uint64_t *) filter;
 	_Atomic unsigned n_owned;	/* read by `uroce stat` publishing without the lock */
 };
 
@@ -54,6 +56,16 @@ void host_qpn_free(void *map, uint32_t qpn);
  * unknown QP, not dropped by every process as another's.
  */
 bool host_qpn_was_mine(const struct host_qpn_map *m, uint32_t qpn);
+
+/*
+ * From now on keep @bits (HOST_QPN_SLOTS bits: a socket filter's, see
+ * host_bpf.h) set for every QPN this process holds or held: its own and
+ * released ones now, each new one before host_qpn_alloc() returns it.  A
+ * bit is never cleared: a QPN freed and taken by another process later lets
+ * that one's frames in, and the receive path drops them as before.
+ * NULL: no bitmap any more.
+ */
+void host_qpn_filter_bits(struct host_qpn_map *m, uint64_t *bits);
 
 /* The PID holding @qpn in the shared table (any process), 0 when none; its start time in @start. */
 int32_t host_qpn_owner(const struct host_qpn_map *m, uint32_t qpn, uint32_t *start);

@@ -2,11 +2,20 @@
 /* The embedded tc ingress program, run by the kernel on test frames: which it keeps from the stack. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <arpa/inet.h>
 #include <check.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/pkt_cls.h>
+#include <net/if.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "host_bpf.h"
+#include "host_qpn.h"
 #include "uroce/wire.h"
 
 static struct bpf_object *obj;
@@ -31,7 +40,7 @@ static void teardown(void)
 	prog_fd = -1;
 }
 
-/* The program's verdict on one frame (BPF_PROG_TEST_RUN). */
+/* The tc program's verdict on one frame (BPF_PROG_TEST_RUN). */
 static int verdict(const uint8_t *frame, uint32_t len)
 {
 	uint8_t out[256];
@@ -69,6 +78,97 @@ START_TEST(roce_frames_stop_at_tc)
 }
 END_TEST
 
+/* ---- The QPN socket filter, on a real packet socket in a network namespace of its own ---- */
+
+static int lo_index(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_int_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+	close(fd);
+	return (int)if_nametoindex("lo");
+}
+
+/*
+ * A RoCE frame for a QPN of the table whose bit is clear stays out; its own
+ * QPN's, QP1's, a multicast group's, one outside the table and anything not
+ * RoCE come in.  Loop: 0 RoCE v2 over IPv4, 1 over IPv6, 2 RoCE v1, 3 RoCE
+ * v1 with a VLAN tag.  These frames are linear; it-parallel has the
+ * af_packet PMD's, sent from a TX ring, whose headers are in pages.
+ */
+START_TEST(qpn_filter_keeps_out_other_qpns)
+{
+	struct wire_build_desc d = {
+		.src_mac = { 2, 0, 0, 0, 0, 1 }, .dst_mac = { 2, 0, 0, 0, 0, 2 },
+		.ip_version = _i ? 6 : 4, .roce_v1 = _i >= 2, .has_vlan = _i == 3, .vlan_tci = 5,
+		.src_gid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dst_gid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+		.opcode = WIRE_OPC_RC | WIRE_OP_SEND_ONLY,
+	};
+	static const struct {
+		uint32_t	qpn;
+		bool		in, not_roce;
+	} cases[] = {
+		{ HOST_QPN_BASE + 0x123, true, false },	/* ours */
+		{ HOST_QPN_BASE + 0x124, false, false },	/* another process's */
+		{ HOST_QPN_BASE, false, false },
+		{ HOST_QPN_BASE + HOST_QPN_SLOTS - 1, true, false },	/* ours, the last slot */
+		{ WIRE_GSI_QPN, true, false },
+		{ WIRE_MCAST_QPN, true, false },
+		{ HOST_QPN_BASE + HOST_QPN_SLOTS, true, false },	/* outside the table: ours to judge */
+		{ HOST_QPN_BASE + 0x124, true, true },	/* not RoCE: UDP to another port */
+	};
+	struct sockaddr_ll at = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	struct host_qpn_filter f;
+	char err[256];
+	int rx, tx;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	at.sll_ifindex = lo_index();
+	rx = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	ck_assert_int_ge(rx, 0);
+	ck_assert_int_eq(bind(rx, (struct sockaddr *)&at, sizeof(at)), 0);
+	ck_assert_int_eq(host_qpn_filter_load(&f, err, sizeof(err)), 0);
+	f.bits[0x123 / 64] |= 1ull << (0x123 % 64);
+	f.bits[(HOST_QPN_SLOTS - 1) / 64] |= 1ull << ((HOST_QPN_SLOTS - 1) % 64);
+	ck_assert_int_eq(host_qpn_filter_attach(&f, rx, err, sizeof(err)), 0);
+	tx = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(tx, 0);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint8_t fr[128], got[2048];
+		unsigned n = 0;
+		uint32_t len;
+		ssize_t r;
+
+		d.dest_qp = cases[k].qpn;
+		len = wire_build(fr, sizeof(fr), &d, "hello", 5);
+		ck_assert_uint_ne(len, 0);
+		if (cases[k].not_roce && d.roce_v1)
+			fr[len - 5 - 3 - 4 - 12 - 40 + 6] = WIRE_IPPROTO_UDP;
+		else if (cases[k].not_roce)
+			fr[len - 5 - 3 - 4 - 12 - 6] ^= 1;
+		ck_assert_int_eq(sendto(tx, fr, len, 0, (struct sockaddr *)&at, sizeof(at)), (int)len);
+		usleep(20000);
+		/*
+		 * lo hands each frame to the socket twice: as it leaves and as it
+		 * arrives (a VLAN tag then taken out of the bytes): same BTH onwards.
+		 */
+		while ((r = recv(rx, got, sizeof(got), MSG_DONTWAIT)) > 0)
+			n += (r == (ssize_t)len || r == (ssize_t)len - 4) &&
+			     !memcmp(got + r - 24, fr + len - 24, 24);
+		ck_assert_msg(cases[k].in ? n == 2 : n == 0, "case %zu, QPN 0x%x: %u of 2 copies in",
+			      k, cases[k].qpn, n);
+	}
+	host_qpn_filter_close(&f);
+	close(tx);
+	close(rx);
+}
+END_TEST
+
 Suite *host_bpf_suite(void);
 
 Suite *host_bpf_suite(void)
@@ -78,6 +178,9 @@ Suite *host_bpf_suite(void)
 
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_loop_test(t, roce_frames_stop_at_tc, 0, 4);
+	suite_add_tcase(s, t);
+	t = tcase_create("qpn_filter");
+	tcase_add_loop_test(t, qpn_filter_keeps_out_other_qpns, 0, 4);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -32,8 +32,9 @@
  * status is the number of failures.
  *
  * --peer-loss instead connects QPS QPs and streams writes on each until it
- * fails: the end without HOST waits to be killed, the other expects every
- * QP to end in IBV_WC_RETRY_EXC_ERR within the retry budget after the last
+ * fails: the end without HOST waits to be killed, the other prints
+ * "streaming" once every QP has had a write succeed, and expects every QP
+ * to end in IBV_WC_RETRY_EXC_ERR within the retry budget after the last
  * write that succeeded.
  *
  * --hold FILE: with the first round's QPS QPs connected and their data
@@ -598,10 +599,12 @@ static int post_write(struct end *e, uint32_t i, const struct peer_info *peer)
  */
 static int peer_loss(struct end *e, uint32_t n, uint64_t base_qps, char *why, size_t whylen)
 {
-	uint32_t errors = 0, successes = 0;
+	uint32_t errors = 0, successes = 0, n_streaming = 0;
 	uint64_t last_ok = 0, slowest = 0, end;
 	struct round_times t;
 	struct peer_info peer;
+	bool *streaming;
+	int ret = -1;
 
 	if (qps_up(e, n, 0, &t, base_qps, &peer, why, whylen))
 		return -1;
@@ -611,11 +614,12 @@ static int peer_loss(struct end *e, uint32_t n, uint64_t base_qps, char *why, si
 		for (;;)
 			pause();
 	}
+	streaming = calloc(n, sizeof(*streaming));
+	if (!streaming)
+		die("calloc");
 	for (uint32_t i = 0; i < n; i++)
 		if (post_write(e, i, &peer))
 			die("ibv_post_send");
-	printf("streaming\n");
-	fflush(stdout);
 	end = now_ms() + 600000;
 	while (errors < n && now_ms() < end) {
 		struct ibv_wc wc[64];
@@ -627,6 +631,14 @@ static int peer_loss(struct end *e, uint32_t n, uint64_t base_qps, char *why, si
 			if (wc[j].status == IBV_WC_SUCCESS) {
 				last_ok = now_ms();
 				successes++;
+				/* Every QP has moved data: the test may take the peer away now. */
+				if (i < n && !streaming[i]) {
+					streaming[i] = true;
+					if (++n_streaming == n) {
+						printf("streaming\n");
+						fflush(stdout);
+					}
+				}
 				if (post_write(e, i, &peer))
 					die("ibv_post_send");
 				continue;
@@ -636,11 +648,11 @@ static int peer_loss(struct end *e, uint32_t n, uint64_t base_qps, char *why, si
 				snprintf(why, whylen, "QP %u ended in %s, want %s", i,
 					 ibv_wc_status_str(wc[j].status),
 					 ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
-				return -1;
+				goto out;
 			}
 			if (!last_ok) {
 				snprintf(why, whylen, "QP %u failed before any write succeeded", i);
-				return -1;
+				goto out;
 			}
 			if (now_ms() - last_ok > slowest)
 				slowest = now_ms() - last_ok;
@@ -648,16 +660,16 @@ static int peer_loss(struct end *e, uint32_t n, uint64_t base_qps, char *why, si
 	}
 	printf("FIGURE peer_loss qps=%u writes=%u slowest_ms=%" PRIu64 " budget_ms=%llu\n", n,
 	       successes, slowest, RETRY_BUDGET_MS);
-	if (errors < n) {
+	if (errors < n)
 		snprintf(why, whylen, "%u of %u QPs ended in an error", errors, n);
-		return -1;
-	}
-	if (slowest > RETRY_BUDGET_MS) {
+	else if (slowest > RETRY_BUDGET_MS)
 		snprintf(why, whylen, "the last QP failed %" PRIu64 " ms after the last write that "
 			 "succeeded, budget %llu ms", slowest, RETRY_BUDGET_MS);
-		return -1;
-	}
-	return 0;
+	else
+		ret = 0;
+out:
+	free(streaming);
+	return ret;
 }
 
 static bool same_as_base(const struct gauges *g, const struct gauges *base, char *why,
