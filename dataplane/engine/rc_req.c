@@ -390,10 +390,6 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 	}
 }
 
-/*
- * The end of a selective resend: the cursor goes back to where it was.
- * Every WQE it passes on the way was sent whole before.
- */
 /* A selective resend starts: where the cursor is, for sr_jump() to come back to. */
 static void sr_save(struct rc_req *q)
 {
@@ -405,6 +401,10 @@ static void sr_save(struct rc_req *q)
 	q->sr.since_ackreq = q->since_ackreq;
 }
 
+/*
+ * The end of a selective resend: the cursor goes back to where it was.
+ * Every WQE it passes on the way was sent whole before.
+ */
 static void sr_jump(struct rc_qp *qp)
 {
 	struct rc_req *q = &qp->req;
