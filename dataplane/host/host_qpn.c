@@ -240,8 +240,7 @@ bool host_qpn_was_mine(const struct host_qpn_map *m, uint32_t qpn)
 	const struct qpn_file *f = m->file;
 	uint32_t slot = qpn - HOST_QPN_BASE;
 
-	if (slot >= HOST_QPN_SLOTS ||
-	    !(atomic_load_explicit(&m->released[slot / 64], memory_order_relaxed) >> (slot % 64) & 1))
+	if (!host_qpn_bit(m->released, qpn))
 		return false;
 	/* Free, and freed last by this process (not taken and freed by another since). */
 	return __atomic_load_n(&f->slots[slot].pid, __ATOMIC_RELAXED) == 0 &&

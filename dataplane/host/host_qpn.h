@@ -78,13 +78,19 @@ int host_mkdir_sticky(const char *path);
 /* Field 22 of /proc/PID/stat (start time in clock ticks after boot), never 0; 0 if unknown. */
 uint32_t host_qpn_proc_start(int pid);
 
-static inline bool host_qpn_owned(const struct host_qpn_map *m, uint32_t qpn)
+/* @qpn's bit in @bits (owned, released): false outside the table. */
+static inline bool host_qpn_bit(const _Atomic uint64_t *bits, uint32_t qpn)
 {
 	uint32_t slot = qpn - HOST_QPN_BASE;
 
 	if (slot >= HOST_QPN_SLOTS)
 		return false;
-	return atomic_load_explicit(&m->owned[slot / 64], memory_order_relaxed) >> (slot % 64) & 1;
+	return atomic_load_explicit(&bits[slot / 64], memory_order_relaxed) >> (slot % 64) & 1;
+}
+
+static inline bool host_qpn_owned(const struct host_qpn_map *m, uint32_t qpn)
+{
+	return host_qpn_bit(m->owned, qpn);
 }
 
 #endif
