@@ -51,30 +51,43 @@ static int verdict(const uint8_t *frame, uint32_t len)
 	return (int)o.retval;
 }
 
-/* Loop: 0 RoCE v2 over IPv4, 1 over IPv6, 2 RoCE v1, 3 RoCE v1 with a VLAN tag. */
-START_TEST(roce_frames_stop_at_tc)
+/* Frame kind @kind: 0 RoCE v2 over IPv4, 1 over IPv6, 2 RoCE v1, 3 RoCE v1 with a VLAN tag. */
+static struct wire_build_desc roce_send(int kind, uint32_t dest_qp)
 {
-	struct wire_build_desc d = {
+	return (struct wire_build_desc){
 		.src_mac = { 2, 0, 0, 0, 0, 1 }, .dst_mac = { 2, 0, 0, 0, 0, 2 },
-		.ip_version = _i ? 6 : 4, .roce_v1 = _i >= 2, .has_vlan = _i == 3, .vlan_tci = 5,
+		.ip_version = kind ? 6 : 4, .roce_v1 = kind >= 2, .has_vlan = kind == 3, .vlan_tci = 5,
 		.src_gid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
 		.dst_gid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
-		.opcode = WIRE_OPC_RC | WIRE_OP_SEND_ONLY, .dest_qp = 0x11,
+		.opcode = WIRE_OPC_RC | WIRE_OP_SEND_ONLY, .dest_qp = dest_qp,
 	};
+}
+
+/*
+ * Frame @f (@len bytes, a SEND of "hello" as roce_send() builds it) made
+ * not RoCE: a RoCE v1 GRH that says UDP follows, which carries no BTH; else
+ * UDP to another port.
+ */
+static void unmake_roce(uint8_t *f, uint32_t len, const struct wire_build_desc *d)
+{
+	if (d->roce_v1)
+		f[len - 5 - 3 - 4 - 12 - 40 + 6] = WIRE_IPPROTO_UDP;
+	else
+		f[len - 5 - 3 - 4 - 12 - 6] ^= 1;
+}
+
+/* Loop: roce_send()'s four kinds. */
+START_TEST(roce_frames_stop_at_tc)
+{
+	struct wire_build_desc d = roce_send(_i, 0x11);
 	uint8_t f[128];
 	uint32_t len = wire_build(f, sizeof(f), &d, "hello", 5);
 
 	ck_assert_uint_ne(len, 0);
 	ck_assert_int_eq(verdict(f, len), TC_ACT_SHOT);
-	if (d.roce_v1) {
-		/* A GRH that says UDP follows carries no BTH: the kernel's to judge. */
-		f[len - 5 - 3 - 4 - 12 - 40 + 6] = WIRE_IPPROTO_UDP;
-		ck_assert_int_eq(verdict(f, len), TC_ACT_OK);
-	} else {
-		/* UDP to another port. */
-		f[len - 5 - 3 - 4 - 12 - 6] ^= 1;
-		ck_assert_int_eq(verdict(f, len), TC_ACT_OK);
-	}
+	/* Not RoCE: the kernel's to judge. */
+	unmake_roce(f, len, &d);
+	ck_assert_int_eq(verdict(f, len), TC_ACT_OK);
 }
 END_TEST
 
@@ -96,19 +109,13 @@ static int lo_index(void)
 /*
  * A RoCE frame for a QPN of the table whose bit is clear stays out; its own
  * QPN's, QP1's, a multicast group's, one outside the table and anything not
- * RoCE come in.  Loop: 0 RoCE v2 over IPv4, 1 over IPv6, 2 RoCE v1, 3 RoCE
- * v1 with a VLAN tag.  These frames are linear; it-parallel has the
- * af_packet PMD's, sent from a TX ring, whose headers are in pages.
+ * RoCE come in.  Loop: roce_send()'s four kinds.  These frames are linear;
+ * it-parallel has the af_packet PMD's, sent from a TX ring, whose headers
+ * are in pages.
  */
 START_TEST(qpn_filter_keeps_out_other_qpns)
 {
-	struct wire_build_desc d = {
-		.src_mac = { 2, 0, 0, 0, 0, 1 }, .dst_mac = { 2, 0, 0, 0, 0, 2 },
-		.ip_version = _i ? 6 : 4, .roce_v1 = _i >= 2, .has_vlan = _i == 3, .vlan_tci = 5,
-		.src_gid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
-		.dst_gid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
-		.opcode = WIRE_OPC_RC | WIRE_OP_SEND_ONLY,
-	};
+	struct wire_build_desc d = roce_send(_i, 0);
 	static const struct {
 		uint32_t	qpn;
 		bool		in, not_roce;
@@ -120,7 +127,7 @@ START_TEST(qpn_filter_keeps_out_other_qpns)
 		{ WIRE_GSI_QPN, true, false },
 		{ WIRE_MCAST_QPN, true, false },
 		{ HOST_QPN_BASE + HOST_QPN_SLOTS, true, false },	/* outside the table: ours to judge */
-		{ HOST_QPN_BASE + 0x124, true, true },	/* not RoCE: UDP to another port */
+		{ HOST_QPN_BASE + 0x124, true, true },	/* not RoCE (unmake_roce()) */
 	};
 	struct sockaddr_ll at = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct host_qpn_filter f;
@@ -147,10 +154,8 @@ START_TEST(qpn_filter_keeps_out_other_qpns)
 		d.dest_qp = cases[k].qpn;
 		len = wire_build(fr, sizeof(fr), &d, "hello", 5);
 		ck_assert_uint_ne(len, 0);
-		if (cases[k].not_roce && d.roce_v1)
-			fr[len - 5 - 3 - 4 - 12 - 40 + 6] = WIRE_IPPROTO_UDP;
-		else if (cases[k].not_roce)
-			fr[len - 5 - 3 - 4 - 12 - 6] ^= 1;
+		if (cases[k].not_roce)
+			unmake_roce(fr, len, &d);
 		ck_assert_int_eq(sendto(tx, fr, len, 0, (struct sockaddr *)&at, sizeof(at)), (int)len);
 		usleep(20000);
 		/*
