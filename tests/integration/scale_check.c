@@ -433,38 +433,30 @@ static void qp_connect(const struct end *e, struct ibv_qp *qp, uint32_t qpn, uin
 }
 
 /* Every QP's write and the peer's into us: 0, or -1 with @why. */
-/* Write block @i of @round with immediate @i into the peer's block @i: 0, or -1 with @why. */
-static int post_block(struct end *e, uint32_t i, uint32_t round, const struct peer_info *peer,
-		      char *why, size_t whylen)
-{
-	uint8_t *blk = e->local + (size_t)i * BLOCK;
-	struct ibv_sge sge = { .addr = (uintptr_t)blk, .length = BLOCK, .lkey = e->mr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = i, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
-		.imm_data = htobe32(i),
-		.wr.rdma = { .remote_addr = peer->addr + (uint64_t)i * BLOCK, .rkey = peer->rkey },
-	}, *bad;
-
-	for (size_t k = 0; k < BLOCK; k++)
-		blk[k] = pattern_byte(round, i, e->server, k);
-	if (ibv_post_send(e->qps[i], &wr, &bad)) {
-		snprintf(why, whylen, "post_send on QP %u: %s", i, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* Every QP writes its block, all at once; each end checks what it received. */
 static int move_data(struct end *e, uint32_t n, uint32_t round, const struct peer_info *peer,
 		     char *why, size_t whylen)
 {
 	uint32_t sends = 0, recvs = 0, bad_block = UINT32_MAX;
 	uint64_t end;
 
-	for (uint32_t i = 0; i < n; i++)
-		if (post_block(e, i, round, peer, why, whylen))
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *blk = e->local + (size_t)i * BLOCK;
+		struct ibv_sge sge = { .addr = (uintptr_t)blk, .length = BLOCK, .lkey = e->mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+			.imm_data = htobe32(i),
+			.wr.rdma = { .remote_addr = peer->addr + (uint64_t)i * BLOCK,
+				     .rkey = peer->rkey },
+		}, *bad;
+
+		for (size_t k = 0; k < BLOCK; k++)
+			blk[k] = pattern_byte(round, i, e->server, k);
+		if (ibv_post_send(e->qps[i], &wr, &bad)) {
+			snprintf(why, whylen, "post_send on QP %u: %s", i, strerror(errno));
 			return -1;
+		}
+	}
 	end = now_ms() + WAIT_MS;
 	while ((sends < n || recvs < n) && now_ms() < end) {
 		struct ibv_wc wc[64];
