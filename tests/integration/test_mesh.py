@@ -210,8 +210,9 @@ def all_pairs(tap, mesh, pairs, label, first_port, lossy=()):
     tap.ok(not failed, f'{label}: {len(runs)} pairs at once, data checked, nothing left '
            f'({len(failed)} failed)', detail)
     # Counted per receiving host: what its peers sent towards it (less what their ports dropped),
-    # what its processes received, and what its receive rings dropped.  A process's ring holds
-    # every frame of the netdev, so its drops may be another process's frames: an upper bound.
+    # what its processes received, and what its receive rings dropped.  Without the QPN socket
+    # filter a process's ring holds every frame of the netdev, so its drops may be another
+    # process's frames: an upper bound.
     sent, got, ring, uneven = {}, {}, {}, []
     for i, j, srv, cli in runs:
         s, c = figure(srv.out, 'end'), figure(cli.out, 'end')
@@ -235,6 +236,8 @@ def all_pairs(tap, mesh, pairs, label, first_port, lossy=()):
                     f', {ring[k]} by receive rings')
         if seen is not None and not kernel and seen != sent[k]:
             wrong.append(lines[k] + ': the loss program saw another number than was sent')
+        if k in lossy and not dropped:
+            wrong.append(lines[k] + ': the loss program dropped nothing')
         if not dropped <= missing <= dropped + ring[k]:
             wrong.append(lines[k] + f': {missing} not received')
     tap.ok(not wrong, f'{label}: on every host, packets sent to it = received + counted as '
@@ -245,6 +248,7 @@ def all_pairs(tap, mesh, pairs, label, first_port, lossy=()):
              f'{sum(d for _, d in xdp.values())} dropped by loss injection, {kernel} by the kernel')
     for k in lossy:
         tap.diag(lines.get(k, f'host {k + 1}: no packet counts'))
+
 
 def body(tap, mesh):
     all_pairs(tap, mesh, [(i, j) for i in range(HOSTS) for j in range(i + 1, HOSTS)],
