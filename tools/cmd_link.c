@@ -377,7 +377,10 @@ static int link_add(int argc, char **argv)
 	 * for the DREQs of processes that die with connections up.
 	 */
 	if (cfg.pmd == HOST_PMD_AF_PACKET || cfg.pmd == HOST_PMD_AF_XDP) {
-		ret = host_broker_start(&cfg, group, err, sizeof(err));
+		/* Users allocate QPNs through the broker, which trusts only its own table. */
+		ret = host_qpn_protect(cfg.netdev, err, sizeof(err));
+		if (!ret)
+			ret = host_broker_start(&cfg, group, err, sizeof(err));
 		if (ret) {
 			fail("add", "%s", err);
 			host_link_cfg_remove(cfg.name);

@@ -820,7 +820,34 @@ static void memif_wait_connected(struct dp_port *dp)
 	atomic_store(&dp->peer_seen, true);
 }
 
-int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpns,
+/*
+ * A table of QPNs that is root's (host_qpn_protect()) is written by the
+ * device's broker for us: on the connection our packet socket came on, or
+ * on one of its own for a process that opens its socket itself.
+ */
+static int use_broker_qpns(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
+			   int broker, char *err, size_t errlen)
+{
+	if (qpns && host_qpn_read_only(qpns) && broker < 0) {
+		int fd = host_broker_fetch(cfg, &broker, err, errlen);
+
+		if (fd < 0) {
+			if (fd == -ENOENT)
+				snprintf(err, errlen,
+					 "%s: the QPN table of %s is root's and the device has no broker: recreate it (`uroce link add` as root)",
+					 cfg->name, cfg->netdev);
+			return fd;
+		}
+		close(fd);
+	}
+	if (broker >= 0 && qpns)
+		host_qpn_use_broker(qpns, broker);
+	else if (broker >= 0)
+		close(broker);
+	return 0;
+}
+
+int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 		 struct dp_port **out, char *err, size_t errlen)
 {
 	struct host_neigh_cfg ncfg;
@@ -831,7 +858,7 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 	struct dp_pmd_plan plan;
 	struct dp_port *dp;
 	char pcap_err[256];
-	int handover = -1;
+	int handover = -1, broker = -1;
 	uint32_t mtu;
 	int ret;
 
@@ -843,9 +870,12 @@ int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpn
 				 cfg->name, cfg->netdev, cfg->name);
 		return ret;
 	}
-	ret = dp_pmd_check_caps(cfg, &handover, err, errlen);
+	ret = dp_pmd_check_caps(cfg, &handover, &broker, err, errlen);
 	if (ret)
 		return ret;
+	ret = use_broker_qpns(cfg, qpns, broker, err, errlen);
+	if (ret)
+		goto err_close_handover;
 	ret = dp_eal_start(cfg, err, errlen);
 	if (ret)
 		goto err_close_handover;
@@ -1087,7 +1117,7 @@ static void user_loop_send(struct dp_port *dp, const void *frame, uint32_t len)
 	if (dp->user_loop_fd == -1) {
 		char err[256];
 
-		dp->user_loop_fd = host_broker_fetch(&dp->cfg, err, sizeof(err));
+		dp->user_loop_fd = host_broker_fetch(&dp->cfg, NULL, err, sizeof(err));
 		if (dp->user_loop_fd < 0)
 			dp->user_loop_fd = -2;
 	}

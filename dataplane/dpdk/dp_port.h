@@ -82,11 +82,12 @@ struct dp_port;
  * dp_port_open() - start the EAL if needed and open the device's port.
  * @cfg: the device configuration (the PMD, its netdev or arguments).
  * @qpns: this process's QPNs; received RoCE frames for other QPNs are
- *        dropped silently.  NULL: every QPN is accepted.
+ *        dropped silently.  NULL: every QPN is accepted.  A read-only
+ *        table gets the broker connection it allocates through.
  *
  * Return: 0, or -errno with one line in @err saying what failed, why and the fix.
  */
-int dp_port_open(const struct host_link_cfg *cfg, const struct host_qpn_map *qpns,
+int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 		 struct dp_port **out, char *err, size_t errlen);
 
 /* The port interface for the engine (its ops run in one thread at a time). */

@@ -280,14 +280,16 @@ static bool may_open_packet_socket(void)
 	return true;
 }
 
-int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, char *err, size_t errlen)
+int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, int *broker, char *err,
+		      size_t errlen)
 {
 	bool raw = cfg->pmd != HOST_PMD_AF_PACKET || may_open_packet_socket();
 	const char *need = NULL, *setcap = NULL;
 
 	*handover = -1;
+	*broker = -1;
 	if (!raw) {
-		int fd = host_broker_fetch(cfg, err, errlen);
+		int fd = host_broker_fetch(cfg, broker, err, errlen);
 
 		if (fd >= 0 || fd != -ENOENT) {
 			*handover = fd;

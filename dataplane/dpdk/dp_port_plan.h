@@ -40,9 +40,11 @@ int dp_pmd_plan(const struct host_link_cfg *cfg, const uint8_t mac_addr[6], uint
  * dp_pmd_check_caps() - the capabilities a PMD needs, checked up front.
  * @handover: set to a packet socket from the device's broker when the
  * process lacks CAP_NET_RAW for af_packet (dp_pmd_handover()), else -1.
+ * @broker: with @handover, the connection it came on (host_qpn_use_broker()), else -1.
  * Return: 0, or -errno with one clear line in @err instead of a driver's guess.
  */
-int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, char *err, size_t errlen);
+int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, int *broker, char *err,
+		      size_t errlen);
 
 /*
  * While @fd >= 0, the af_packet PMD runs without privilege on @fd: its

@@ -473,8 +473,17 @@ int host_qpn_filter_load(struct host_qpn_filter *f, char *err, size_t errlen)
 		f->prog_fd = -1;
 		return fail(err, errlen, ret, "packet socket", "map the QPN socket filter's bitmap");
 	}
-	f->bits = mem;
+	f->bits = (uint64_t *)((struct uroce_qpn_bits *)mem)->w;
+	f->mem = mem;
 	return 0;
+}
+
+void host_qpn_filter_strict(struct host_qpn_filter *f, int ifindex, const uint8_t mac[6])
+{
+	struct uroce_qpn_bits *b = f->mem;
+
+	memcpy(b->mac, mac, 6);
+	__atomic_store_n(&b->ifindex, (uint32_t)ifindex, __ATOMIC_RELEASE);
 }
 
 int host_qpn_filter_attach(struct host_qpn_filter *f, int sock, char *err, size_t errlen)
@@ -488,7 +497,7 @@ void host_qpn_filter_close(struct host_qpn_filter *f)
 {
 	if (!f->bits)
 		return;
-	munmap(f->bits, f->len);
+	munmap(f->mem, f->len);
 	close(f->prog_fd);
 	*f = (struct host_qpn_filter){ .prog_fd = -1 };
 }

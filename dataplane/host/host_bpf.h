@@ -47,11 +47,18 @@ int host_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm);
 struct host_qpn_filter {
 	int		prog_fd;
 	uint64_t	*bits;
+	void		*mem;	/* the map's value, mapped: a header, then @bits */
 	size_t		len;
 };
 
 /* Load the program and map its bitmap (all clear).  Return: 0, or -errno with one line in @err. */
 int host_qpn_filter_load(struct host_qpn_filter *f, char *err, size_t errlen);
+/*
+ * For the broker's socket, whose holder may be any user: frames of @ifindex
+ * only, unicast to @mac or multicast, and only RoCE, ARP, ICMP and ICMPv6.
+ * Set before attaching.
+ */
+void host_qpn_filter_strict(struct host_qpn_filter *f, int ifindex, const uint8_t mac[6]);
 /* Attach it to packet socket @sock.  Return: 0, or -errno (a locked filter: -EPERM). */
 int host_qpn_filter_attach(struct host_qpn_filter *f, int sock, char *err, size_t errlen);
 /* Our program fd and mapping go (if loaded); a socket it is attached to keeps filtering. */

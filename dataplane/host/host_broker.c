@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -22,11 +21,10 @@
 #include <unistd.h>
 
 #include "uroce/host.h"
+#include "host_bpf.h"
 #include "host_cm_exit.h"
 #include "host_qpn.h"
 
-#define ROCE_V2_PORT	4791
-#define ETH_P_ROCE_V1	0x8915
 #define STOP_WAIT_US	(2 * 1000 * 1000)
 #define REAP_MS		100	/* how often it looks for the DREQs of dead processes */
 
@@ -47,63 +45,97 @@ static void pid_path(const char *dev, char *buf, size_t len)
 }
 
 /*
- * What the handed socket may receive, whoever holds it: frames of its own
- * netdev only (a holder may bind it elsewhere), and of those only what the
- * port uses: RoCE v1, RoCE v2 (unfragmented UDP 4791), ARP, ICMP and ICMPv6
- * (ND, port unreachable).  The kernel's other traffic never enters its ring.
+ * A client: a process holding one of the broker's packet sockets, on the
+ * connection it got it through.  Its socket's filter (strict: host_bpf.h)
+ * lets in the RoCE frames of exactly the QPNs the broker allocated to it
+ * and it has not freed; the table of QPNs is root's (host_qpn_protect()).
  */
-static int attach_filter(int fd, int ifindex)
-{
-	/* Jump offsets count from the next instruction; DROP is 20, ACCEPT 21. */
-	struct sock_filter code[] = {
-		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_IFINDEX),
-		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ifindex, 0, 18),
-		/* 2 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ARP, 17, 0),
-		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ROCE_V1, 16, 0),
-		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 1, 0),
-		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 8, 13),
-		/* IPv4: ICMP, or UDP to 4791 that is not a fragment */
-		/* 7 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
-		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMP, 12, 0),
-		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 10),
-		/* 10 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
-		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, 8, 0),
-		/* 12 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
-		/* 13 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
-		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_V2_PORT, 6, 5),
-		/* IPv6: ICMPv6, or UDP to 4791 (no extension headers) */
-		/* 15 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 6),
-		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMPV6, 4, 0),
-		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 2),
-		/* 18 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 40 + 2),
-		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_V2_PORT, 1, 0),
-		/* 20 DROP */ BPF_STMT(BPF_RET | BPF_K, 0),
-		/* 21 ACCEPT */ BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
-	int one = 1;
+struct client {
+	int			conn;
+	int32_t			pid;
+	uint32_t		start;
+	struct host_qpn_filter	filter;
+};
 
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)))
-		return -errno;
-	return 0;
+static bool client_holds(const struct client *c, uint32_t qpn)
+{
+	uint32_t slot = qpn - HOST_QPN_BASE;
+
+	return slot < HOST_QPN_SLOTS && c->filter.bits[slot / 64] >> (slot % 64) & 1;
 }
 
-/* Protocol 0: the socket receives nothing until its holder binds it. */
-static int make_packet_socket(int ifindex)
+static void client_bit(struct client *c, uint32_t qpn, bool on)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	int ret;
+	uint32_t slot = qpn - HOST_QPN_BASE;
+	uint64_t bit = 1ull << (slot % 64);
+
+	if (on)
+		__atomic_fetch_or(&c->filter.bits[slot / 64], bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&c->filter.bits[slot / 64], ~bit, __ATOMIC_RELEASE);
+}
+
+/* A packet socket whose holder sees the netdev's frames for its own QPNs only. */
+static int make_packet_socket(struct client *c, int ifindex, const uint8_t mac[6])
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), one = 1, ret;
+	char why[256];
 
 	if (fd < 0)
 		return -errno;
-	ret = attach_filter(fd, ifindex);
-	if (ret) {
-		close(fd);
-		return ret;
-	}
+	ret = host_qpn_filter_load(&c->filter, why, sizeof(why));
+	if (ret)
+		goto err;
+	host_qpn_filter_strict(&c->filter, ifindex, mac);
+	ret = host_qpn_filter_attach(&c->filter, fd, why, sizeof(why));
+	if (!ret && setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)))
+		ret = -errno;
+	if (ret)
+		goto err;
 	return fd;
+err:
+	close(fd);
+	return ret;
+}
+
+/* The client is gone (or its connection is): its QPNs go back to the table, its socket goes deaf. */
+static void client_drop(struct client *c, struct host_qpn_map *qpns)
+{
+	for (uint32_t slot = 0; c->filter.bits && slot < HOST_QPN_SLOTS; slot++)
+		if (client_holds(c, HOST_QPN_BASE + slot)) {
+			client_bit(c, HOST_QPN_BASE + slot, false);
+			if (qpns)
+				host_qpn_free_for(qpns, c->pid, c->start, HOST_QPN_BASE + slot);
+		}
+	host_qpn_filter_close(&c->filter);
+	close(c->conn);
+	c->conn = -1;
+}
+
+/* One request; false when the connection is done with. */
+static bool client_serve(struct client *c, struct host_qpn_map *qpns)
+{
+	struct host_qpn_request req;
+	struct host_qpn_answer ans = { .ret = -EINVAL };
+	ssize_t n = recv(c->conn, &req, sizeof(req), MSG_WAITALL | MSG_DONTWAIT);
+
+	if (n != sizeof(req))
+		return false;
+	if (!qpns) {
+		ans.ret = -ENODEV;
+	} else if (req.op == HOST_QPN_OP_ALLOC) {
+		/* Its bit before it learns the QPN: its first frame already comes in. */
+		ans.ret = host_qpn_alloc_for(qpns, c->pid, c->start, &ans.qpn);
+		if (!ans.ret)
+			client_bit(c, ans.qpn, true);
+	} else if (req.op == HOST_QPN_OP_FREE) {
+		ans.ret = client_holds(c, req.qpn) ? 0 : -EPERM;
+		if (!ans.ret) {
+			client_bit(c, req.qpn, false);
+			host_qpn_free_for(qpns, c->pid, c->start, req.qpn);
+		}
+	}
+	return send(c->conn, &ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(ans);
 }
 
 static int send_fd(int conn, int fd)
@@ -170,22 +202,47 @@ static int post_frame(void *arg, const uint8_t *frame, uint32_t len)
 static void serve(int lfd, const struct host_link_cfg *cfg)
 {
 	struct poster poster = { .netdev = cfg->netdev };
+	struct host_qpn_map *qpns = NULL;
+	struct client *clients = NULL;
+	struct pollfd *pfd = NULL;
 	bool named = netns_named();
 	uint64_t idle_ms = 0;
-	char conf[600];
+	char conf[600], why[256];
+	size_t n = 0, cap = 0;
 
 	snprintf(conf, sizeof(conf), "%s/devices/%s.conf", host_run_dir(), cfg->name);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	signal(SIGPIPE, SIG_IGN);
 	poster.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (host_qpn_open(cfg->netdev, &qpns, why, sizeof(why)))
+		qpns = NULL;	/* clients get a socket, and -ENODEV for QPNs */
 	while (!broker_stop) {
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-		int conn, fd, ifindex;
+		struct client *c;
+		int conn, fd, ifindex, ready;
+		struct ifreq ifr = { 0 };
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
 
 		if (poster.fd >= 0)
 			host_cm_exit_reap(cfg->netdev, post_frame, &poster);
-		if (poll(&p, 1, REAP_MS) <= 0) {
+		if (n + 1 > cap) {
+			size_t want = cap ? 2 * cap : 16;
+			void *pc = realloc(clients, want * sizeof(*clients));
+
+			if (pc)
+				clients = pc;
+			pc = pc ? realloc(pfd, (want + 1) * sizeof(*pfd)) : NULL;
+			if (!pc)
+				break;
+			pfd = pc;
+			cap = want;
+		}
+		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (size_t i = 0; i < n; i++)
+			pfd[i + 1] = (struct pollfd){ .fd = clients[i].conn, .events = POLLIN };
+		ready = poll(pfd, n + 1, REAP_MS);
+		if (ready <= 0) {
 			idle_ms += REAP_MS;
 			/* A device removed without `uroce link del` (its run directory reset). */
 			if (idle_ms >= 1000) {
@@ -195,24 +252,47 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 			}
 			continue;
 		}
-		if (!(p.revents & POLLIN))
+		for (size_t i = n; i-- > 0;) {
+			if (!pfd[i + 1].revents || client_serve(&clients[i], qpns))
+				continue;
+			client_drop(&clients[i], qpns);
+			clients[i] = clients[--n];
+		}
+		if (!(pfd[0].revents & POLLIN))
 			continue;
 		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (conn < 0)
 			continue;
+		c = &clients[n];
+		*c = (struct client){ .conn = conn, .filter.prog_fd = -1 };
 		ifindex = (int)if_nametoindex(cfg->netdev);
-		fd = ifindex ? make_packet_socket(ifindex) : -ENODEV;
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", cfg->netdev);
+		if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+		    !(c->start = host_qpn_proc_start(cred.pid)))
+			fd = -ESRCH;
+		else if (!ifindex || poster.fd < 0 || ioctl(poster.fd, SIOCGIFHWADDR, &ifr))
+			fd = -ENODEV;
+		else
+			fd = make_packet_socket(c, ifindex, (const uint8_t *)ifr.ifr_hwaddr.sa_data);
+		c->pid = cred.pid;
 		if (fd >= 0) {
 			send_fd(conn, fd);
 			close(fd);
+			n++;
 		} else {
 			int code = -fd;
 
 			/* No fd: the errno instead, as 4 bytes. */
 			(void)!write(conn, &code, sizeof(code));
+			client_drop(c, NULL);
 		}
-		close(conn);
 	}
+	while (n)
+		client_drop(&clients[--n], qpns);
+	free(clients);
+	free(pfd);
+	if (qpns)
+		host_qpn_close(qpns);
 	if (poster.fd >= 0)
 		close(poster.fd);
 }
@@ -387,7 +467,7 @@ static void broker_group(const char *dev, gid_t gid, char *out, size_t len)
 	snprintf(out, len, "%s", g ? g->gr_name : "?");
 }
 
-int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
+int host_broker_fetch(const struct host_link_cfg *cfg, int *keep, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -420,7 +500,10 @@ int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen)
 		return ret;
 	}
 	fd = recv_fd(conn);
-	close(conn);
+	if (keep && fd >= 0)
+		*keep = conn;
+	else
+		close(conn);
 	if (fd < 0)
 		snprintf(err, errlen, "%s: its broker could not make a packet socket on %s: %s",
 			 cfg->name, cfg->netdev, strerror(-fd));

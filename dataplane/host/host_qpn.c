@@ -2,17 +2,20 @@
 /* Host-wide QPN allocator: a flock()ed, mmap()ed table of slots under the run directory. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "uroce/config.h"
+#include "uroce/host.h"
 #include "host_qpn.h"
 
 #define QPN_MAGIC	0x4e5051454352550aull	/* "\nUROCEQPN" */
@@ -84,6 +87,31 @@ int host_mkdir_sticky(const char *path)
 	return errno == EEXIST ? 0 : -errno;
 }
 
+static bool valid_file(const struct qpn_file *f)
+{
+	return f->magic == QPN_MAGIC && f->version == QPN_VERSION && f->n_slots == HOST_QPN_SLOTS;
+}
+
+static void init_file(struct qpn_file *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->magic = QPN_MAGIC;
+	f->version = QPN_VERSION;
+	f->n_slots = HOST_QPN_SLOTS;
+}
+
+static int table_path(const char *key, char *dir, size_t dlen, char *path, size_t plen,
+		      char *err, size_t errlen)
+{
+	if (!*key || strchr(key, '/')) {
+		snprintf(err, errlen, "invalid QPN allocator name '%s'", key);
+		return -EINVAL;
+	}
+	snprintf(dir, dlen, "%s/qpn", host_run_dir());
+	snprintf(path, plen, "%s/%s", dir, key);
+	return 0;
+}
+
 int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t errlen)
 {
 	char dir[512], path[600];
@@ -92,11 +120,9 @@ int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t 
 	struct stat st;
 	int ret;
 
-	if (!*key || strchr(key, '/')) {
-		snprintf(err, errlen, "invalid QPN allocator name '%s'", key);
-		return -EINVAL;
-	}
-	snprintf(dir, sizeof(dir), "%s/qpn", host_run_dir());
+	ret = table_path(key, dir, sizeof(dir), path, sizeof(path), err, errlen);
+	if (ret)
+		return ret;
 	if (mkdir(host_run_dir(), 0755) && errno != EEXIST) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot create %s: %s (run `uroce link add` as root first)",
@@ -109,7 +135,6 @@ int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t 
 			 dir, strerror(-ret));
 		return ret;
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, key);
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
@@ -117,7 +142,14 @@ int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t 
 	}
 	m->quarantine_ns = HOST_QPN_QUARANTINE_S * 1000000000ull;
 	m->start = host_qpn_proc_start(getpid());
+	m->broker = -1;
+	pthread_mutex_init(&m->broker_lock, NULL);
 	m->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (m->fd < 0 && errno == EACCES) {
+		/* Root's (`uroce link add` made it so): allocations through the broker. */
+		m->fd = open(path, O_RDONLY | O_CLOEXEC);
+		m->read_only = m->fd >= 0;
+	}
 	if (m->fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open the QPN allocator %s: %s", path, strerror(-ret));
@@ -128,6 +160,10 @@ int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t 
 		ret = -errno;
 		goto err_unlock;
 	}
+	if (m->read_only && st.st_size < (off_t)sizeof(struct qpn_file)) {
+		ret = -EPROTO;
+		goto err_unlock;
+	}
 	if (st.st_size < (off_t)sizeof(struct qpn_file)) {
 		/* New file (or one from an older layout): start over; nobody can hold QPNs in it. */
 		fchmod(m->fd, 0666);
@@ -136,16 +172,19 @@ int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t 
 			goto err_unlock;
 		}
 	}
-	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+	f = mmap(NULL, sizeof(*f), m->read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		 m->fd, 0);
 	if (f == MAP_FAILED) {
 		ret = -errno;
 		goto err_unlock;
 	}
-	if (f->magic != QPN_MAGIC || f->version != QPN_VERSION || f->n_slots != HOST_QPN_SLOTS) {
-		memset(f, 0, sizeof(*f));
-		f->magic = QPN_MAGIC;
-		f->version = QPN_VERSION;
-		f->n_slots = HOST_QPN_SLOTS;
+	if (!valid_file(f)) {
+		if (m->read_only) {
+			munmap(f, sizeof(*f));
+			ret = -EPROTO;
+			goto err_unlock;
+		}
+		init_file(f);
 	}
 	flock(m->fd, LOCK_UN);
 	m->file = f;
@@ -161,24 +200,21 @@ err_free:
 	return ret;
 }
 
-int host_qpn_alloc(void *arg, uint32_t *qpn)
+/* A free slot past quarantine, now @pid's: its index, or -ENOSPC.  Under the file lock. */
+static int take_slot(struct host_qpn_map *m, int32_t pid, uint32_t start)
 {
-	struct host_qpn_map *m = arg;
 	struct qpn_file *f = m->file;
-	int32_t me = (int32_t)getpid(), dead = 0, alive = 0;
-	_Atomic uint64_t *filter;
+	int32_t dead = 0, alive = 0;
 	uint64_t now = boottime_ns();
-	int ret = -ENOSPC;
 
-	flock(m->fd, LOCK_EX);
 	for (uint32_t i = 0; i < HOST_QPN_SLOTS; i++) {
 		uint32_t slot = (f->cursor + i) % HOST_QPN_SLOTS;
 		struct qpn_slot *s = &f->slots[slot];
 
 		if (s->pid) {
-			bool mine = s->pid == me && s->start == m->start;
+			bool its = s->pid == pid && s->start == start;
 
-			if (mine || s->pid == alive)
+			if (its || s->pid == alive)
 				continue;
 			if (s->pid != dead && owner_alive(s)) {
 				alive = s->pid;
@@ -192,22 +228,146 @@ int host_qpn_alloc(void *arg, uint32_t *qpn)
 		}
 		if (s->freed_ns && now - s->freed_ns < m->quarantine_ns)
 			continue;
-		s->pid = me;
-		s->start = m->start;
+		s->pid = pid;
+		s->start = start;
 		f->cursor = (slot + 1) % HOST_QPN_SLOTS;
-		atomic_fetch_or_explicit(&m->owned[slot / 64], 1ull << (slot % 64),
-					 memory_order_relaxed);
-		atomic_fetch_and_explicit(&m->released[slot / 64], ~(1ull << (slot % 64)),
-					  memory_order_relaxed);
-		filter = atomic_load(&m->filter);
-		if (filter)
-			atomic_fetch_or(&filter[slot / 64], 1ull << (slot % 64));
-		m->n_owned++;
+		return (int)slot;
+	}
+	return -ENOSPC;
+}
+
+/* One request to the broker and its answer; the answer's QPN in @qpn. */
+static int broker_call(struct host_qpn_map *m, uint32_t op, uint32_t *qpn)
+{
+	struct host_qpn_request req = { .op = op, .qpn = *qpn };
+	struct host_qpn_answer ans;
+	int ret = -EPIPE;
+
+	pthread_mutex_lock(&m->broker_lock);
+	if (send(m->broker, &req, sizeof(req), MSG_NOSIGNAL) == sizeof(req) &&
+	    recv(m->broker, &ans, sizeof(ans), MSG_WAITALL) == sizeof(ans)) {
+		ret = ans.ret;
+		*qpn = ans.qpn;
+	}
+	pthread_mutex_unlock(&m->broker_lock);
+	return ret;
+}
+
+int host_qpn_alloc(void *arg, uint32_t *qpn)
+{
+	struct host_qpn_map *m = arg;
+	_Atomic uint64_t *filter;
+	uint32_t slot;
+	int ret;
+
+	if (m->broker >= 0) {
+		ret = broker_call(m, HOST_QPN_OP_ALLOC, qpn);
+		if (ret)
+			return ret;
+		if (*qpn - HOST_QPN_BASE >= HOST_QPN_SLOTS)
+			return -EPROTO;
+		slot = *qpn - HOST_QPN_BASE;
+	} else {
+		if (m->read_only)
+			return -EACCES;
+		flock(m->fd, LOCK_EX);
+		ret = take_slot(m, (int32_t)getpid(), m->start);
+		flock(m->fd, LOCK_UN);
+		if (ret < 0)
+			return ret;
+		slot = (uint32_t)ret;
 		*qpn = HOST_QPN_BASE + slot;
-		ret = 0;
-		break;
+	}
+	atomic_fetch_or_explicit(&m->owned[slot / 64], 1ull << (slot % 64), memory_order_relaxed);
+	atomic_fetch_and_explicit(&m->released[slot / 64], ~(1ull << (slot % 64)),
+				  memory_order_relaxed);
+	filter = atomic_load(&m->filter);
+	if (filter)
+		atomic_fetch_or(&filter[slot / 64], 1ull << (slot % 64));
+	m->n_owned++;
+	return 0;
+}
+
+int host_qpn_alloc_for(struct host_qpn_map *m, int32_t pid, uint32_t start, uint32_t *qpn)
+{
+	int ret;
+
+	flock(m->fd, LOCK_EX);
+	ret = take_slot(m, pid, start);
+	flock(m->fd, LOCK_UN);
+	if (ret < 0)
+		return ret;
+	*qpn = HOST_QPN_BASE + (uint32_t)ret;
+	return 0;
+}
+
+void host_qpn_free_for(struct host_qpn_map *m, int32_t pid, uint32_t start, uint32_t qpn)
+{
+	struct qpn_file *f = m->file;
+	uint32_t slot = qpn - HOST_QPN_BASE;
+
+	if (slot >= HOST_QPN_SLOTS)
+		return;
+	flock(m->fd, LOCK_EX);
+	if (f->slots[slot].pid == pid && f->slots[slot].start == start) {
+		f->slots[slot].pid = 0;
+		f->slots[slot].freed_ns = boottime_ns();
 	}
 	flock(m->fd, LOCK_UN);
+}
+
+void host_qpn_use_broker(struct host_qpn_map *m, int conn)
+{
+	m->broker = conn;
+}
+
+bool host_qpn_read_only(const struct host_qpn_map *m)
+{
+	return m->read_only;
+}
+
+int host_qpn_protect(const char *key, char *err, size_t errlen)
+{
+	char dir[512], path[600], tmp[640];
+	struct qpn_file *f;
+	struct stat st;
+	int fd, ret;
+
+	ret = table_path(key, dir, sizeof(dir), path, sizeof(path), err, errlen);
+	if (ret)
+		return ret;
+	if (!stat(path, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0644)
+		return 0;
+	/*
+	 * A new file, not a chmod: a mapping made while it was writable would
+	 * stay writable.  Processes that still have the old one keep it.
+	 */
+	if (mkdir(host_run_dir(), 0755) && errno != EEXIST)
+		goto fail;
+	if (host_mkdir_sticky(dir))
+		goto fail;
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	f = ftruncate(fd, sizeof(*f)) || fchmod(fd, 0644) ? MAP_FAILED :
+	    mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (f == MAP_FAILED) {
+		ret = -errno;
+		close(fd);
+		unlink(tmp);
+		goto fail_ret;
+	}
+	init_file(f);
+	munmap(f, sizeof(*f));
+	close(fd);
+	if (!rename(tmp, path))
+		return 0;
+	unlink(tmp);
+fail:
+	ret = -errno;
+fail_ret:
+	snprintf(err, errlen, "cannot make the QPN table %s root's: %s", path, strerror(-ret));
 	return ret;
 }
 
@@ -247,6 +407,16 @@ bool host_qpn_was_mine(const struct host_qpn_map *m, uint32_t qpn)
 	       __atomic_load_n(&f->slots[slot].start, __ATOMIC_RELAXED) == m->start;
 }
 
+/* @slot no longer this process's (its bits only). */
+static void forget(struct host_qpn_map *m, uint32_t slot)
+{
+	atomic_fetch_and_explicit(&m->owned[slot / 64], ~(1ull << (slot % 64)),
+				  memory_order_relaxed);
+	atomic_fetch_or_explicit(&m->released[slot / 64], 1ull << (slot % 64),
+				 memory_order_relaxed);
+	m->n_owned--;
+}
+
 static void free_locked(struct host_qpn_map *m, uint32_t slot, uint64_t now)
 {
 	struct qpn_file *f = m->file;
@@ -256,11 +426,7 @@ static void free_locked(struct host_qpn_map *m, uint32_t slot, uint64_t now)
 		s->pid = 0;
 		s->freed_ns = now;
 	}
-	atomic_fetch_and_explicit(&m->owned[slot / 64], ~(1ull << (slot % 64)),
-				  memory_order_relaxed);
-	atomic_fetch_or_explicit(&m->released[slot / 64], 1ull << (slot % 64),
-				 memory_order_relaxed);
-	m->n_owned--;
+	forget(m, slot);
 }
 
 void host_qpn_free(void *arg, uint32_t qpn)
@@ -269,6 +435,13 @@ void host_qpn_free(void *arg, uint32_t qpn)
 
 	if (!host_qpn_owned(m, qpn))
 		return;
+	if (m->broker >= 0) {
+		uint32_t q = qpn;
+
+		broker_call(m, HOST_QPN_OP_FREE, &q);
+		forget(m, qpn - HOST_QPN_BASE);
+		return;
+	}
 	flock(m->fd, LOCK_EX);
 	free_locked(m, qpn - HOST_QPN_BASE, boottime_ns());
 	flock(m->fd, LOCK_UN);
@@ -280,13 +453,17 @@ void host_qpn_close(struct host_qpn_map *m)
 
 	if (!m)
 		return;
-	if (m->n_owned) {
+	/* The broker frees a client's QPNs when its connection closes. */
+	if (m->n_owned && m->broker < 0) {
 		flock(m->fd, LOCK_EX);
 		for (uint32_t slot = 0; slot < HOST_QPN_SLOTS; slot++)
 			if (host_qpn_owned(m, HOST_QPN_BASE + slot))
 				free_locked(m, slot, now);
 		flock(m->fd, LOCK_UN);
 	}
+	if (m->broker >= 0)
+		close(m->broker);
+	pthread_mutex_destroy(&m->broker_lock);
 	munmap(m->file, sizeof(struct qpn_file));
 	close(m->fd);
 	free(m);

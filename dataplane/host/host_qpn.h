@@ -3,6 +3,7 @@
 #ifndef UROCE_HOST_QPN_H
 #define UROCE_HOST_QPN_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,6 +21,9 @@
 
 struct host_qpn_map {
 	int		fd;		/* the shared file, flock()ed while changed */
+	bool		read_only;	/* root's (host_qpn_protect()): allocations through @broker */
+	int		broker;		/* the broker connection that allocates, -1: the file itself */
+	pthread_mutex_t	broker_lock;	/* one request at a time on @broker */
 	void		*file;		/* mmap of it */
 	uint64_t	quarantine_ns;
 	uint32_t	start;		/* this process's start time, beside its PID in the file */
@@ -43,10 +47,39 @@ struct host_qpn_map {
  */
 int host_qpn_open(const char *key, struct host_qpn_map **out, char *err, size_t errlen);
 
+/* The table is root's and this process is not: it allocates through a broker. */
+bool host_qpn_read_only(const struct host_qpn_map *m);
+
+/*
+ * From now on allocate and free through @conn, a connection to the device's
+ * broker (host_broker_fetch()), which host_qpn_close() closes: the broker
+ * writes the table and lets each QPN's frames into this process's socket.
+ */
+void host_qpn_use_broker(struct host_qpn_map *m, int conn);
+
+/* What a client asks its broker on its connection, and the answer. */
+enum { HOST_QPN_OP_ALLOC = 1, HOST_QPN_OP_FREE = 2 };
+struct host_qpn_request {
+	uint32_t	op;
+	uint32_t	qpn;	/* HOST_QPN_OP_FREE */
+};
+struct host_qpn_answer {
+	int32_t		ret;	/* 0 or -errno */
+	uint32_t	qpn;	/* HOST_QPN_OP_ALLOC */
+};
+
+/* The broker's side: a QPN for process @pid (started at @start), and back. */
+int host_qpn_alloc_for(struct host_qpn_map *m, int32_t pid, uint32_t start, uint32_t *qpn);
+/* Nothing unless @qpn is @pid's in the table. */
+void host_qpn_free_for(struct host_qpn_map *m, int32_t pid, uint32_t start, uint32_t qpn);
+
 /* Frees this process's QPNs (into quarantine) and detaches. */
 void host_qpn_close(struct host_qpn_map *m);
 
-/* rc_engine_cfg.qpn_alloc / qpn_free.  Return: 0 or -ENOSPC / -errno. */
+/*
+ * rc_engine_cfg.qpn_alloc / qpn_free.  Return: 0 or -ENOSPC / -errno
+ * (-EACCES: a read-only table and no broker).
+ */
 int host_qpn_alloc(void *map, uint32_t *qpn);
 void host_qpn_free(void *map, uint32_t qpn);
 

@@ -63,11 +63,22 @@ int host_kernel_filter_install(const char *netdev, char *err, size_t errlen);
 int host_kernel_filter_remove(const char *netdev, char *err, size_t errlen);
 
 /*
+ * host_qpn_protect() - make the QPN table of @key (a netdev) root's (0644),
+ * as `uroce link add` does for a device with a broker: no user can then
+ * write another's QPN into it and have the broker let that QPN's frames
+ * into its socket.  A table that was not root's is replaced by a new, empty
+ * one.
+ */
+int host_qpn_protect(const char *key, char *err, size_t errlen);
+
+/*
  * The broker of a device (af_packet; docs/usage.md, "Shared machines"):
  * started by `uroce link add` as root, it listens on RUN_DIR/devices/NAME.sock
  * (mode 0666, or 0660 and @group) and answers each connection with a packet
- * socket (SCM_RIGHTS) whose locked filter passes only the netdev's RoCE,
- * ARP and ICMP frames, so programs without CAP_NET_RAW open the device.
+ * socket (SCM_RIGHTS), so programs without CAP_NET_RAW open the device.  The
+ * connection stays: on it the broker allocates the client's QPNs in the
+ * netdev's QPN table, which is root's, and its socket's locked filter lets
+ * in the RoCE frames of those QPNs only (and QP1's, multicast, ARP, ICMP).
  */
 int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *err,
 		      size_t errlen);
@@ -76,10 +87,11 @@ void host_broker_stop(const char *dev);
 
 /*
  * host_broker_fetch() - a packet socket from the device's broker.
+ * @keep: NULL, or where the connection goes, for host_qpn_use_broker().
  * Return: the socket (close-on-exec), -ENOENT when the device has no broker
  * (nothing in @err), or -errno with one line in @err (not in its group, ...).
  */
-int host_broker_fetch(const struct host_link_cfg *cfg, char *err, size_t errlen);
+int host_broker_fetch(const struct host_link_cfg *cfg, int *keep, char *err, size_t errlen);
 
 /**
  * host_loss_set() - drop a random fraction of the UDP 4791 frames a netdev receives.

@@ -106,16 +106,44 @@ static int lo_index(void)
 	return (int)if_nametoindex("lo");
 }
 
+/* What one frame built from @d with DestQP @qpn does at socket @rx: copies of it received. */
+static unsigned copies_in(int rx, int tx, const struct sockaddr_ll *at, struct wire_build_desc d,
+			  uint32_t qpn, bool not_roce)
+{
+	uint8_t fr[128], got[2048];
+	unsigned n = 0;
+	uint32_t len;
+	ssize_t r;
+
+	d.dest_qp = qpn;
+	len = wire_build(fr, sizeof(fr), &d, "hello", 5);
+	ck_assert_uint_ne(len, 0);
+	if (not_roce)
+		unmake_roce(fr, len, &d);
+	ck_assert_int_eq(sendto(tx, fr, len, 0, (const struct sockaddr *)at, sizeof(*at)), (int)len);
+	usleep(20000);
+	/*
+	 * lo hands each frame to the socket twice: as it leaves and as it
+	 * arrives (a VLAN tag then taken out of the bytes): same BTH onwards.
+	 */
+	while ((r = recv(rx, got, sizeof(got), MSG_DONTWAIT)) > 0)
+		n += (r == (ssize_t)len || r == (ssize_t)len - 4) &&
+		     !memcmp(got + r - 24, fr + len - 24, 24);
+	return n;
+}
+
 /*
  * A RoCE frame for a QPN of the table whose bit is clear stays out; its own
  * QPN's, QP1's, a multicast group's, one outside the table and anything not
- * RoCE come in.  Loop: roce_send()'s four kinds.  These frames are linear;
- * it-parallel has the af_packet PMD's, sent from a TX ring, whose headers
- * are in pages.
+ * RoCE come in.  Loop: roce_send()'s four kinds, then the same four on the
+ * broker's (strict) filter, where what is not RoCE stays out too, and so
+ * does a frame to another MAC.  These frames are linear; it-parallel has the
+ * af_packet PMD's, sent from a TX ring, whose headers are in pages.
  */
 START_TEST(qpn_filter_keeps_out_other_qpns)
 {
-	struct wire_build_desc d = roce_send(_i, 0);
+	bool strict = _i >= 4;
+	struct wire_build_desc d = roce_send(_i % 4, 0);
 	static const struct {
 		uint32_t	qpn;
 		bool		in, not_roce;
@@ -127,7 +155,7 @@ START_TEST(qpn_filter_keeps_out_other_qpns)
 		{ WIRE_GSI_QPN, true, false },
 		{ WIRE_MCAST_QPN, true, false },
 		{ HOST_QPN_BASE + HOST_QPN_SLOTS, true, false },	/* outside the table: ours to judge */
-		{ HOST_QPN_BASE + 0x124, true, true },	/* not RoCE (unmake_roce()) */
+		{ HOST_QPN_BASE + 0x124, true, true },	/* not RoCE (unmake_roce()): out if strict */
 	};
 	struct sockaddr_ll at = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct host_qpn_filter f;
@@ -142,31 +170,25 @@ START_TEST(qpn_filter_keeps_out_other_qpns)
 	ck_assert_int_eq(host_qpn_filter_load(&f, err, sizeof(err)), 0);
 	f.bits[0x123 / 64] |= 1ull << (0x123 % 64);
 	f.bits[(HOST_QPN_SLOTS - 1) / 64] |= 1ull << ((HOST_QPN_SLOTS - 1) % 64);
+	if (strict)
+		host_qpn_filter_strict(&f, at.sll_ifindex, d.dst_mac);
 	ck_assert_int_eq(host_qpn_filter_attach(&f, rx, err, sizeof(err)), 0);
 	tx = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(tx, 0);
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		uint8_t fr[128], got[2048];
-		unsigned n = 0;
-		uint32_t len;
-		ssize_t r;
+		bool in = cases[k].in && !(strict && cases[k].not_roce);
+		unsigned n = copies_in(rx, tx, &at, d, cases[k].qpn, cases[k].not_roce);
 
-		d.dest_qp = cases[k].qpn;
-		len = wire_build(fr, sizeof(fr), &d, "hello", 5);
-		ck_assert_uint_ne(len, 0);
-		if (cases[k].not_roce)
-			unmake_roce(fr, len, &d);
-		ck_assert_int_eq(sendto(tx, fr, len, 0, (struct sockaddr *)&at, sizeof(at)), (int)len);
-		usleep(20000);
-		/*
-		 * lo hands each frame to the socket twice: as it leaves and as it
-		 * arrives (a VLAN tag then taken out of the bytes): same BTH onwards.
-		 */
-		while ((r = recv(rx, got, sizeof(got), MSG_DONTWAIT)) > 0)
-			n += (r == (ssize_t)len || r == (ssize_t)len - 4) &&
-			     !memcmp(got + r - 24, fr + len - 24, 24);
-		ck_assert_msg(cases[k].in ? n == 2 : n == 0, "case %zu, QPN 0x%x: %u of 2 copies in",
+		ck_assert_msg(in ? n == 2 : n == 0, "case %zu, QPN 0x%x: %u of 2 copies in",
 			      k, cases[k].qpn, n);
+	}
+	if (strict) {
+		/* Our QPN, but to another MAC: another host's (promiscuous, or as it leaves). */
+		d.dst_mac[5] ^= 0x10;
+		ck_assert_uint_eq(copies_in(rx, tx, &at, d, HOST_QPN_BASE + 0x123, false), 0);
+		/* A multicast MAC (the group's QPN): anyone may join a group. */
+		memcpy(d.dst_mac, (uint8_t[]){ 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 }, 6);
+		ck_assert_uint_eq(copies_in(rx, tx, &at, d, WIRE_MCAST_QPN, false), 2);
 	}
 	host_qpn_filter_close(&f);
 	close(tx);
@@ -185,7 +207,7 @@ Suite *host_bpf_suite(void)
 	tcase_add_loop_test(t, roce_frames_stop_at_tc, 0, 4);
 	suite_add_tcase(s, t);
 	t = tcase_create("qpn_filter");
-	tcase_add_loop_test(t, qpn_filter_keeps_out_other_qpns, 0, 4);
+	tcase_add_loop_test(t, qpn_filter_keeps_out_other_qpns, 0, 8);
 	suite_add_tcase(s, t);
 	return s;
 }

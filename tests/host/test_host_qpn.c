@@ -3,11 +3,14 @@
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "uroce/host.h"
 #include "host_qpn.h"
 #include "run_dir.h"
 
@@ -193,6 +196,72 @@ START_TEST(close_frees_everything)
 }
 END_TEST
 
+/*
+ * A protected table (`uroce link add` for a device with a broker): root's,
+ * 0644; one that was anyone's is replaced, not chmod()ed; a process that is
+ * not root opens it read-only and cannot allocate without the broker.
+ */
+START_TEST(protected_table_is_roots)
+{
+	const char *dir = getenv("UROCE_RUN_DIR");
+	char path[600];
+	struct host_qpn_map *m;
+	struct stat before, st;
+	uint32_t q;
+	pid_t child;
+	int status;
+
+	ck_assert_int_eq(host_qpn_open("udvP", &m, err, sizeof(err)), 0);
+	host_qpn_close(m);
+	snprintf(path, sizeof(path), "%s/qpn/udvP", dir);
+	ck_assert_int_eq(stat(path, &before), 0);
+	ck_assert_int_eq(before.st_mode & 0777, 0666);
+	ck_assert_int_eq(host_qpn_protect("udvP", err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0644);
+	ck_assert_int_eq(st.st_uid, 0);
+	ck_assert_uint_ne(st.st_ino, before.st_ino);
+	/* Already root's: kept. */
+	ck_assert_int_eq(host_qpn_protect("udvP", err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &before), 0);
+	ck_assert_uint_eq(st.st_ino, before.st_ino);
+
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		struct host_qpn_map *u;
+
+		if (setgid(65534) || setuid(65534) || host_qpn_open("udvP", &u, err, sizeof(err)))
+			_exit(1);
+		if (!host_qpn_read_only(u) || host_qpn_alloc(u, &q) != -EACCES)
+			_exit(2);
+		host_qpn_close(u);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %d", status);
+}
+END_TEST
+
+/* The broker's side: a QPN for another process, freed only as that process's. */
+START_TEST(alloc_for_another_process)
+{
+	struct host_qpn_map *m;
+	uint32_t q, start, me = host_qpn_proc_start(getpid());
+
+	ck_assert_int_eq(host_qpn_open("udvX", &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(host_qpn_alloc_for(m, getppid(), host_qpn_proc_start(getppid()), &q), 0);
+	ck_assert_int_eq(host_qpn_owner(m, q, &start), getppid());
+	ck_assert(!host_qpn_owned(m, q));	/* not this process's */
+	host_qpn_free_for(m, getpid(), me, q);
+	ck_assert_int_eq(host_qpn_owner(m, q, &start), getppid());
+	host_qpn_free_for(m, getppid(), host_qpn_proc_start(getppid()), q);
+	ck_assert_int_eq(host_qpn_owner(m, q, &start), 0);
+	host_qpn_close(m);
+}
+END_TEST
+
 START_TEST(bad_key)
 {
 	struct host_qpn_map *m;
@@ -217,6 +286,8 @@ Suite *host_qpn_suite(void)
 	tcase_add_test(t, processes_never_share);
 	tcase_add_test(t, dead_owner_reclaimed_after_quarantine);
 	tcase_add_test(t, close_frees_everything);
+	tcase_add_test(t, protected_table_is_roots);
+	tcase_add_test(t, alloc_for_another_process);
 	tcase_add_test(t, bad_key);
 	suite_add_tcase(s, t);
 	return s;

@@ -109,6 +109,60 @@ def filter_check(tap, pair):
            json.dumps(mine))
 
 
+def bth_datagram(qpn):
+    """A UDP 4791 payload: a BTH (SEND only, P_Key 0xffff) to QPN, and 8 bytes."""
+    return bytes([4, 0x40, 0xff, 0xff, 0]) + qpn.to_bytes(3, 'big') + bytes(12)
+
+
+def snoop(tap, pair, gid):
+    """USERS[1] with the broker's socket, while USERS[0]'s ib_write_bw runs through the same
+    netdev: no frame of USERS[0]'s QPs, sent or received, reaches it; its own QPN's do."""
+    global PORT
+    snoop_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'snoop.py')
+    spy = subprocess.Popen(
+        pair.ns_argv(0, ['setpriv', f'--reuid={USERS[1]}', f'--regid={USERS[1]}', '--init-groups',
+                         '/usr/bin/python3', snoop_py, pair.run_dirs[0], 'uroce0', pair.ifs[0]]),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        first = spy.stdout.readline()
+        mine = json.loads(first)['qpn']
+        PORT += 1
+        base = ['ib_write_bw', '-d', 'uroce0', '-F', '-p', str(PORT), '-s', '65536', '-n', '1000']
+        srv, cli = client_server(pair, as_user(pair, USERS[0], base + ['-x', gid[0]]),
+                                 as_user(pair, USERS[0], base + ['-x', gid[1], pair.ip4[0]]),
+                                 PORT)
+        it.both_ok(tap, 'ib_write_bw between namespaces beside another user\'s snooping socket',
+                   srv, cli)
+        # Three frames for the snooper's own QPN, three for the next one, nobody's.
+        send = ';'.join(f's.sendto({bth_datagram(q)!r}, ("{pair.ip4[0]}", 4791))'
+                        for q in (mine, mine, mine, mine + 1, mine + 1, mine + 1))
+        it.sh(*pair.ns_argv(1, ['/usr/bin/python3', '-c',
+                                f'import socket; s = socket.socket(socket.AF_INET, '
+                                f'socket.SOCK_DGRAM); {send}']))
+        time.sleep(0.5)
+        rest, _ = spy.communicate('', timeout=60)
+    finally:
+        if spy.poll() is None:
+            os.killpg(spy.pid, 9)
+            spy.wait()
+    try:
+        got = json.loads(rest.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        got = {}
+    detail = first + rest
+    tap.ok(got.get('detach') == 'Operation not permitted',
+           'the broker\'s socket filter cannot be taken off by its holder', detail)
+    tap.ok(got.get('table_write') == 'Permission denied',
+           'an ordinary user cannot write the QPN table', detail)
+    tap.ok(got.get('alloc', [1])[0] == 0 and got.get('free_other') == -1,
+           'the broker allocates a user a QPN and refuses to free one the user does not hold '
+           '(-EPERM)', detail)
+    tap.ok(got.get('roce_own_qpn') == 3 and got.get('roce_other_qpn') == 0 and
+           got.get('unicast_elsewhere') == 0,
+           'another user\'s traffic never reaches a user\'s socket; its own QPN\'s frames do',
+           detail)
+
+
 def steal(tap, pair, thief_side):
     """USERS[1] tries USERS[0]'s QPN and rkey: errors only, the secret never moves."""
     steal_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'steal.py')
@@ -200,6 +254,7 @@ def body(tap, pair):
 
     for thief_side in (1, 0):
         steal(tap, pair, thief_side)
+    snoop(tap, pair, gid)
 
     rdma_cm_as_users(tap, pair, gid)
 

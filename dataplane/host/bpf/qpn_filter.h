@@ -7,8 +7,16 @@
 #define QPN_FILTER_BASE		0x100
 #define QPN_FILTER_SLOTS	65536
 
-/* Bit (qpn - QPN_FILTER_BASE): this process's QP, or one it freed and nobody took since. */
 struct uroce_qpn_bits {
+	/*
+	 * Nonzero: the broker's socket, whose holder may be any user.  Only
+	 * frames of this netdev, unicast to @mac or multicast, and of those only
+	 * RoCE, ARP, ICMP and ICMPv6 come in (host_broker.c).
+	 */
+	__u32	ifindex;
+	__u8	mac[6];
+	__u16	pad;
+	/* Bit (qpn - QPN_FILTER_BASE): this process's QP, or one it freed and nobody took since. */
 	__u64	w[QPN_FILTER_SLOTS / 64];
 };
 
