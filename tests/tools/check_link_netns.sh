@@ -49,7 +49,9 @@ read -r broker broker_start < "/run/uroce/netns/$ns/devices/uroce0.broker" ||
 kill -0 "$broker" || fail "the first device's broker $broker is not running"
 # A program's leftovers in the old namespace: a QPN table, a same-host ring.
 ip netns exec "$ns" "$uroce" exec -- ibv_devinfo -d uroce0 >/dev/null || fail "ibv_devinfo"
-[ -n "$(ls -A "/run/uroce/netns/$ns/qpn")" ] || fail "no QPN table after a program opened the device"
+table="/run/uroce/netns/$ns/qpn/${veth}a"
+[ -f "$table" ] || fail "no QPN table after a program opened the device"
+touch -d @1 "$table"	# marked old: a table made for the new device is newer
 mkdir -p "/run/uroce/netns/$ns/loop/stale"
 touch "/run/uroce/netns/$ns/loop/stale/1.ring"
 ip netns del "$ns"
@@ -69,7 +71,9 @@ ip netns exec "$ns" "$uroce" exec -- ibv_devices | grep -q uroce0 || fail "ibv_d
 new=$(awk -F' = ' '$1 == "uverbs" { print $2 }' "/run/uroce/netns/$ns/devices/uroce0.conf")
 [ "$new" = "$old" ] || [ ! -e "/dev/infiniband/$old" ] || fail "/dev/infiniband/$old of the old device left"
 [ ! -e "/run/uroce/netns/$ns/loop/stale" ] || fail "the old namespace's rings left"
-[ -z "$(ls -A "/run/uroce/netns/$ns/qpn")" ] || fail "the old namespace's QPN tables left"
+# link add made the new device's table (root's, for its broker); the old one is gone.
+[ "$(ls -A "/run/uroce/netns/$ns/qpn")" = "${veth}a" ] && [ "$(stat -c %Y "$table")" -gt 1 ] ||
+	fail "the old namespace's QPN tables left"
 # The old broker was ended (it kept the deleted namespace alive); a new one serves the new device.
 stat=$(cat "/proc/$broker/stat" 2>/dev/null) || stat=
 if [ -n "$stat" ]; then
