@@ -3,7 +3,8 @@
 
 Every v1 frame on the veth is captured (tcpdump, `ether proto 0x8915`) and
 must be a RoCE packet uroce's parser accepts, ICRC and all.  Then the XDP
-loss program drops 1% of the v1 frames each end receives, and RC recovers.
+loss program drops 1% of the v1 frames each end receives (the client's only, for
+ibv_rc_pingpong), and RC recovers.
 """
 
 import os
@@ -113,11 +114,18 @@ def with_loss(tap, pair, r, gids):
         r.gids = gids
         r.run(tap, 'ib_write_bw', ['--report_gbits', '-n', '500'], label=' -x 0 with 1% loss')
         r.run(tap, 'ib_read_lat', ['-n', '500'], label=' -x 0 with 1% loss')
-        pingpong(tap, pair, 'ibv_rc_pingpong', gids, ['-c'], 'fe80:: RoCE v1 GID, 1% loss')
         counts = [dropped(pair, i) for i in range(2)]
         tap.ok(all(n > 0 for n, _ in counts), 'the XDP program dropped v1 frames on both ends',
                '\n'.join(out for _, out in counts))
         tap.diag('; '.join(out.strip() for _, out in counts))
+        # As in it-loss: a lost ACK of the server's last message, after the client has left,
+        # ends the server in retry exceeded on any pair of devices; the client's side loses.
+        pair.uroce_cmd(0, 'loss', pair.ifs[0], 'off')
+        before = dropped(pair, 1)[0]
+        pingpong(tap, pair, 'ibv_rc_pingpong', gids, ['-c'],
+                 'fe80:: RoCE v1 GID, 1% loss on the client\'s side')
+        tap.ok(dropped(pair, 1)[0] > before, 'the client\'s side dropped v1 frames of the pingpong',
+               dropped(pair, 1)[1])
     finally:
         for i in range(2):
             pair.uroce_cmd(i, 'loss', pair.ifs[i], 'off', check=False)
