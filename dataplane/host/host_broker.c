@@ -59,9 +59,7 @@ struct client {
 
 static bool client_holds(const struct client *c, uint32_t qpn)
 {
-	uint32_t slot = qpn - HOST_QPN_BASE;
-
-	return slot < HOST_QPN_SLOTS && c->filter.bits[slot / 64] >> (slot % 64) & 1;
+	return host_qpn_bit((const _Atomic uint64_t *)c->filter.bits, qpn);
 }
 
 static void client_bit(struct client *c, uint32_t qpn, bool on)

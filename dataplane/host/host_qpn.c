@@ -253,6 +253,19 @@ static int broker_call(struct host_qpn_map *m, uint32_t op, uint32_t *qpn)
 	return ret;
 }
 
+int host_qpn_alloc_for(struct host_qpn_map *m, int32_t pid, uint32_t start, uint32_t *qpn)
+{
+	int ret;
+
+	flock(m->fd, LOCK_EX);
+	ret = take_slot(m, pid, start);
+	flock(m->fd, LOCK_UN);
+	if (ret < 0)
+		return ret;
+	*qpn = HOST_QPN_BASE + (uint32_t)ret;
+	return 0;
+}
+
 int host_qpn_alloc(void *arg, uint32_t *qpn)
 {
 	struct host_qpn_map *m = arg;
@@ -270,13 +283,10 @@ int host_qpn_alloc(void *arg, uint32_t *qpn)
 	} else {
 		if (m->read_only)
 			return -EACCES;
-		flock(m->fd, LOCK_EX);
-		ret = take_slot(m, (int32_t)getpid(), m->start);
-		flock(m->fd, LOCK_UN);
-		if (ret < 0)
+		ret = host_qpn_alloc_for(m, (int32_t)getpid(), m->start, qpn);
+		if (ret)
 			return ret;
-		slot = (uint32_t)ret;
-		*qpn = HOST_QPN_BASE + slot;
+		slot = *qpn - HOST_QPN_BASE;
 	}
 	atomic_fetch_or_explicit(&m->owned[slot / 64], 1ull << (slot % 64), memory_order_relaxed);
 	atomic_fetch_and_explicit(&m->released[slot / 64], ~(1ull << (slot % 64)),
@@ -285,19 +295,6 @@ int host_qpn_alloc(void *arg, uint32_t *qpn)
 	if (filter)
 		atomic_fetch_or(&filter[slot / 64], 1ull << (slot % 64));
 	m->n_owned++;
-	return 0;
-}
-
-int host_qpn_alloc_for(struct host_qpn_map *m, int32_t pid, uint32_t start, uint32_t *qpn)
-{
-	int ret;
-
-	flock(m->fd, LOCK_EX);
-	ret = take_slot(m, pid, start);
-	flock(m->fd, LOCK_UN);
-	if (ret < 0)
-		return ret;
-	*qpn = HOST_QPN_BASE + (uint32_t)ret;
 	return 0;
 }
 
