@@ -46,6 +46,7 @@
 #define DP_SPIN_NS		200000ull
 #define DP_SPIN_POLLED_NS	200000ull	/* ports without a receive socket */
 #define DP_LINGER_NS		10000ull
+#define DP_LINGER_MESSAGE_NS	200000ull	/* for the rest of a message half taken */
 #define DP_IDLE_SLEEP_MIN_NS	2000ull
 #define DP_IDLE_SLEEP_MAX_NS	1000000ull
 #define DP_TIMER_SLACK_NS	1000ul
@@ -536,6 +537,16 @@ unsigned dp_device_poll(struct dp_device *dev)
 				n++;
 				break;
 			}
+	/*
+	 * Half of a message taken (the first packets of an RDMA WRITE): the rest
+	 * is microseconds behind, and the application may next poll memory for
+	 * it, leaving it to the background thread, which on a machine whose CPUs
+	 * spin in applications waits for the scheduler (milliseconds).
+	 */
+	if (n && rc_engine_mid_message(dev->eng))
+		for (end = dp_clock_ns() + DP_LINGER_MESSAGE_NS;
+		     rc_engine_mid_message(dev->eng) && dp_clock_ns() < end;)
+			n += rc_engine_progress(dev->eng, 0);
 	check_sleeper(dev);
 	return n;
 }

@@ -541,6 +541,9 @@ struct rc_engine {
 	/* This pass: an ACK emptied a send queue; a request was received. */
 	bool			pass_ack_drained, pass_rx_request;
 	atomic_bool		ack_drained;	/* the last pass: the first without the second */
+	/* The last request packet taken did not end its message: the rest is on its way. */
+	bool			rx_mid_message;
+	atomic_bool		mid_message;	/* rx_mid_message after the last pass */
 	struct rc_engine_cfg	cfg;
 	struct port		*port;
 	uint32_t		port_pmtu;	/* largest PMTU whose frames fit the port */

@@ -124,6 +124,7 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		}
 		rc_resp_rx(qp, &pkt, unchecked);
 		eng->pass_rx_request = true;
+		eng->rx_mid_message = !(pkt.op->flags & (WIRE_OPF_LAST | WIRE_OPF_ONLY));
 	} else {
 		rc_comp_rx(qp, &pkt);
 		if ((pkt.opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_ACKNOWLEDGE && qp->sq_head == qp->sq_tail)
