@@ -531,12 +531,16 @@ unsigned dp_device_poll(struct dp_device *dev)
 
 	atomic_store_explicit(&dev->app_poll_ns, now, memory_order_relaxed);
 	n = rc_engine_progress(dev->eng, 0);
-	if (n && rc_engine_ack_drained(dev->eng))
-		for (end = now + DP_LINGER_NS; dp_clock_ns() < end;)
-			if (rc_engine_progress(dev->eng, 0)) {
-				n++;
-				break;
-			}
+	if (n && rc_engine_ack_drained(dev->eng)) {
+		bool taken = false;
+
+		for (end = now + DP_LINGER_NS; !taken && dp_clock_ns() < end;)
+			taken = rc_engine_progress(dev->eng, 0) != 0;
+		n += taken;
+		/* Nothing behind the ACK, no receive to poll for: the application now spins on memory. */
+		if (!taken && !rc_engine_recv_posted(dev->eng))
+			dp_device_app_waits(dev);
+	}
 	/*
 	 * Half of a message taken (the first packets of an RDMA WRITE): the rest
 	 * is microseconds behind, and the application may next poll memory for

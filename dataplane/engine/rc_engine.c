@@ -337,7 +337,7 @@ static unsigned engine_pass(struct rc_engine *eng, unsigned budget)
 	atomic_store_explicit(&eng->pass_wanted, false, memory_order_relaxed);
 	eng->now = eng->cfg.now_ns(eng->cfg.clock_arg);
 	eng->tx_sent = 0;
-	eng->pass_ack_drained = eng->pass_rx_request = false;
+	eng->pass_ack_drained = eng->pass_rx_request = eng->pass_recv_posted = false;
 	if (!budget)
 		budget = RC_BURST;
 	rx = rc_rx_poll(eng, budget);
@@ -349,6 +349,7 @@ static unsigned engine_pass(struct rc_engine *eng, unsigned budget)
 	atomic_store_explicit(&eng->deadline_hint, eng->next_deadline, memory_order_relaxed);
 	atomic_store_explicit(&eng->ack_drained, eng->pass_ack_drained && !eng->pass_rx_request,
 			      memory_order_relaxed);
+	atomic_store_explicit(&eng->recv_posted, eng->pass_recv_posted, memory_order_relaxed);
 	atomic_store_explicit(&eng->mid_message, eng->rx_mid_message, memory_order_relaxed);
 	pthread_mutex_unlock(&eng->lock);
 	return rx;
@@ -397,6 +398,11 @@ uint64_t rc_engine_next_deadline(struct rc_engine *eng)
 bool rc_engine_ack_drained(struct rc_engine *eng)
 {
 	return atomic_load_explicit(&eng->ack_drained, memory_order_relaxed);
+}
+
+bool rc_engine_recv_posted(struct rc_engine *eng)
+{
+	return atomic_load_explicit(&eng->recv_posted, memory_order_relaxed);
 }
 
 bool rc_engine_mid_message(struct rc_engine *eng)

@@ -540,7 +540,9 @@ struct rc_engine {
 	_Atomic uint64_t	deadline_hint;
 	/* This pass: an ACK emptied a send queue; a request was received. */
 	bool			pass_ack_drained, pass_rx_request;
+	bool			pass_recv_posted;	/* the drained QP has receives posted */
 	atomic_bool		ack_drained;	/* the last pass: the first without the second */
+	atomic_bool		recv_posted;	/* the last pass: pass_recv_posted */
 	/* The last request packet taken did not end its message: the rest is on its way. */
 	bool			rx_mid_message;
 	atomic_bool		mid_message;	/* rx_mid_message after the last pass */

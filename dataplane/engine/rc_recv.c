@@ -127,8 +127,10 @@ static void rx_frame(struct rc_engine *eng, const uint8_t *data, uint32_t len,
 		eng->rx_mid_message = !(pkt.op->flags & (WIRE_OPF_LAST | WIRE_OPF_ONLY));
 	} else {
 		rc_comp_rx(qp, &pkt);
-		if ((pkt.opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_ACKNOWLEDGE && qp->sq_head == qp->sq_tail)
+		if ((pkt.opcode & WIRE_OPC_LOW_MASK) == WIRE_OP_ACKNOWLEDGE && qp->sq_head == qp->sq_tail) {
 			eng->pass_ack_drained = true;
+			eng->pass_recv_posted |= qp->srq || rc_rq_count(&qp->rq);
+		}
 	}
 }
 

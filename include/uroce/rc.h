@@ -227,6 +227,11 @@ uint64_t rc_engine_deadline_hint(struct rc_engine *eng);
  * poller that just saw its last send complete may look again at once.
  */
 bool rc_engine_ack_drained(struct rc_engine *eng);
+/*
+ * That ACK's QP has receives posted: its application next polls a CQ for
+ * them (ib_send_lat), rather than memory for an RDMA WRITE (ib_write_lat).
+ */
+bool rc_engine_recv_posted(struct rc_engine *eng);
 /* The last request packet the engine took did not end its message (first or middle). */
 bool rc_engine_mid_message(struct rc_engine *eng);
 
