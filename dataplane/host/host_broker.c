@@ -54,8 +54,23 @@ struct client {
 	int			conn;
 	int32_t			pid;
 	uint32_t		start;
+	uid_t			uid;
+	uint32_t		held;	/* QPNs allocated and not freed */
 	struct host_qpn_filter	filter;
 };
+
+/* What one user other than root may hold of a netdev's QPNs, across its processes. */
+#define USER_QPN_QUOTA		(HOST_QPN_SLOTS / 4)
+
+static uint32_t user_holds(const struct client *clients, size_t n, uid_t uid)
+{
+	uint32_t held = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (clients[i].uid == uid)
+			held += clients[i].held;
+	return held;
+}
 
 static bool client_holds(const struct client *c, uint32_t qpn)
 {
@@ -110,8 +125,8 @@ static void client_drop(struct client *c, struct host_qpn_map *qpns)
 	c->conn = -1;
 }
 
-/* One request; false when the connection is done with. */
-static bool client_serve(struct client *c, struct host_qpn_map *qpns)
+/* One request; false when the connection is done with.  @user_held: what c's user holds. */
+static bool client_serve(struct client *c, struct host_qpn_map *qpns, uint32_t user_held)
 {
 	struct host_qpn_request req;
 	struct host_qpn_answer ans = { .ret = -EINVAL };
@@ -123,14 +138,18 @@ static bool client_serve(struct client *c, struct host_qpn_map *qpns)
 		ans.ret = -ENODEV;
 	} else if (req.op == HOST_QPN_OP_ALLOC) {
 		/* Its bit before it learns the QPN: its first frame already comes in. */
-		ans.ret = host_qpn_alloc_for(qpns, c->pid, c->start, &ans.qpn);
-		if (!ans.ret)
+		ans.ret = c->uid && user_held >= USER_QPN_QUOTA ? -EDQUOT :
+			  host_qpn_alloc_for(qpns, c->pid, c->start, &ans.qpn);
+		if (!ans.ret) {
 			client_bit(c, ans.qpn, true);
+			c->held++;
+		}
 	} else if (req.op == HOST_QPN_OP_FREE) {
 		ans.ret = client_holds(c, req.qpn) ? 0 : -EPERM;
 		if (!ans.ret) {
 			client_bit(c, req.qpn, false);
 			host_qpn_free_for(qpns, c->pid, c->start, req.qpn);
+			c->held--;
 		}
 	}
 	return send(c->conn, &ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(ans);
@@ -251,7 +270,8 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 			continue;
 		}
 		for (size_t i = n; i-- > 0;) {
-			if (!pfd[i + 1].revents || client_serve(&clients[i], qpns))
+			if (!pfd[i + 1].revents ||
+			    client_serve(&clients[i], qpns, user_holds(clients, n, clients[i].uid)))
 				continue;
 			client_drop(&clients[i], qpns);
 			clients[i] = clients[--n];
@@ -273,6 +293,7 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 		else
 			fd = make_packet_socket(c, ifindex, (const uint8_t *)ifr.ifr_hwaddr.sa_data);
 		c->pid = cred.pid;
+		c->uid = cred.uid;
 		if (fd >= 0) {
 			send_fd(conn, fd);
 			close(fd);

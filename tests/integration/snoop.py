@@ -3,9 +3,11 @@
 
 usage: snoop.py RUN_DIR DEVICE NETDEV
   takes a packet socket from DEVICE's broker, tries to take its filter off and to write the
-  QPN table, asks the broker for a QPN and to free one it does not hold, prints
-  {"qpn": ITS_QPN}, then counts what the socket receives until its stdin closes and prints
-  one JSON line.
+  QPN table, asks the broker for a QPN and to free one it does not hold, then for QPNs until
+  the broker refuses (the user's quota, held while it snoops), prints {"qpn": ITS_QPN,
+  "other": A_QPN_IN_THE_TABLE_IT_DOES_NOT_HOLD},
+  counts what the socket receives until its stdin closes, gives the quota's QPNs back and
+  prints one JSON line.
 """
 
 import json
@@ -19,6 +21,7 @@ ETH_P_ALL = 0x0003
 SO_DETACH_FILTER = 27
 OP_ALLOC, OP_FREE = 1, 2
 ROCE_V2_PORT = 4791
+QPN_BASE, QPN_SLOTS = 0x100, 65536	# the QPN table's range (host_qpn.h)
 
 
 def bth_dest_qp(frame):
@@ -61,7 +64,16 @@ def main():
     ret, mine = ask(conn, OP_ALLOC)
     out['alloc'] = [ret, mine]
     out['free_other'] = ask(conn, OP_FREE, mine + 1)[0]
-    print(json.dumps({'qpn': mine}), flush=True)
+    held = []
+    while len(held) < 65536:
+        ret, qpn = ask(conn, OP_ALLOC)
+        if ret:
+            break
+        held.append(qpn)
+    out['quota'] = [len(held) + 1, ret]
+    ours = set(held) | {mine}
+    other = next(q for q in range(QPN_BASE, QPN_BASE + QPN_SLOTS) if q not in ours)
+    print(json.dumps({'qpn': mine, 'other': other}), flush=True)
     mac = bytes.fromhex(open(f'/sys/class/net/{netdev}/address').read().strip().replace(':', ''))
     out.update(frames=0, roce_own_qpn=0, roce_other_qpn=0, unicast_elsewhere=0)
     while True:
@@ -77,6 +89,8 @@ def main():
             out['roce_own_qpn'] += 1
         elif qpn is not None:
             out['roce_other_qpn'] += qpn not in (1, 0xffffff)
+    out['freed'] = sum(ask(conn, OP_FREE, qpn)[0] == 0 for qpn in held)
+    out['alloc_after_free'] = ask(conn, OP_ALLOC)[0]
     print(json.dumps(out), flush=True)
 
 

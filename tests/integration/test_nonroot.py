@@ -9,6 +9,7 @@ on one device, mckey, then checks that `uroce link add --group` keeps a user out
 out with one clear line, and that `uroce link del` stops the broker.  The users are removed at the end.
 """
 
+import errno
 import json
 import os
 import re
@@ -24,6 +25,7 @@ TAG = f'{os.getpid() & 0xffff:04x}'
 USERS = [f'urnr{TAG}a', f'urnr{TAG}b']
 GROUP = f'urnr{TAG}g'
 PORT = 18620
+USER_QPN_QUOTA = 16384	# a quarter of a netdev's QPN table (host_broker.c)
 
 
 def make_users():
@@ -125,7 +127,7 @@ def snoop(tap, pair, gid):
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         first = spy.stdout.readline()
-        mine = json.loads(first)['qpn']
+        mine, other = (json.loads(first)[k] for k in ('qpn', 'other'))
         PORT += 1
         base = ['ib_write_bw', '-d', 'uroce0', '-F', '-p', str(PORT), '-s', '65536', '-n', '1000']
         srv, cli = client_server(pair, as_user(pair, USERS[0], base + ['-x', gid[0]]),
@@ -133,9 +135,9 @@ def snoop(tap, pair, gid):
                                  PORT)
         it.both_ok(tap, 'ib_write_bw between namespaces beside another user\'s snooping socket',
                    srv, cli)
-        # Three frames for the snooper's own QPN, three for the next one, nobody's.
+        # Three frames for the snooper's own QPN, three for one it does not hold.
         send = ';'.join(f's.sendto({bth_datagram(q)!r}, ("{pair.ip4[0]}", 4791))'
-                        for q in (mine, mine, mine, mine + 1, mine + 1, mine + 1))
+                        for q in (mine, mine, mine, other, other, other))
         it.sh(*pair.ns_argv(1, ['/usr/bin/python3', '-c',
                                 f'import socket; s = socket.socket(socket.AF_INET, '
                                 f'socket.SOCK_DGRAM); {send}']))
@@ -157,6 +159,11 @@ def snoop(tap, pair, gid):
     tap.ok(got.get('alloc', [1])[0] == 0 and got.get('free_other') == -1,
            'the broker allocates a user a QPN and refuses to free one the user does not hold '
            '(-EPERM)', detail)
+    quota = got.get('quota', [0, 0])
+    tap.ok(quota == [USER_QPN_QUOTA, -errno.EDQUOT] and got.get('freed') == quota[0] - 1 and
+           got.get('alloc_after_free') == 0,
+           f'a user holds at most {USER_QPN_QUOTA} QPNs of a netdev (then -EDQUOT), and gets '
+           f'more once it gives some back; another user\'s ib_write_bw ran meanwhile', detail)
     tap.ok(got.get('roce_own_qpn') == 3 and got.get('roce_other_qpn') == 0 and
            got.get('unicast_elsewhere') == 0,
            'another user\'s traffic never reaches a user\'s socket; its own QPN\'s frames do',
