@@ -55,7 +55,7 @@ struct client {
 	int32_t			pid;
 	uint32_t		start;
 	uid_t			uid;
-	uint32_t		held;	/* QPNs allocated and not freed */
+	uint32_t		held;	/* bits set in its filter: QPNs allocated, not freed */
 	struct host_qpn_filter	filter;
 };
 
@@ -86,6 +86,7 @@ static void client_bit(struct client *c, uint32_t qpn, bool on)
 		__atomic_fetch_or(&c->filter.bits[slot / 64], bit, __ATOMIC_RELEASE);
 	else
 		__atomic_fetch_and(&c->filter.bits[slot / 64], ~bit, __ATOMIC_RELEASE);
+	c->held += on ? 1 : -1;
 }
 
 /* A packet socket whose holder sees the netdev's frames for its own QPNs only. */
@@ -140,16 +141,13 @@ static bool client_serve(struct client *c, struct host_qpn_map *qpns, uint32_t u
 		/* Its bit before it learns the QPN: its first frame already comes in. */
 		ans.ret = c->uid && user_held >= USER_QPN_QUOTA ? -EDQUOT :
 			  host_qpn_alloc_for(qpns, c->pid, c->start, &ans.qpn);
-		if (!ans.ret) {
+		if (!ans.ret)
 			client_bit(c, ans.qpn, true);
-			c->held++;
-		}
 	} else if (req.op == HOST_QPN_OP_FREE) {
 		ans.ret = client_holds(c, req.qpn) ? 0 : -EPERM;
 		if (!ans.ret) {
 			client_bit(c, req.qpn, false);
 			host_qpn_free_for(qpns, c->pid, c->start, req.qpn);
-			c->held--;
 		}
 	}
 	return send(c->conn, &ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(ans);

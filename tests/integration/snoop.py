@@ -65,7 +65,7 @@ def main():
     out['alloc'] = [ret, mine]
     out['free_other'] = ask(conn, OP_FREE, mine + 1)[0]
     held = []
-    while len(held) < 65536:
+    while len(held) < QPN_SLOTS:
         ret, qpn = ask(conn, OP_ALLOC)
         if ret:
             break
