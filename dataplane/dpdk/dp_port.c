@@ -17,6 +17,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 #include "uroce/wire.h"
@@ -101,6 +102,8 @@ struct dp_port {
 	int			xdp_prog_fd;	/* memfd holding the XDP object for af_xdp */
 	int			packet_fd;	/* af_packet: the PMD's socket, for its drop count */
 	int			neigh_tap_fd;	/* af_xdp: copies of ARP/ND the kernel receives */
+	int			xdp_broker;	/* af_xdp without privilege: the broker holding
+						 * its XDP program while this stays open, else -1 */
 	int			user_loop_fd;	/* a packet socket for another user's processes
 						 * (user_loop_send()); -1: not yet, -2: none */
 	int			rx_fd;		/* readable while frames wait (af_packet, af_xdp) */
@@ -664,6 +667,40 @@ static int probe(struct dp_port *dp, const struct dp_pmd_plan *pl, char *err, si
 	return 0;
 }
 
+/*
+ * The port's mbufs.  af_xdp's UMEM is the span from the first mbuf to the
+ * last, which the PMD takes as @pl->pool_size objects back to back: over
+ * 4 KiB pages DPDK would otherwise start each object on a fresh page where
+ * it does not fit the rest of one, and the last objects would lie past the
+ * UMEM's end (the kernel counts their frames as invalid descriptors).  A
+ * copy-mode UMEM is virtual memory, so objects may straddle pages.
+ */
+static struct rte_mempool *pool_create(const char *name, const struct dp_pmd_plan *pl)
+{
+	struct rte_pktmbuf_pool_private priv = { .mbuf_data_room_size = (uint16_t)pl->data_room };
+	struct rte_mempool *mp;
+
+	if (!pl->packed_pool)
+		return rte_pktmbuf_pool_create(name, pl->pool_size, POOL_CACHE, 0,
+					       (uint16_t)pl->data_room, (int)rte_socket_id());
+	mp = rte_mempool_create_empty(name, pl->pool_size,
+				      (unsigned)sizeof(struct rte_mbuf) + pl->data_room, POOL_CACHE,
+				      sizeof(priv), (int)rte_socket_id(),
+				      RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	if (!mp)
+		return NULL;
+	if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL))
+		goto err;
+	rte_pktmbuf_pool_init(mp, &priv);
+	if (rte_mempool_populate_default(mp) != (int)pl->pool_size)
+		goto err;
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+err:
+	rte_mempool_free(mp);
+	return NULL;
+}
+
 static int start_ethdev(struct dp_port *dp, const struct dp_pmd_plan *pl, uint32_t mtu, char *err,
 			size_t errlen)
 {
@@ -675,8 +712,7 @@ static int start_ethdev(struct dp_port *dp, const struct dp_pmd_plan *pl, uint32
 	snprintf(pool_name, sizeof(pool_name), "uroce%d_%u", (int)getpid(),
 		 atomic_fetch_add(&port_seq, 1));
 	/* Pools in plain memory (EAL --no-huge): what they need becomes resident at creation. */
-	dp->pool = rte_pktmbuf_pool_create(pool_name, pl->pool_size, POOL_CACHE, 0,
-					   (uint16_t)pl->data_room, (int)rte_socket_id());
+	dp->pool = pool_create(pool_name, pl);
 	if (!dp->pool) {
 		snprintf(what, sizeof(what), "%s: cannot create a pool of %u buffers of %u bytes",
 			 dp->cfg.name, pl->pool_size, pl->data_room);
@@ -825,6 +861,26 @@ static void memif_wait_connected(struct dp_port *dp)
  * device's broker for us: on the connection our packet socket came on, or
  * on one of its own for a process that opens its socket itself.
  */
+/* The broker attaches uroce's XDP program for this process: the netdev is ours until it closes. */
+static int xdp_attach_by_broker(struct dp_port *dp, char *err, size_t errlen)
+{
+	uint32_t holder = 0;
+	int ret = host_broker_xdp_call(dp->xdp_broker, HOST_QPN_OP_XDP_ATTACH, &holder, -1, NULL);
+
+	if (ret == -EBUSY && holder)
+		snprintf(err, errlen,
+			 "%s: af_xdp is in use by process %u (one process per netdev queue): use af_packet to share the netdev",
+			 dp->cfg.name, holder);
+	else if (ret == -EBUSY)
+		snprintf(err, errlen,
+			 "%s: another XDP program is attached to %s (`ip link show %s`): af_xdp needs the netdev's XDP hook",
+			 dp->cfg.name, dp->cfg.netdev, dp->cfg.netdev);
+	else if (ret)
+		snprintf(err, errlen, "%s: its broker could not attach the XDP program to %s: %s",
+			 dp->cfg.name, dp->cfg.netdev, strerror(-ret));
+	return ret;
+}
+
 static int use_broker_qpns(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 			   int broker, char *err, size_t errlen)
 {
@@ -858,7 +914,7 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 	struct dp_pmd_plan plan;
 	struct dp_port *dp;
 	char pcap_err[256];
-	int handover = -1, broker = -1;
+	int handover = -1, broker = -1, xdp_broker = -1;
 	uint32_t mtu;
 	int ret;
 
@@ -873,6 +929,16 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 	ret = dp_pmd_check_caps(cfg, &handover, &broker, err, errlen);
 	if (ret)
 		return ret;
+	/* af_xdp through the broker: its connection holds the XDP program until the port closes. */
+	if (cfg->pmd == HOST_PMD_AF_XDP && broker >= 0) {
+		xdp_broker = fcntl(broker, F_DUPFD_CLOEXEC, 0);
+		if (xdp_broker < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", cfg->name, strerror(-ret));
+			close(broker);
+			goto err_close_handover;
+		}
+	}
 	ret = use_broker_qpns(cfg, qpns, broker, err, errlen);
 	if (ret)
 		goto err_close_handover;
@@ -892,6 +958,7 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 	dp->qpns = qpns;
 	dp->xdp_prog_fd = -1;
 	dp->neigh_tap_fd = -1;
+	dp->xdp_broker = xdp_broker;
 	dp->user_loop_fd = -1;
 	dp->ifindex = link.ifindex;
 	dp->speed_mbps = link.speed_mbps;
@@ -902,10 +969,18 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 	dp->xdp_prog_fd = plan.xdp_prog_fd;
 	if (ret)
 		goto err_free;
-	if (cfg->pmd == HOST_PMD_AF_XDP) {
+	if (xdp_broker >= 0) {
+		ret = dp_pmd_plan_memlock(cfg, &plan, err, errlen);
+		if (!ret)
+			ret = xdp_attach_by_broker(dp, err, errlen);
+		if (ret)
+			goto err_free;
+	} else if (cfg->pmd == HOST_PMD_AF_XDP) {
+		uint32_t holder;
 		char why[384];
 
-		ret = host_bpf_xdp_claim(cfg->netdev, &xdp_ppm, why, sizeof(why));
+		ret = host_bpf_xdp_claim(cfg->netdev, (uint32_t)getpid(), &xdp_ppm, &holder, why,
+					 sizeof(why));
 		if (ret) {
 			snprintf(err, errlen, "%s: %s", cfg->name, why);
 			goto err_free;
@@ -918,10 +993,12 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 	 */
 	pthread_mutex_lock(&probe_lock);
 	fd_snapshot(fds_before, FD_SCAN_MAX);
-	dp_pmd_handover(handover);
+	dp_pmd_handover(xdp_broker >= 0 ? -1 : handover);
+	dp_pmd_xdp_broker(xdp_broker, dp->ifindex);
 	ret = probe(dp, &plan, err, errlen);
 	if (ret) {
 		dp_pmd_handover(-1);
+		dp_pmd_xdp_broker(-1, 0);
 		pthread_mutex_unlock(&probe_lock);
 		goto err_free;
 	}
@@ -929,6 +1006,16 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 			find_new_socket(fds_before, FD_SCAN_MAX, AF_PACKET) : -1;
 	ret = start_ethdev(dp, &plan, mtu, err, errlen);
 	dp_pmd_handover(-1);
+	if (dp_pmd_xdp_broker(-1, 0) == -ENOBUFS && ret)
+		snprintf(err, errlen,
+			 "%s: the kernel would not lock af_xdp's %llu KiB of packet buffers: this user's processes lock more than its RLIMIT_MEMLOCK already (it counts them all, other af_xdp ports included): end them, raise the limit (`@rdma - memlock unlimited` in /etc/security/limits.conf), or use af_packet",
+			 cfg->name,
+			 (unsigned long long)(dp_pmd_umem_bytes(&plan) >> 10));
+	if (xdp_broker >= 0) {
+		/* The broker's socket is the ARP/ND tap. */
+		dp->neigh_tap_fd = handover;
+		handover = -1;
+	}
 	if (handover >= 0) {
 		close(handover);
 		handover = -1;
@@ -945,7 +1032,8 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 		close(dp->xdp_prog_fd);
 		dp->xdp_prog_fd = -1;
 		/* Ours now: a later open can tell a dead owner's program from a live one's. */
-		host_bpf_xdp_set_owner(cfg->netdev, (uint32_t)getpid(), xdp_ppm);
+		if (xdp_broker < 0)
+			host_bpf_xdp_set_owner(cfg->netdev, (uint32_t)getpid(), xdp_ppm);
 	}
 	dp->max_frame = plan.max_frame;
 	if (mtu + DP_ETH_OVERHEAD > dp->max_frame)
@@ -967,7 +1055,7 @@ int dp_port_open(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 	 * itself.  The af_xdp port reads copies of ARP/ND from a packet socket.
 	 */
 	ncfg.answer_requests = !dp->uses_netdev;
-	if (cfg->pmd == HOST_PMD_AF_XDP) {
+	if (cfg->pmd == HOST_PMD_AF_XDP && dp->neigh_tap_fd < 0) {
 		dp->neigh_tap_fd = host_netdev_neigh_tap_open(dp->ifindex);
 		if (dp->neigh_tap_fd < 0) {
 			ret = dp->neigh_tap_fd;
@@ -1011,6 +1099,8 @@ err_free:
 err_close_handover:
 	if (handover >= 0)
 		close(handover);
+	if (xdp_broker >= 0)
+		close(xdp_broker);
 	return ret;
 }
 
@@ -1038,6 +1128,8 @@ void dp_port_close(struct dp_port *dp)
 	rte_mempool_free(dp->pool);
 	if (dp->neigh_tap_fd >= 0)
 		close(dp->neigh_tap_fd);
+	if (dp->xdp_broker >= 0)
+		close(dp->xdp_broker);
 	host_neigh_destroy(dp->neigh);
 	host_capture_put(dp->pcap);
 	pthread_mutex_destroy(&dp->addr_lock);

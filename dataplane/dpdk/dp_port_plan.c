@@ -7,6 +7,7 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <fcntl.h>
@@ -30,6 +31,9 @@
 /* AF_XDP chunk = mempool object <= one page: 64 header + 128 mbuf + 3840 data room. */
 #define AF_XDP_DATA_ROOM	3840
 #define AF_XDP_POOL_SIZE	8192
+/* Within RLIMIT_MEMLOCK's default 8 MiB: 2496-byte chunks (frames to 1920 bytes), 3072 of them. */
+#define AF_XDP_COMPACT_DATA_ROOM	2304
+#define AF_XDP_COMPACT_POOL_SIZE	3072
 #define XDP_HEADROOM		256
 #define POOL_SIZE		4096
 #define RING_DESCS		1024
@@ -176,6 +180,7 @@ int dp_pmd_plan(const struct host_link_cfg *cfg, const uint8_t mac_addr[6], uint
 		 */
 		pl->driver = "net_af_xdp";
 		pl->uses_netdev = true;
+		pl->packed_pool = true;
 		pl->data_room = AF_XDP_DATA_ROOM;
 		pl->pool_size = AF_XDP_POOL_SIZE;
 		pl->max_frame = AF_XDP_DATA_ROOM - RTE_PKTMBUF_HEADROOM - XDP_HEADROOM;
@@ -264,6 +269,43 @@ static bool has_cap(unsigned cap)
 #define CAP_NET_RAW_NUM		13
 #define CAP_SYS_ADMIN_NUM	21
 #define CAP_BPF_NUM		39
+#define CAP_IPC_LOCK_NUM	14
+
+static uint64_t umem_bytes(unsigned pool_size, uint32_t data_room)
+{
+	return (uint64_t)pool_size *
+	       rte_mempool_calc_obj_size((uint32_t)sizeof(struct rte_mbuf) + data_room, 0, NULL);
+}
+
+uint64_t dp_pmd_umem_bytes(const struct dp_pmd_plan *pl)
+{
+	return umem_bytes(pl->pool_size, pl->data_room);
+}
+
+int dp_pmd_plan_memlock(const struct host_link_cfg *cfg, struct dp_pmd_plan *pl, char *err,
+			size_t errlen)
+{
+	uint64_t page = (uint64_t)getpagesize(), compact;
+	struct rlimit lim;
+
+	if (has_cap(CAP_IPC_LOCK_NUM) || getrlimit(RLIMIT_MEMLOCK, &lim) ||
+	    lim.rlim_cur == RLIM_INFINITY ||
+	    lim.rlim_cur >= umem_bytes(pl->pool_size, pl->data_room) + page)
+		return 0;
+	compact = umem_bytes(AF_XDP_COMPACT_POOL_SIZE, AF_XDP_COMPACT_DATA_ROOM);
+	if (lim.rlim_cur >= compact + page) {
+		pl->data_room = AF_XDP_COMPACT_DATA_ROOM;
+		pl->pool_size = AF_XDP_COMPACT_POOL_SIZE;
+		pl->max_frame = AF_XDP_COMPACT_DATA_ROOM - RTE_PKTMBUF_HEADROOM - XDP_HEADROOM;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "%s: af_xdp locks at least %llu KiB of packet buffers, and without CAP_IPC_LOCK they count against RLIMIT_MEMLOCK, %llu KiB here: raise it (`@rdma - memlock unlimited` in /etc/security/limits.conf), or use af_packet",
+		 cfg->name, (unsigned long long)((compact + page) >> 10),
+		 (unsigned long long)(lim.rlim_cur >> 10));
+	return -ENOBUFS;
+}
+
 
 /*
  * Asked of the kernel, not of CapEff: in a user namespace (a container) a
@@ -283,11 +325,14 @@ static bool may_open_packet_socket(void)
 int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, int *broker, char *err,
 		      size_t errlen)
 {
-	bool raw = cfg->pmd != HOST_PMD_AF_PACKET || may_open_packet_socket();
+	bool raw = (cfg->pmd != HOST_PMD_AF_PACKET && cfg->pmd != HOST_PMD_AF_XDP) ||
+		   may_open_packet_socket();
 	const char *need = NULL, *setcap = NULL;
 
 	*handover = -1;
 	*broker = -1;
+	if (cfg->pmd == HOST_PMD_AF_XDP && raw)
+		raw = has_cap(CAP_NET_ADMIN_NUM) && (has_cap(CAP_BPF_NUM) || has_cap(CAP_SYS_ADMIN_NUM));
 	if (!raw) {
 		int fd = host_broker_fetch(cfg, broker, err, errlen);
 
@@ -324,7 +369,7 @@ int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, int *broke
 		return 0;
 	snprintf(err, errlen, "%s: %s on %s needs %s: run as root, or `setcap %s PROGRAM`%s",
 		 cfg->name, host_pmd_name(cfg->pmd), cfg->netdev, need, setcap,
-		 cfg->pmd == HOST_PMD_AF_PACKET ?
+		 cfg->pmd == HOST_PMD_AF_PACKET || cfg->pmd == HOST_PMD_AF_XDP ?
 		 ", or have root create the device with `uroce link add` (its broker lets any user open it)" :
 		 "");
 	return -EPERM;
@@ -381,7 +426,8 @@ static bool ioctl_changes_nothing(int fd, unsigned long req, const struct ifreq 
 
 int __wrap_ioctl(int fd, unsigned long req, void *arg)
 {
-	if (atomic_load(&handover_fd) >= 0 && (req == SIOCSIFFLAGS || req == SIOCSIFHWADDR) &&
+	if ((atomic_load(&handover_fd) >= 0 || dp_xsk_broker() >= 0) &&
+	    (req == SIOCSIFFLAGS || req == SIOCSIFHWADDR) &&
 	    ioctl_changes_nothing(fd, req, arg))
 		return 0;
 	return __real_ioctl(fd, req, arg);

@@ -19,6 +19,7 @@ struct dp_pmd_plan {
 	unsigned	ring_descs;	/* receive and transmit queue */
 	uint32_t	max_frame;
 	bool		uses_netdev;
+	bool		packed_pool;	/* af_xdp: mbufs back to back, across pages (one UMEM span) */
 	int		xdp_prog_fd;	/* af_xdp: memfd holding the XDP object, the caller's to close; else -1 */
 };
 
@@ -35,6 +36,18 @@ struct dp_pmd_plan {
  */
 int dp_pmd_plan(const struct host_link_cfg *cfg, const uint8_t mac_addr[6], uint32_t mtu,
 		struct dp_pmd_plan *pl, char *err, size_t errlen);
+
+/*
+ * An af_xdp port without CAP_IPC_LOCK: its UMEM counts against
+ * RLIMIT_MEMLOCK.  Where the whole pool (32 MiB) does not fit, @pl takes
+ * 3072 chunks of 2.4 KiB (7.3 MiB, frames to 1920 bytes: IP MTU 1902).
+ * Return: 0, or -ENOBUFS with one line in @err when not even that fits.
+ */
+int dp_pmd_plan_memlock(const struct host_link_cfg *cfg, struct dp_pmd_plan *pl, char *err,
+			size_t errlen);
+
+/* The bytes of @pl's mbufs: an af_xdp port's UMEM spans them all. */
+uint64_t dp_pmd_umem_bytes(const struct dp_pmd_plan *pl);
 
 /**
  * dp_pmd_check_caps() - the capabilities a PMD needs, checked up front.
@@ -58,8 +71,46 @@ int dp_pmd_check_caps(const struct host_link_cfg *cfg, int *handover, int *broke
  */
 void dp_pmd_handover(int fd);
 
-/* The linker's --wrap targets behind dp_pmd_handover() (dataplane/dpdk/meson.build). */
+/*
+ * While @conn >= 0, the af_xdp port being set up on @ifindex runs through
+ * its broker (host_broker_xdp_call()): its AF_XDP sockets come from the
+ * broker, whose XDP program it uses and whose XSKMAP the broker fills, and
+ * its program on @ifindex is left for the broker to detach.  -1 ends the
+ * set-up.  Only around a probe and start, under the port's probe lock.
+ * Return: when ending, -ENOBUFS if the kernel refused to lock the UMEM
+ * (RLIMIT_MEMLOCK), else 0.
+ */
+int dp_pmd_xdp_broker(int conn, int ifindex);
+
+/* The connection dp_pmd_xdp_broker() set, or -1. */
+int dp_xsk_broker(void);
+
+/* The linker's --wrap targets behind dp_pmd_handover() and dp_pmd_xdp_broker() (meson.build). */
+struct bpf_object;
+struct bpf_program;
+struct bpf_xdp_attach_opts;
+struct xsk_umem;
+struct xsk_socket;
+struct xsk_ring_prod;
+struct xsk_ring_cons;
+struct xsk_umem_config;
+struct xsk_socket_config;
 int __wrap_socket(int domain, int type, int protocol);
+int __wrap_bpf_object__load(struct bpf_object *obj);
+int __wrap_bpf_program__fd(const struct bpf_program *prog);
+int __wrap_bpf_xdp_attach(int ifindex, int prog_fd, uint32_t flags,
+			  const struct bpf_xdp_attach_opts *opts);
+int __wrap_bpf_xdp_detach(int ifindex, uint32_t flags, const struct bpf_xdp_attach_opts *opts);
+int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value, uint64_t flags);
+int __wrap_xsk_umem__create(struct xsk_umem **umem, void *area, uint64_t size,
+			    struct xsk_ring_prod *fill, struct xsk_ring_cons *comp,
+			    const struct xsk_umem_config *cfg);
+int __wrap_xsk_socket__create(struct xsk_socket **xsk, const char *ifname, uint32_t queue,
+			      struct xsk_umem *umem, struct xsk_ring_cons *rx,
+			      struct xsk_ring_prod *tx, const struct xsk_socket_config *cfg);
+int __wrap_xsk_socket__fd(const struct xsk_socket *xsk);
+void __wrap_xsk_socket__delete(struct xsk_socket *xsk);
+int __wrap_xsk_umem__delete(struct xsk_umem *umem);
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, long off);
 int __wrap_ioctl(int fd, unsigned long req, void *arg);
 

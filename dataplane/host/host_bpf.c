@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Loading uroce's BPF programs: the tc ingress ICMP suppressor and the XDP loss injector. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <pthread.h>
@@ -374,7 +375,8 @@ static bool pid_alive(uint32_t pid)
 	return !(kill((pid_t)pid, 0) && errno == ESRCH);
 }
 
-int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errlen)
+int host_bpf_xdp_claim(const char *netdev, uint32_t pid, uint32_t *ppm, uint32_t *holder,
+		       char *err, size_t errlen)
 {
 	loss_cfg cfg = { 0 };
 	uint32_t key = 0;
@@ -382,6 +384,7 @@ int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errl
 
 	quiet_libbpf();
 	*ppm = 0;
+	*holder = 0;
 	ifindex = netdev_index(netdev, err, errlen);
 	if (ifindex < 0)
 		return ifindex;
@@ -398,7 +401,8 @@ int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errl
 		return fail(err, errlen, map_fd, netdev, "inspect the XDP program");
 	bpf_map_lookup_elem(map_fd, &key, &cfg);
 	close(map_fd);
-	if (cfg.owner > 1 && cfg.owner != (uint32_t)getpid() && pid_alive(cfg.owner)) {
+	if (cfg.owner > 1 && cfg.owner != pid && pid_alive(cfg.owner)) {
+		*holder = cfg.owner;
 		snprintf(err, errlen,
 			 "%s: af_xdp is in use by process %u (one process per netdev queue): use af_packet to share the netdev",
 			 netdev, cfg.owner);
@@ -410,6 +414,55 @@ int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errl
 	if (ret)
 		return fail(err, errlen, ret, netdev, "remove a stale XDP program");
 	return 0;
+}
+
+int host_bpf_xdp_attach_for(const char *netdev, uint32_t pid, uint32_t *holder)
+{
+	struct bpf_object *obj;
+	loss_cfg cfg = { .owner = pid };
+	uint32_t key = 0;
+	char why[384];
+	int ifindex, ret, xsks;
+
+	ret = host_bpf_xdp_claim(netdev, pid, &cfg.ppm, holder, why, sizeof(why));
+	if (ret)
+		return ret;
+	ifindex = netdev_index(netdev, why, sizeof(why));
+	if (ifindex < 0)
+		return ifindex;
+	obj = open_loaded(host_bpf_xdp_obj, host_bpf_xdp_obj_len, "uroce_xdp", &ret);
+	if (!obj)
+		return ret;
+	ret = bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(obj, LOSS_MAP_NAME)),
+				  &key, &cfg, BPF_ANY) ? -errno : 0;
+	if (!ret)
+		ret = bpf_xdp_attach(ifindex,
+				     bpf_program__fd(bpf_object__find_program_by_name(obj, XDP_PROG_NAME)),
+				     XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	xsks = ret ? ret : fcntl(bpf_map__fd(bpf_object__find_map_by_name(obj, "xsks_map")),
+				 F_DUPFD_CLOEXEC, 0);
+	if (xsks == -1)
+		xsks = -errno;
+	/* The attached program holds itself and its maps; the object can go. */
+	bpf_object__close(obj);
+	if (xsks < 0 && !ret)
+		bpf_xdp_detach(ifindex, 0, NULL);
+	return xsks;
+}
+
+void host_bpf_xdp_detach_for(const char *netdev, uint32_t pid)
+{
+	loss_cfg cfg = { 0 };
+	uint32_t key = 0;
+	int ifindex = (int)if_nametoindex(netdev), map_fd;
+
+	quiet_libbpf();
+	map_fd = ifindex ? attached_loss_map(ifindex) : -ENODEV;
+	if (map_fd < 0)
+		return;
+	if (!bpf_map_lookup_elem(map_fd, &key, &cfg) && cfg.owner == pid)
+		bpf_xdp_detach(ifindex, 0, NULL);
+	close(map_fd);
 }
 
 int host_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm)

@@ -26,14 +26,29 @@ int host_bpf_xdp_object_fd(void);
 
 /**
  * host_bpf_xdp_claim() - make room for an af_xdp port's XDP program on @netdev.
+ * @pid: the process the port is for (its own program counts as free).
  * @ppm: out: the loss rate of the uroce XDP program found there (0 if none).
+ * @holder: out, with -EBUSY: the live process that holds the netdev, 0 for a
+ *          foreign XDP program.
  *
  * A uroce program left by a process that died, or attached by `uroce
  * loss`, is removed (its loss rate is handed back to be set again).
  * Return: 0; -EBUSY with one line in @err when a live process's af_xdp port
  * or a foreign XDP program holds the netdev.
  */
-int host_bpf_xdp_claim(const char *netdev, uint32_t *ppm, char *err, size_t errlen);
+int host_bpf_xdp_claim(const char *netdev, uint32_t pid, uint32_t *ppm, uint32_t *holder,
+		       char *err, size_t errlen);
+
+/*
+ * The broker's part of an unprivileged af_xdp port: claim @netdev for @pid
+ * and attach uroce's XDP program there, owned by @pid, with loss rate kept.
+ * Return: the program's XSKMAP (the caller inserts @pid's sockets and closes
+ * it), or -errno (-EBUSY: @holder as for host_bpf_xdp_claim()).
+ */
+int host_bpf_xdp_attach_for(const char *netdev, uint32_t pid, uint32_t *holder);
+
+/* Detach uroce's XDP program from @netdev if @pid owns it (the broker's client left). */
+void host_bpf_xdp_detach_for(const char *netdev, uint32_t pid);
 
 /* Record @pid as the owner of the uroce XDP program on @netdev, with loss rate @ppm. */
 int host_bpf_xdp_set_owner(const char *netdev, uint32_t pid, uint32_t ppm);

@@ -20,9 +20,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "uroce/host.h"
 #include "host_bpf.h"
 #include "host_cm_exit.h"
+#include "host_netdev.h"
 #include "host_qpn.h"
 
 #define STOP_WAIT_US	(2 * 1000 * 1000)
@@ -57,6 +60,7 @@ struct client {
 	uid_t			uid;
 	uint32_t		held;	/* bits set in its filter: QPNs allocated, not freed */
 	struct host_qpn_filter	filter;
+	int			xsks;	/* af_xdp: the XSKMAP of the XDP program attached for it */
 };
 
 /* What one user other than root may hold of a netdev's QPNs, across its processes. */
@@ -112,8 +116,28 @@ err:
 	return ret;
 }
 
+/*
+ * An af_xdp port's copies of the ARP and ND frames of @ifindex, its filter
+ * locked.  Its QPNs are kept in a QPN filter as for af_packet, one that no
+ * socket runs: the XDP program hands the port every RoCE frame.
+ */
+static int make_neigh_tap(struct client *c, int ifindex)
+{
+	char why[256];
+	int fd, one = 1, ret = host_qpn_filter_load(&c->filter, why, sizeof(why));
+
+	if (ret)
+		return ret;
+	fd = host_netdev_neigh_tap_open(ifindex);
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
 /* The client is gone (or its connection is): its QPNs go back to the table, its socket goes deaf. */
-static void client_drop(struct client *c, struct host_qpn_map *qpns)
+static void client_drop(struct client *c, struct host_qpn_map *qpns, const char *netdev)
 {
 	for (uint32_t slot = 0; c->filter.bits && slot < HOST_QPN_SLOTS; slot++)
 		if (client_holds(c, HOST_QPN_BASE + slot)) {
@@ -122,20 +146,105 @@ static void client_drop(struct client *c, struct host_qpn_map *qpns)
 				host_qpn_free_for(qpns, c->pid, c->start, HOST_QPN_BASE + slot);
 		}
 	host_qpn_filter_close(&c->filter);
+	if (c->xsks >= 0) {
+		close(c->xsks);
+		host_bpf_xdp_detach_for(netdev, (uint32_t)c->pid);
+	}
 	close(c->conn);
 	c->conn = -1;
 }
 
+/* A message of @len bytes on @conn, with the descriptor it carries (else -1) in @fd. */
+static ssize_t recv_with_fd(int conn, void *buf, size_t len, int flags, int *fd)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(conn, &msg, flags | MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return n;
+}
+
+/* @len bytes of @buf on @conn, with descriptor @fd when >= 0. */
+static int send_with_fd(int conn, const void *buf, size_t len, int fd, int flags)
+{
+	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (fd >= 0) {
+		msg.msg_control = ctl;
+		msg.msg_controllen = sizeof(ctl);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(conn, &msg, MSG_NOSIGNAL | flags) == (ssize_t)len ? 0 : -errno;
+}
+
+/*
+ * An af_xdp port without privilege: the XDP program attached for it, AF_XDP
+ * sockets (CAP_NET_RAW) that it then sets up itself, and those sockets in
+ * the program's XSKMAP.  The netdev is the client's alone while its
+ * program is attached (one af_xdp process per netdev queue, as for root).
+ */
+static void client_serve_xdp(struct client *c, const struct host_link_cfg *cfg,
+			     const struct host_qpn_request *req, int fd_in,
+			     struct host_qpn_answer *ans, int *fd_out)
+{
+	if (cfg->pmd != HOST_PMD_AF_XDP) {
+		ans->ret = -EOPNOTSUPP;
+	} else if (req->op == HOST_QPN_OP_XDP_ATTACH) {
+		ans->ret = c->xsks >= 0 ? -EALREADY :
+			   host_bpf_xdp_attach_for(cfg->netdev, (uint32_t)c->pid, &ans->qpn);
+		if (ans->ret >= 0) {
+			c->xsks = ans->ret;
+			ans->ret = 0;
+		}
+	} else if (req->op == HOST_QPN_OP_XSK_SOCKET) {
+		*fd_out = c->xsks < 0 ? -1 : socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+		ans->ret = c->xsks < 0 ? -EPERM : *fd_out < 0 ? -errno : 0;
+	} else if (req->op == HOST_QPN_OP_XSK_INSERT) {
+		int domain = 0;
+		socklen_t len = sizeof(domain);
+
+		/* Only its own AF_XDP sockets, only into its own program's map. */
+		if (c->xsks < 0 || fd_in < 0 ||
+		    getsockopt(fd_in, SOL_SOCKET, SO_DOMAIN, &domain, &len) || domain != AF_XDP)
+			ans->ret = -EPERM;
+		else
+			ans->ret = bpf_map_update_elem(c->xsks, &req->qpn, &fd_in, 0) ? -errno : 0;
+	}
+}
+
 /* One request; false when the connection is done with.  @user_held: what c's user holds. */
-static bool client_serve(struct client *c, struct host_qpn_map *qpns, uint32_t user_held)
+static bool client_serve(struct client *c, const struct host_link_cfg *cfg,
+			 struct host_qpn_map *qpns, uint32_t user_held)
 {
 	struct host_qpn_request req;
 	struct host_qpn_answer ans = { .ret = -EINVAL };
-	ssize_t n = recv(c->conn, &req, sizeof(req), MSG_WAITALL | MSG_DONTWAIT);
+	int fd_in, fd_out = -1;
+	ssize_t n = recv_with_fd(c->conn, &req, sizeof(req), MSG_WAITALL | MSG_DONTWAIT, &fd_in);
+	bool ok;
 
-	if (n != sizeof(req))
+	if (n != sizeof(req)) {
+		if (fd_in >= 0)
+			close(fd_in);
 		return false;
-	if (!qpns) {
+	}
+	if (req.op >= HOST_QPN_OP_XDP_ATTACH && req.op <= HOST_QPN_OP_XSK_INSERT) {
+		client_serve_xdp(c, cfg, &req, fd_in, &ans, &fd_out);
+	} else if (!qpns) {
 		ans.ret = -ENODEV;
 	} else if (req.op == HOST_QPN_OP_ALLOC) {
 		/* Its bit before it learns the QPN: its first frame already comes in. */
@@ -150,23 +259,19 @@ static bool client_serve(struct client *c, struct host_qpn_map *qpns, uint32_t u
 			host_qpn_free_for(qpns, c->pid, c->start, req.qpn);
 		}
 	}
-	return send(c->conn, &ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(ans);
+	if (fd_in >= 0)
+		close(fd_in);
+	ok = !send_with_fd(c->conn, &ans, sizeof(ans), fd_out, MSG_DONTWAIT);
+	if (fd_out >= 0)
+		close(fd_out);
+	return ok;
 }
 
 static int send_fd(int conn, int fd)
 {
-	char byte = 0, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	char byte = 0;
 
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(conn, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	return send_with_fd(conn, &byte, 1, fd, 0);
 }
 
 static volatile sig_atomic_t broker_stop;
@@ -269,9 +374,9 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 		}
 		for (size_t i = n; i-- > 0;) {
 			if (!pfd[i + 1].revents ||
-			    client_serve(&clients[i], qpns, user_holds(clients, n, clients[i].uid)))
+			    client_serve(&clients[i], cfg, qpns, user_holds(clients, n, clients[i].uid)))
 				continue;
-			client_drop(&clients[i], qpns);
+			client_drop(&clients[i], qpns, cfg->netdev);
 			clients[i] = clients[--n];
 		}
 		if (!(pfd[0].revents & POLLIN))
@@ -280,7 +385,7 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 		if (conn < 0)
 			continue;
 		c = &clients[n];
-		*c = (struct client){ .conn = conn, .filter.prog_fd = -1 };
+		*c = (struct client){ .conn = conn, .filter.prog_fd = -1, .xsks = -1 };
 		ifindex = (int)if_nametoindex(cfg->netdev);
 		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", cfg->netdev);
 		if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
@@ -288,6 +393,8 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 			fd = -ESRCH;
 		else if (!ifindex || poster.fd < 0 || ioctl(poster.fd, SIOCGIFHWADDR, &ifr))
 			fd = -ENODEV;
+		else if (cfg->pmd == HOST_PMD_AF_XDP)
+			fd = make_neigh_tap(c, ifindex);
 		else
 			fd = make_packet_socket(c, ifindex, (const uint8_t *)ifr.ifr_hwaddr.sa_data);
 		c->pid = cred.pid;
@@ -301,11 +408,11 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 
 			/* No fd: the errno instead, as 4 bytes. */
 			(void)!write(conn, &code, sizeof(code));
-			client_drop(c, NULL);
+			client_drop(c, NULL, cfg->netdev);
 		}
 	}
 	while (n)
-		client_drop(&clients[--n], qpns);
+		client_drop(&clients[--n], qpns, cfg->netdev);
 	free(clients);
 	free(pfd);
 	if (qpns)
@@ -525,4 +632,26 @@ int host_broker_fetch(const struct host_link_cfg *cfg, int *keep, char *err, siz
 		snprintf(err, errlen, "%s: its broker could not make a packet socket on %s: %s",
 			 cfg->name, cfg->netdev, strerror(-fd));
 	return fd;
+}
+
+int host_broker_xdp_call(int conn, uint32_t op, uint32_t *arg, int fd_in, int *fd_out)
+{
+	struct host_qpn_request req = { .op = op, .qpn = *arg };
+	struct host_qpn_answer ans;
+	int fd, ret;
+
+	ret = send_with_fd(conn, &req, sizeof(req), fd_in, 0);
+	if (ret)
+		return ret;
+	if (recv_with_fd(conn, &ans, sizeof(ans), MSG_WAITALL, &fd) != sizeof(ans)) {
+		if (fd >= 0)
+			close(fd);
+		return -EPIPE;
+	}
+	*arg = ans.qpn;
+	if (fd_out)
+		*fd_out = fd;
+	else if (fd >= 0)
+		close(fd);
+	return ans.ret;
 }

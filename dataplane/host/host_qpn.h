@@ -57,15 +57,27 @@ bool host_qpn_read_only(const struct host_qpn_map *m);
  */
 void host_qpn_use_broker(struct host_qpn_map *m, int conn);
 
-/* What a client asks its broker on its connection, and the answer. */
-enum { HOST_QPN_OP_ALLOC = 1, HOST_QPN_OP_FREE = 2 };
+/*
+ * What a client asks its broker on its connection, and the answer.  The
+ * XDP ones are an af_xdp port's without privilege (host_broker_xdp_call()):
+ * the broker attaches uroce's XDP program for it, makes its AF_XDP sockets
+ * (the answer carries the socket) and puts them in the program's XSKMAP
+ * (the request carries the socket, @qpn is the queue).
+ */
+enum {
+	HOST_QPN_OP_ALLOC = 1,
+	HOST_QPN_OP_FREE = 2,
+	HOST_QPN_OP_XDP_ATTACH = 3,
+	HOST_QPN_OP_XSK_SOCKET = 4,
+	HOST_QPN_OP_XSK_INSERT = 5,
+};
 struct host_qpn_request {
 	uint32_t	op;
-	uint32_t	qpn;	/* HOST_QPN_OP_FREE */
+	uint32_t	qpn;	/* HOST_QPN_OP_FREE; the queue for HOST_QPN_OP_XSK_INSERT */
 };
 struct host_qpn_answer {
 	int32_t		ret;	/* 0 or -errno */
-	uint32_t	qpn;	/* HOST_QPN_OP_ALLOC */
+	uint32_t	qpn;	/* HOST_QPN_OP_ALLOC; the holder for HOST_QPN_OP_XDP_ATTACH's -EBUSY */
 };
 
 /* The broker's side: a QPN for process @pid (started at @start), and back. */

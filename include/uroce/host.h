@@ -79,6 +79,8 @@ int host_qpn_protect(const char *key, char *err, size_t errlen);
  * connection stays: on it the broker allocates the client's QPNs in the
  * netdev's QPN table, which is root's, and its socket's locked filter lets
  * in the RoCE frames of those QPNs only (and QP1's, multicast, ARP, ICMP).
+ * For an af_xdp device the socket is the port's ARP/ND tap, and on the
+ * connection the broker also sets up the XDP side (host_broker_xdp_call()).
  */
 int host_broker_start(const struct host_link_cfg *cfg, const char *group, char *err,
 		      size_t errlen);
@@ -92,6 +94,14 @@ void host_broker_stop(const char *dev);
  * (nothing in @err), or -errno with one line in @err (not in its group, ...).
  */
 int host_broker_fetch(const struct host_link_cfg *cfg, int *keep, char *err, size_t errlen);
+
+/*
+ * host_broker_xdp_call() - one XDP request (HOST_QPN_OP_XDP_*, HOST_QPN_OP_XSK_*)
+ * on a broker connection, sending @fd_in (or -1) and receiving a descriptor
+ * into @fd_out (or NULL).  @arg: the request's argument, and the answer's.
+ * Return: the broker's answer (0 or -errno).
+ */
+int host_broker_xdp_call(int conn, uint32_t op, uint32_t *arg, int fd_in, int *fd_out);
 
 /**
  * host_loss_set() - drop a random fraction of the UDP 4791 frames a netdev receives.

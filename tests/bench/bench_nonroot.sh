@@ -1,26 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The unprivileged path beside the privileged one, in one run: ib_write_lat and ib_write_bw
-# through uroce0 (af_packet) between two namespaces, once as root (the PMD opens its own packet
-# socket) and once as an ordinary user the script creates (the socket comes from the device's
-# broker), runs interleaved; medians and the ratio user/root.  "user" has the default
-# RLIMIT_MEMLOCK (8 MiB: the packet rings are mapped unlocked), "user+memlock" 64 MiB (as
-# limits.conf can give a group; the rings are locked as root's are).  A benchmark (figures only).
+# through uroce0 between two namespaces, once as root (the PMD opens its own sockets) and once
+# as ordinary users the script creates (through the device's broker: the server's end one user,
+# the client's another, as RLIMIT_MEMLOCK counts a user's processes together), runs interleaved;
+# medians and the ratio user/root.  "user" has the default RLIMIT_MEMLOCK (8 MiB: af_packet's
+# rings are mapped unlocked, af_xdp's UMEM is the small one), "user+memlock" 64 MiB (as
+# limits.conf can give a group).  A benchmark (figures only).
 #   sudo UROCE=build/tools/uroce tests/bench/bench_nonroot.sh [RUNS] [LAT_ITERS] [BW_ITERS]
-# Environment: NS_PREFIX (namespace/veth name prefix, default "un").
+# Environment: PMD (af_packet, the default, or af_xdp), NS_PREFIX (namespace/veth name
+# prefix, default "un").
 UROCE=${UROCE:?UROCE must point at the uroce command}
 PORTTEST=${PORTTEST:-unused}
 NS_PREFIX=${NS_PREFIX:-un}
+PMD=${PMD:-af_packet}
 SUFFIX=n$$
 . "$(dirname "$0")/../dpdk/lib.sh"
 RUNS=${1:-5}
 LAT_ITERS=${2:-5000}
 BW_ITERS=${3:-5000}
-USER_NAME=urbench$$
+USERS=(urbench$$a urbench$$b)
 PORT=18950
 
-useradd -M -s /usr/sbin/nologin $USER_NAME || skip "cannot create a user"
-trap 'cleanup; userdel $USER_NAME 2>/dev/null' EXIT
+for u in "${USERS[@]}"; do useradd -M -s /usr/sbin/nologin $u || skip "cannot create a user"; done
+trap 'cleanup; for u in "${USERS[@]}"; do userdel $u 2>/dev/null; done' EXIT
 chmod 755 $WORK
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
@@ -28,33 +31,31 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)
 # once WHO TOOL OPTS...: the client's output of one client/server run (WHO: root or user).
 once() {
 	local who=$1 tool=$2; shift 2
-	local as=()
-	case $who in
-	user) as=(setpriv --reuid=$USER_NAME --regid=$USER_NAME --init-groups);;
-	user+memlock) as=(prlimit --memlock=$((64 << 20)) setpriv --reuid=$USER_NAME --regid=$USER_NAME --init-groups);;
-	esac
+	local lim=()
+	[ $who = user+memlock ] && lim=(prlimit --memlock=$((64 << 20)))
+	as_user() { [ $who = root ] || echo setpriv --reuid=$1 --regid=$1 --init-groups; }
 	PORT=$((PORT + 1))
-	bg $WORK/srv inB env UROCE_RUN_DIR=$WORK/runB "${as[@]}" $UROCE exec -- $tool -d uroce0 -p $PORT -x 3 "$@"
+	bg $WORK/srv inB env UROCE_RUN_DIR=$WORK/runB "${lim[@]}" $(as_user ${USERS[0]}) $UROCE exec -- $tool -d uroce0 -p $PORT -x 3 "$@"
 	for _ in $(seq 50); do inB ss -ltn 2>/dev/null | grep -q ":$PORT " && break; sleep 0.1; done
-	inA env UROCE_RUN_DIR=$WORK/runA "${as[@]}" $UROCE exec -- $tool -d uroce0 -p $PORT -x 3 "$@" $IPB >$WORK/cli 2>&1
+	inA env UROCE_RUN_DIR=$WORK/runA "${lim[@]}" $(as_user ${USERS[1]}) $UROCE exec -- $tool -d uroce0 -p $PORT -x 3 "$@" $IPB >$WORK/cli 2>&1
 	wait $LASTPID 2>/dev/null
 	cat $WORK/cli
 }
 
-echo "root (in-process packet socket) against an ordinary user (socket from the broker), af_packet, veth MTU 1500"
+echo "root (the PMD's own sockets) against an ordinary user (through the broker), $PMD, veth MTU 1500"
 echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); median of $RUNS interleaved runs"
 setup_veth 1500
 for side in A B; do
 	v=$VA; [ $side = B ] && v=$VB
 	mkdir -p $WORK/run$side
-	in$side env UROCE_RUN_DIR=$WORK/run$side $UROCE link add uroce0 netdev $v >/dev/null ||
+	in$side env UROCE_RUN_DIR=$WORK/run$side $UROCE link add uroce0 netdev $v --pmd $PMD >/dev/null ||
 		skip "uroce link add failed"
 done
 declare -A fig
 WHO="root user user+memlock"
 prlimit --memlock=$((64 << 20)) true 2>/dev/null ||
 	{ WHO="root user"; echo "user+memlock not measured: root here cannot raise RLIMIT_MEMLOCK (no CAP_SYS_RESOURCE)"; }
-echo "user's RLIMIT_MEMLOCK: $(setpriv --reuid=$USER_NAME --regid=$USER_NAME --init-groups sh -c 'ulimit -l') KiB"
+echo "users' RLIMIT_MEMLOCK: $(setpriv --reuid=${USERS[0]} --regid=${USERS[0]} --init-groups sh -c 'ulimit -l') KiB"
 for _ in $(seq $RUNS); do
 	for who in $WHO; do
 		# Columns: #bytes #iterations t_min t_max t_typical t_avg ...

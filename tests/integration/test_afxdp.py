@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
 import perf  # noqa: E402
 from test_rdmacm_clients import killed_idle  # noqa: E402
+import test_nonroot as nonroot  # noqa: E402
 
 PY = '/usr/bin/python3'
 TCP_PORT = 18516
@@ -56,6 +57,17 @@ print(s.recv(100).decode())
 def xdp_attached(pair, side):
     out = it.sh('ip', '-n', pair.ns[side], 'link', 'show', pair.ifs[side]).stdout
     return ' xdp' in out, out
+
+
+def wait_xdp(pair, want, secs):
+    """Wait up to SECS for an XDP program on both netdevs (WANT) or on neither: done?, ip's lines."""
+    end = time.monotonic() + secs
+    while True:
+        seen = [xdp_attached(pair, i) for i in range(2)]
+        done = all(a == want for a, _ in seen)
+        if done or time.monotonic() >= end:
+            return done, '\n'.join(out for _, out in seen)
+        time.sleep(0.1)
 
 
 def counter(out, name):
@@ -218,13 +230,8 @@ def verbs(tap, pair):
     if cli is None:
         tap.ok(False, 'ib_write_bw -D 6 server starts (af_xdp)', srv.out)
         return
-    end = time.monotonic() + 4
-    attached = [False, False]
-    while time.monotonic() < end and not all(attached):
-        attached = [xdp_attached(pair, i)[0] for i in range(2)]
-        time.sleep(0.1)
-    tap.ok(all(attached), 'XDP program on both netdevs while perftest runs',
-           '\n'.join(xdp_attached(pair, i)[1] for i in range(2)))
+    done, out = wait_xdp(pair, True, 4)
+    tap.ok(done, 'XDP program on both netdevs while perftest runs', out)
     kernel_traffic(tap, pair, 'while both af_xdp ports are up')
     cli.wait(60)
     srv.wait(15)
@@ -232,6 +239,120 @@ def verbs(tap, pair):
     for i in range(2):
         attached, out = xdp_attached(pair, i)
         tap.ok(not attached, f'XDP program removed from {pair.ifs[i]} after perftest', out)
+
+
+def roce_frames(pair, side):
+    """RoCE frames the XDP program on SIDE's netdev has looked at (`uroce loss IFACE show`)."""
+    out = pair.uroce_cmd(side, 'loss', pair.ifs[side], 'show', check=False).stdout
+    m = re.search(r'roce_frames (\d+)', out)
+    return int(m.group(1)) if m else -1
+
+
+def as_users(tap, pair):
+    """Ordinary users (no capability, the default RLIMIT_MEMLOCK) on af_xdp, through the broker."""
+    os.chmod(pair.tmp, 0o755)
+    users = nonroot.USERS
+    gid = [str(pair.gid_index(0, 4)), str(pair.gid_index(1, 4))]
+
+    def argv(user, args):
+        return nonroot.as_user(pair, user, args)
+
+    p = pair.start(0, argv(users[0], ['sh', '-c', 'ulimit -l; grep CapEff /proc/self/status']),
+                   raw=True)
+    p.wait(30)
+    m = re.match(r'(\d+|unlimited)\n', p.out)
+    tap.ok(p.rc == 0 and m and re.search(r'CapEff:\s+0+$', p.out, re.M),
+           'the test user runs with no capability', p.out)
+    # Its UMEM counts against RLIMIT_MEMLOCK: below 32 MiB the port takes 2.4 KiB chunks.
+    compact = m and m.group(1) != 'unlimited' and int(m.group(1)) < 33 << 10
+    p = pair.start(0, argv(users[0], ['ibv_devinfo', '-v', '-d', 'uroce0']), raw=True)
+    p.wait(30)
+    mtu = '1024' if compact else '2048'
+    tap.ok(p.rc == 0 and 'PORT_ACTIVE' in p.out and re.search(rf'active_mtu:\s+{mtu}\b', p.out),
+           f'ibv_devinfo opens uroce0 (af_xdp) as an ordinary user, path MTU {mtu} '
+           f'(RLIMIT_MEMLOCK {m.group(1) if m else "?"} KiB)', p.out)
+
+    port = 18530
+    base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(port), '-n', '500', '-c']
+    srv, cli = nonroot.client_server(pair, argv(users[0], base + ['-g', gid[0]]),
+                                     argv(users[1], base + ['-g', gid[1], pair.ip4[0]]), port)
+    it.both_ok(tap, 'ibv_rc_pingpong -c (data checked) between namespaces as two ordinary users '
+               '(af_xdp)', srv, cli)
+
+    # A timed run: both ports up, their frames through the XDP programs the brokers attached.
+    port += 1
+    base = ['ib_write_bw', '-d', 'uroce0', '-p', str(port), '-s', '65536', '-D', '5',
+            '--report_gbits']
+    srv = pair.start(0, argv(users[0], base + ['-x', gid[0]]), raw=True)
+    if not pair.wait_listen(0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        tap.ok(False, 'ib_write_bw server starts as an ordinary user (af_xdp)', srv.out)
+        return
+    cli = pair.start(1, argv(users[1], base + ['-x', gid[1], pair.ip4[0]]), raw=True)
+    done, out = wait_xdp(pair, True, 4)
+    tap.ok(done, 'the brokers attached the XDP program on both netdevs', out)
+    end = time.monotonic() + 4
+    seen = [0, 0]
+    while time.monotonic() < end and min(seen) <= 1000:
+        seen = [roce_frames(pair, i) for i in range(2)]
+        time.sleep(0.2)
+    # One af_xdp process per netdev queue, for users as for root.
+    second = it.sh(*pair.ns_argv(0, argv(users[1], ['ibv_devinfo', '-d', 'uroce0'])),
+                   check=False, env=pair.env(0))
+    tap.ok(second.returncode != 0 and f'af_xdp is in use by process {srv.p.pid}' in second.stdout,
+           f'a second user\'s process on the busy netdev is refused: {second.stdout.strip()}',
+           second.stdout)
+    cli.wait(60)
+    srv.wait(15)
+    perf.check(tap, 'ib_write_bw -D 5 64 KiB between namespaces as two ordinary users (af_xdp)',
+               srv, cli)
+    tap.ok(all(n > 1000 for n in seen), f'their frames went through the XDP programs '
+           f'(RoCE frames seen mid-run: {seen[0]} and {seen[1]})', str(seen))
+    done, out = wait_xdp(pair, False, 5)
+    tap.ok(done, 'the brokers detached the XDP programs when the users\' processes ended', out)
+
+    # A killed user's process: its broker connection closes, and the netdev is free again.
+    port += 1
+    srv = pair.start(0, argv(users[0], ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(port),
+                                        '-g', gid[0]]), raw=True)
+    pair.wait_listen(0, port, srv)
+    up = xdp_attached(pair, 0)[0]
+    srv.kill()
+    srv.wait(5)
+    end = time.monotonic() + 5
+    while time.monotonic() < end and xdp_attached(pair, 0)[0]:
+        time.sleep(0.1)
+    p = pair.start(0, argv(users[1], ['ibv_devinfo', '-d', 'uroce0']), raw=True)
+    p.wait(30)
+    tap.ok(up and not xdp_attached(pair, 0)[0] and p.rc == 0 and 'PORT_ACTIVE' in p.out,
+           'a killed user\'s program leaves no XDP program behind; the next user opens the device',
+           p.out)
+
+    # The kernel counts a user's locked memory across its processes: with the default limit one
+    # af_xdp port per user at a time, the second told so in one line.
+    if compact and int(m.group(1)) < 15 << 10:
+        port += 1
+        srv = pair.start(0, argv(users[0], ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(port),
+                                            '-g', gid[0]]), raw=True)
+        pair.wait_listen(0, port, srv)
+        p = pair.start(1, argv(users[0], ['ibv_devinfo', '-d', 'uroce0']), raw=True)
+        p.wait(30)
+        srv.kill()
+        srv.wait(5)
+        line = [s for s in p.out.splitlines() if s.startswith('uroce:')]
+        tap.ok(p.rc not in (0, -9) and len(line) == 1 and
+               'this user\'s processes lock more than its RLIMIT_MEMLOCK already' in line[0],
+               'the same user\'s second af_xdp port, past RLIMIT_MEMLOCK, gets one line saying so',
+               p.out)
+
+    # Too little RLIMIT_MEMLOCK for even the small UMEM: one line, no hang.
+    p = pair.start(0, ['prlimit', f'--memlock={4 << 20}', '--'] +
+                   argv(users[0], ['ibv_devinfo', '-d', 'uroce0']), raw=True)
+    p.wait(30)
+    line = [s for s in p.out.splitlines() if s.startswith('uroce:')]
+    tap.ok(p.rc not in (0, -9) and len(line) == 1 and 'RLIMIT_MEMLOCK, 4096 KiB here' in line[0],
+           'with RLIMIT_MEMLOCK 4 MiB the user gets one line saying so', p.out)
 
 
 def body(tap, pair):
@@ -245,9 +366,21 @@ def body(tap, pair):
     port_shared(tap, pair, port)
     # The device's broker posts the DREQs of a process that died, on af_xdp as on af_packet.
     killed_idle(tap, pair)
+    as_users(tap, pair)
+
+
+def main():
+    if os.geteuid() != 0:
+        print('1..0 # SKIP needs root (network namespaces, XDP, users)')
+        return 77
+    nonroot.make_users()
+    try:
+        return it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'ax', body, mtus=(MTU,),
+                            link_args=('--pmd', 'af_xdp'))
+    finally:
+        nonroot.remove_users()
 
 
 if __name__ == '__main__':
     PORTTEST = sys.argv[sys.argv.index('--porttest') + 1]
-    sys.exit(it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'ax', body, mtus=(MTU,),
-                          link_args=('--pmd', 'af_xdp')))
+    sys.exit(main())
