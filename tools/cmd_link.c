@@ -30,7 +30,7 @@ static int link_usage(FILE *out)
 		"usage: uroce link add NAME netdev IFACE [--pmd af_packet|af_xdp|pci:BDF|pcap:ARGS]"
 		" [--eal ARGS] [--group GROUP]\n"
 		"           [rto_min_us US] [restart_window PSNS] [inflight PSNS] [adaptive on|off] [tlp on|off]\n"
-		"           [direct on|off] [selective_repeat on|off]\n"
+		"           [direct on|off] [selective_repeat on|off] [user_qpns N]\n"
 		"           [dcqcn on|off] [rpg_time_reset US] [rpg_byte_reset BYTES] [rpg_threshold N]\n"
 		"           [rpg_ai_rate MBPS] [rpg_hai_rate MBPS] [rpg_gd N] [rpg_min_dec_fac PCT]\n"
 		"           [rpg_min_rate MBPS] [dce_tcp_g N] [dce_tcp_rtt US]\n"
@@ -311,8 +311,8 @@ static int link_add(int argc, char **argv)
 		}
 	}
 
-	if (group && cfg.pmd != HOST_PMD_AF_PACKET)
-		return fail("add", "--group is for af_packet devices only");
+	if (group && cfg.pmd != HOST_PMD_AF_PACKET && cfg.pmd != HOST_PMD_AF_XDP)
+		return fail("add", "--group is for af_packet and af_xdp devices only (those with a broker)");
 
 	/* The link as the dataplane will see it (a pci or pcap IFACE only labels the device). */
 	ret = host_link_query(&cfg, &link, err, sizeof(err));

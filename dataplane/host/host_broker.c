@@ -63,7 +63,7 @@ struct client {
 	int			xsks;	/* af_xdp: the XSKMAP of the XDP program attached for it */
 };
 
-/* What one user other than root may hold of a netdev's QPNs, across its processes. */
+/* What one user other than root may hold of a netdev's QPNs, across its processes, by default. */
 #define USER_QPN_QUOTA		(HOST_QPN_SLOTS / 4)
 
 static uint32_t user_holds(const struct client *clients, size_t n, uid_t uid)
@@ -248,7 +248,8 @@ static bool client_serve(struct client *c, const struct host_link_cfg *cfg,
 		ans.ret = -ENODEV;
 	} else if (req.op == HOST_QPN_OP_ALLOC) {
 		/* Its bit before it learns the QPN: its first frame already comes in. */
-		ans.ret = c->uid && user_held >= USER_QPN_QUOTA ? -EDQUOT :
+		ans.ret = c->uid && user_held >= (cfg->user_qpns ? cfg->user_qpns : USER_QPN_QUOTA) ?
+			  -EDQUOT :
 			  host_qpn_alloc_for(qpns, c->pid, c->start, &ans.qpn);
 		if (!ans.ret)
 			client_bit(c, ans.qpn, true);

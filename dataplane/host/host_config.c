@@ -17,6 +17,7 @@
 
 #include "uroce/config.h"
 #include "uroce/wire.h"
+#include "host_qpn.h"
 
 static const char *const pmd_names[] = {
 	[HOST_PMD_AF_PACKET]	= "af_packet",
@@ -320,7 +321,7 @@ bool host_link_cfg_is_tunable(const char *key)
 {
 	static const char *const keys[] = {
 		"rto_min_us", "restart_window", "inflight", "adaptive", "tlp", "dcqcn",
-		"selective_repeat",
+		"selective_repeat", "user_qpns",
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -382,6 +383,10 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		*why = "tlp must be on or off";
 		return parse_off(val, &cfg->no_tail_probe);
 	}
+	if (!strcmp(key, "user_qpns")) {
+		*why = "user_qpns must be a number of QPNs from 1 to 65536";
+		return parse_uint(val, 1, HOST_QPN_SLOTS, &cfg->user_qpns);
+	}
 	if (!strcmp(key, "direct")) {
 		*why = "direct must be on or off";
 		return parse_off(val, &cfg->no_direct);
@@ -435,7 +440,7 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 		return 0;
 	}
 	*why = "unknown key (known: name netdev pmd pmd_args eal_args mtu mac ipv4 ipv6 uverbs "
-	       "rto_min_us restart_window inflight adaptive tlp dcqcn selective_repeat, and DCQCN's "
+	       "rto_min_us restart_window inflight adaptive tlp dcqcn selective_repeat user_qpns, and DCQCN's "
 	       "rpg_* dce_tcp_* rate_reduce_monitor_period initial_alpha_value line_rate)";
 	return -EINVAL;
 }
@@ -613,6 +618,8 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 		fprintf(f, "direct = off\n");
 	if (cfg->selective_repeat)
 		fprintf(f, "selective_repeat = on\n");
+	if (cfg->user_qpns)
+		fprintf(f, "user_qpns = %u\n", cfg->user_qpns);
 	if (cfg->dcqcn.on)
 		fprintf(f, "dcqcn = on\n");
 	for (size_t i = 0; i < sizeof(dcqcn_params) / sizeof(dcqcn_params[0]); i++) {

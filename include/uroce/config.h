@@ -83,6 +83,8 @@ struct host_link_cfg {
 	bool		selective_repeat;
 	/* Same-host RDMA WRITE and READ by frames only (docs/dataplane.md, "Direct placement"). */
 	bool		no_direct;
+	/* QPNs one user other than root may hold through the broker; 0: a quarter of the table. */
+	uint32_t	user_qpns;
 	struct dcqcn_cfg dcqcn;		/* as rc_engine_cfg takes it */
 };
 

@@ -67,6 +67,7 @@ START_TEST(round_trip)
 	in.no_adaptive_rto = true;
 	in.no_tail_probe = true;
 	in.selective_repeat = true;
+	in.user_qpns = 4096;
 	in.dcqcn.on = true;
 	in.dcqcn.rpg_ai_rate = 10;
 	in.dcqcn.dce_tcp_g = 1000;
@@ -93,6 +94,7 @@ START_TEST(defaults_and_comments)
 	ck_assert_uint_eq(c.rto_min_us, 0);
 	ck_assert_uint_eq(c.restart_window, 0);
 	ck_assert_uint_eq(c.inflight, 0);
+	ck_assert_uint_eq(c.user_qpns, 0);
 	ck_assert(!c.no_adaptive_rto && !c.no_tail_probe && !c.selective_repeat);
 	ck_assert(!c.dcqcn.on && !c.dcqcn.rpg_time_reset && !c.dcqcn.line_rate);
 }
@@ -114,6 +116,8 @@ static const struct {
 	{ "netdev = a\nadaptive = 1\n", "adaptive must be on or off" },
 	{ "netdev = a\ndcqcn = yes\n", "dcqcn must be on or off" },
 	{ "netdev = a\nselective_repeat = 1\n", "selective_repeat must be on or off" },
+	{ "netdev = a\nuser_qpns = 0\n", "user_qpns must be a number of QPNs from 1 to 65536" },
+	{ "netdev = a\nuser_qpns = 65537\n", "user_qpns must be a number of QPNs from 1 to 65536" },
 	{ "netdev = a\nrpg_gd = 9\n", "rpg_gd must be a number from 10 to 20" },
 	{ "netdev = a\ndce_tcp_g = 1024\n", "dce_tcp_g must be a number from 1 to 1023" },
 	{ "netdev = a\nrpg_min_dec_fac = 0\n", "rpg_min_dec_fac must be a number from 1 to 100" },

@@ -354,6 +354,19 @@ def as_users(tap, pair):
     tap.ok(p.rc not in (0, -9) and len(line) == 1 and 'RLIMIT_MEMLOCK, 4096 KiB here' in line[0],
            'with RLIMIT_MEMLOCK 4 MiB the user gets one line saying so', p.out)
 
+    # --group: its members only, as for af_packet.
+    pair.uroce_cmd(0, 'link', 'del', 'uroce0')
+    pair.uroce_cmd(0, 'link', 'add', 'uroce0', 'netdev', pair.ifs[0], '--pmd', 'af_xdp',
+                   '--group', nonroot.GROUP)
+    member = pair.start(0, argv(users[0], ['ibv_devinfo', '-d', 'uroce0']), raw=True)
+    member.wait(30)
+    other = pair.start(0, argv(users[1], ['ibv_devinfo', '-d', 'uroce0']), raw=True)
+    other.wait(30)
+    tap.ok(member.rc == 0 and 'PORT_ACTIVE' in member.out and other.rc not in (0, -9) and
+           f'only members of group {nonroot.GROUP} may use it' in other.out,
+           f'--group {nonroot.GROUP} on af_xdp: a member opens the device, another user is told why',
+           member.out + other.out)
+
 
 def body(tap, pair):
     for i in range(2):

@@ -25,7 +25,7 @@ TAG = f'{os.getpid() & 0xffff:04x}'
 USERS = [f'urnr{TAG}a', f'urnr{TAG}b']
 GROUP = f'urnr{TAG}g'
 PORT = 18620
-USER_QPN_QUOTA = 16384	# a quarter of a netdev's QPN table (host_broker.c)
+USER_QPN_QUOTA = 4096	# `uroce link add ... user_qpns 4096` (the default: a quarter of the table)
 
 
 def make_users():
@@ -365,7 +365,8 @@ def main():
         return 77
     make_users()
     try:
-        return it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'nr', body)
+        return it.run_suite(sys.argv[sys.argv.index('--build') + 1], 'nr', body,
+                            link_args=('user_qpns', str(USER_QPN_QUOTA)))
     finally:
         remove_users()
 
