@@ -46,10 +46,12 @@ def as_user(pair, user, argv):
             pair.uroce, 'exec', '--'] + list(argv)
 
 
-def in_container(pair, user, argv):
-    """ARGV as USER inside a user namespace of its own (root there, no capability here)."""
+def in_container(pair, user, argv, pid_ns=False):
+    """ARGV as USER inside a user namespace of its own (root there, no capability here);
+    PID_NS: in a PID namespace too, with its own /proc (a mount namespace)."""
+    ns = ['--pid', '--fork', '--mount', '--mount-proc'] if pid_ns else []
     return ['setpriv', f'--reuid={user}', f'--regid={user}', '--init-groups',
-            'unshare', '--user', '--map-root-user', pair.uroce, 'exec', '--'] + list(argv)
+            'unshare', '--user', '--map-root-user'] + ns + [pair.uroce, 'exec', '--'] + list(argv)
 
 
 def start(pair, side, user, argv):
@@ -251,6 +253,12 @@ def body(tap, pair):
     srv, cli = client_server(pair, in_container(pair, USERS[0], base + ['-g', gid[0]]),
                              as_user(pair, USERS[1], base + ['-g', gid[1], pair.ip4[0]]), PORT)
     it.both_ok(tap, 'ibv_rc_pingpong server in a user namespace, client an ordinary user', srv, cli)
+    PORT += 1
+    base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '500', '-c']
+    srv, cli = client_server(pair, in_container(pair, USERS[0], base + ['-g', gid[0]], pid_ns=True),
+                             as_user(pair, USERS[1], base + ['-g', gid[1], pair.ip4[0]]), PORT)
+    it.both_ok(tap, 'ibv_rc_pingpong -c server in user, PID and mount namespaces of its own '
+               '(its PID 1 there), client an ordinary user', srv, cli)
 
     PORT += 1
     base = ['ib_write_bw', '-d', 'uroce0', '-F', '-p', str(PORT), '-s', '65536', '-n', '2000']
