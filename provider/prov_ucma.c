@@ -24,6 +24,7 @@
 #include "uroce/sysfs.h"
 #include "host_cm_exit.h"
 #include "host_cm_listen.h"
+#include "host_qpn.h"
 #include "host_stats.h"
 
 /*
@@ -352,6 +353,7 @@ static struct ucma_dev *dev_get(struct ibv_device *d)
 	cfg.node_guid = be64toh(u->guid);
 	cfg.arg = u;
 	cfg.timeout_ms = t ? (uint32_t)strtoul(t, NULL, 10) : 0;
+	cfg.pid = host_self_pid();
 	u->cm = cm_create(&cfg);
 	if (!u->cm)
 		goto err_listen;

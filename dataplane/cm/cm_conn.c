@@ -77,7 +77,7 @@ static struct cm_id *find_listener(struct cm *cm, uint64_t service_id)
  */
 static uint32_t new_comm_id(struct cm *cm)
 {
-	uint32_t pid = (uint32_t)getpid() & 0x3fffffu;
+	uint32_t pid = (uint32_t)(cm->cfg.pid ? cm->cfg.pid : getpid()) & 0x3fffffu;
 
 	for (unsigned tries = 0; tries < 1024; tries++) {
 		uint32_t id = pid | (cm->next_seq++ & 0x3ffu) << 22;

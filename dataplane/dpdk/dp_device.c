@@ -633,12 +633,13 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 	ret = host_qpn_open(key, &dev->qpns, err, errlen);
 	if (ret)
 		goto err_free;
-	ret = host_ring_open(key, &dev->loop, err, errlen);
-	if (ret)
-		goto err_qpn;
+	/* The port first: through a broker it learns the PID the ring is named by (host_self_set()). */
 	ret = dp_port_open(&dev->cfg, dev->qpns, &dev->port, err, errlen);
 	if (ret)
-		goto err_loop;
+		goto err_qpn;
+	ret = host_ring_open(key, &dev->loop, err, errlen);
+	if (ret)
+		goto err_port;
 	if (dev->cfg.pmd == HOST_PMD_AF_PACKET)
 		qpn_filter_on(dev);
 	dp_port_set_ring(dev->port, dev->loop);
@@ -712,7 +713,6 @@ err_engine:
 	rc_engine_destroy(dev->eng);
 err_port:
 	dp_port_close(dev->port);
-err_loop:
 	host_ring_close(dev->loop);
 err_qpn:
 	host_qpn_close(dev->qpns);

@@ -268,12 +268,11 @@ static bool client_serve(struct client *c, const struct host_link_cfg *cfg,
 	return ok;
 }
 
-static int send_fd(int conn, int fd)
-{
-	char byte = 0;
-
-	return send_with_fd(conn, &byte, 1, fd, 0);
-}
+/* What comes with a client's first socket: the client as the broker (and the run directory) sees it. */
+struct broker_hello {
+	int32_t		pid;
+	uint32_t	start;
+};
 
 static volatile sig_atomic_t broker_stop;
 
@@ -401,7 +400,9 @@ static void serve(int lfd, const struct host_link_cfg *cfg)
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 		if (fd >= 0) {
-			send_fd(conn, fd);
+			struct broker_hello hello = { .pid = c->pid, .start = c->start };
+
+			send_with_fd(conn, &hello, sizeof(hello), fd, 0);
 			close(fd);
 			n++;
 		} else {
@@ -543,29 +544,30 @@ void host_broker_stop(const char *dev)
 		unlink(sa.sun_path);
 }
 
+/*
+ * The broker's first answer: a socket, with this process as the broker sees
+ * it (in a PID namespace of its own, not getpid(): host_self_set()), or an
+ * errno as 4 bytes.
+ */
 static int recv_fd(int conn)
 {
-	char ctl[CMSG_SPACE(sizeof(int))], buf[4];
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl),
-	};
-	struct cmsghdr *c;
-	ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
-	int fd, code;
+	union {
+		struct broker_hello	hello;
+		int			code;
+	} buf;
+	int fd;
+	ssize_t n = recv_with_fd(conn, &buf, sizeof(buf), 0, &fd);
 
 	if (n < 0)
 		return -errno;
-	c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (fd >= 0 && n == sizeof(buf.hello)) {
+		if (buf.hello.pid != (int32_t)getpid())
+			host_self_set(buf.hello.pid, buf.hello.start);
 		return fd;
 	}
-	if (n == sizeof(code)) {
-		memcpy(&code, buf, sizeof(code));
-		return code > 0 ? -code : -EIO;
-	}
-	return -EIO;
+	if (fd >= 0)
+		close(fd);
+	return n == sizeof(buf.code) && buf.code > 0 ? -buf.code : -EIO;
 }
 
 /* The name of the group that may use @dev: as the broker file says, else of @gid. */

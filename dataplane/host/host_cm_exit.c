@@ -47,7 +47,7 @@ int host_cm_exit_open(const char *key, struct host_cm_exit **out, char *err, siz
 {
 	char dir[560];
 	struct host_cm_exit *t;
-	int32_t pid = (int32_t)getpid();
+	int32_t pid = host_self_pid();
 	int ret;
 
 	if (!*key || strchr(key, '/')) {
@@ -64,7 +64,7 @@ int host_cm_exit_open(const char *key, struct host_cm_exit **out, char *err, siz
 	if (!t)
 		return -ENOMEM;
 	snprintf(t->path, sizeof(t->path), "%s/%" PRId32 ".%" PRIu32, dir, pid,
-		 host_qpn_proc_start(pid));
+		 host_self_start());
 	*out = t;
 	return 0;
 }

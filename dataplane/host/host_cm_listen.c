@@ -191,8 +191,8 @@ int host_cm_listen_open(const char *key, struct host_cm_listen **out, char *err,
 		return ret;
 	}
 	fchmod(t->fd, 0666);
-	t->pid = (int32_t)getpid();
-	t->start = host_qpn_proc_start(t->pid);
+	t->pid = host_self_pid();
+	t->start = host_self_start();
 	*out = t;
 	return 0;
 }

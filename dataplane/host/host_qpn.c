@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Host-wide QPN allocator: a flock()ed, mmap()ed table of slots under the run directory. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -68,8 +69,38 @@ uint32_t host_qpn_proc_start(int pid)
 	return (uint32_t)start | 1;	/* never 0, so 0 can mean "unknown" */
 }
 
+/* Set by host_self_set(): the run directory's PID for this process, and getpid() then. */
+static _Atomic int32_t self_pid, self_local;
+static _Atomic uint32_t self_start;
+
+static bool pidns_foreign(void)
+{
+	int32_t local = atomic_load(&self_local);
+
+	return local && local == (int32_t)getpid();
+}
+
+void host_self_set(int32_t pid, uint32_t start)
+{
+	atomic_store(&self_pid, pid);
+	atomic_store(&self_start, start);
+	atomic_store(&self_local, (int32_t)getpid());
+}
+
+int32_t host_self_pid(void)
+{
+	return pidns_foreign() ? atomic_load(&self_pid) : (int32_t)getpid();
+}
+
+uint32_t host_self_start(void)
+{
+	return pidns_foreign() ? atomic_load(&self_start) : host_qpn_proc_start(getpid());
+}
+
 bool host_proc_alive(int32_t pid, uint32_t start)
 {
+	if (pidns_foreign())
+		return true;
 	if (kill(pid, 0) && errno == ESRCH)
 		return false;
 	return start == 0 || host_qpn_proc_start(pid) == start;

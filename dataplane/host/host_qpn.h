@@ -115,8 +115,27 @@ void host_qpn_filter_bits(struct host_qpn_map *m, uint64_t *bits);
 /* The PID holding @qpn in the shared table (any process), 0 when none; its start time in @start. */
 int32_t host_qpn_owner(const struct host_qpn_map *m, uint32_t qpn, uint32_t *start);
 
-/* @pid still runs and is the process that started at @start (0: any). */
+/*
+ * @pid still runs and is the process that started at @start (0: any).
+ * Always true in a process in another PID namespace than the run
+ * directory's (host_self_set()): the PIDs there are not its own, it cannot
+ * tell, and it leaves others' entries alone.
+ */
 bool host_proc_alive(int32_t pid, uint32_t start);
+
+/*
+ * This process's PID and start time as the run directory names processes
+ * (the QPN table, rings, stats, rdma_cm tables): getpid()'s unless
+ * host_self_set() said otherwise.
+ */
+int32_t host_self_pid(void);
+uint32_t host_self_start(void);
+/*
+ * The broker saw this process as @pid, started at @start: in a PID namespace
+ * of its own (a container) getpid() differs, and from now on the run
+ * directory hears @pid.  A child after fork() is itself again.
+ */
+void host_self_set(int32_t pid, uint32_t start);
 /* mkdir @path as a shared directory: 01777, past the umask.  0 if it exists. */
 int host_mkdir_sticky(const char *path);
 

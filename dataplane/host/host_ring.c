@@ -70,7 +70,7 @@ static void remove_stale(const char *dir)
 
 		if (pid <= 0 || (strcmp(end, ".ring") && strcmp(end, ".wake")))
 			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (host_proc_alive((int32_t)pid, 0))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		unlink(path);
@@ -87,7 +87,7 @@ static struct host_ring_ring *map_ring(int fd)
 
 static int create_ring(struct host_ring *l, char *err, size_t errlen)
 {
-	int32_t me = (int32_t)getpid();
+	int32_t me = l->me = host_self_pid();
 	pthread_mutexattr_t ma;
 	struct host_ring_ring *r;
 	char path[600], tmp[640] = "";
@@ -131,7 +131,7 @@ static int create_ring(struct host_ring *l, char *err, size_t errlen)
 	r->magic = RING_MAGIC;
 	r->version = RING_VERSION;
 	r->pid = me;
-	r->start = host_qpn_proc_start(me);
+	r->start = host_self_start();
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
@@ -227,9 +227,9 @@ void host_ring_close(struct host_ring *l)
 	for (unsigned i = 0; i < HOST_RING_PEERS; i++)
 		drop_peer(&l->peers[i]);
 	atomic_store(&l->ring->live, 0);
-	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, (int)getpid());
+	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, (int)l->me);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, (int)getpid());
+	snprintf(path, sizeof(path), "%s/%d.wake", l->dir, (int)l->me);
 	unlink(path);
 	close(l->wake_fd);
 	munmap(l->ring, sizeof(*l->ring));
@@ -335,7 +335,7 @@ int host_ring_send(struct host_ring *l, int32_t pid, uint32_t start, const void 
 
 unsigned host_ring_broadcast(struct host_ring *l, const void *frame, uint32_t len, bool *denied)
 {
-	int32_t me = (int32_t)getpid();
+	int32_t me = l->me;
 	DIR *d = opendir(l->dir);
 	unsigned n = 0;
 	struct dirent *e;

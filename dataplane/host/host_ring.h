@@ -36,6 +36,7 @@ struct host_ring_peer {
 
 struct host_ring {
 	char			dir[384];
+	int32_t			me;		/* our PID as the run directory has it */
 	struct host_ring_ring	*ring;		/* ours */
 	int			wake_fd;	/* our doorbell (read end) */
 	uint32_t		head;		/* next slot we read */

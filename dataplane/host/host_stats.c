@@ -16,6 +16,7 @@
 
 #include "uroce/config.h"
 #include "host_stats.h"
+#include "host_qpn.h"
 
 struct host_stats {
 	struct host_stats_hdr	*hdr;
@@ -63,7 +64,7 @@ struct host_stats *host_stats_create(const char *ibdev, const char *netdev, cons
 	snprintf(dir, sizeof(dir), "%s/stats", host_run_dir());
 	if (mkdir(dir, 01777) == 0)
 		chmod(dir, 01777);
-	if (snprintf(s->path, sizeof(s->path), "%s/%s.%d", dir, ibdev, (int)getpid()) >=
+	if (snprintf(s->path, sizeof(s->path), "%s/%s.%d", dir, ibdev, (int)host_self_pid()) >=
 	    (int)sizeof(s->path)) {
 		snprintf(err, errlen, "run directory path too long: %s", dir);
 		free(s);
@@ -89,7 +90,7 @@ struct host_stats *host_stats_create(const char *ibdev, const char *netdev, cons
 	h->version = HOST_STATS_VERSION;
 	h->hdr_size = sizeof(*h);
 	h->file_size = size;
-	h->pid = (int32_t)getpid();
+	h->pid = host_self_pid();
 	h->n_dev = n_dev;
 	h->n_qp = n_qp;
 	h->n_qp_slots = 0;

@@ -138,6 +138,8 @@ struct cm_cfg {
 	 * Tests shorten it (UROCE_CM_TIMEOUT_MS).
 	 */
 	uint32_t		timeout_ms;
+	/* The process's PID as the host names it (comm IDs hold it); 0: getpid(). */
+	int32_t			pid;
 	/*
 	 * How long a REQ or SIDR_REQ for a service ID without a listener in
 	 * this process waits for one before it is answered (or left to its

@@ -48,7 +48,8 @@ def main():
     out = {}
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(os.path.join(run_dir, 'devices', device + '.sock'))
-    _, fds, _, _ = socket.recv_fds(conn, 4, 1)
+    # The socket comes with this process's PID and start time as the broker sees them.
+    _, fds, _, _ = socket.recv_fds(conn, 8, 1, socket.MSG_WAITALL)
     sock = socket.socket(fileno=fds[0])
     sock.bind((netdev, ETH_P_ALL))
     try:

@@ -272,6 +272,7 @@ def body(tap, pair):
     snoop(tap, pair, gid)
 
     rdma_cm_as_users(tap, pair, gid)
+    pid_namespace(tap, pair, gid)
 
     # Only the group's members may open a device made with --group.
     pair.uroce_cmd(0, 'link', 'del', 'uroce0')
@@ -299,6 +300,68 @@ def body(tap, pair):
            '`uroce link del` stops the broker and removes its socket',
            subprocess.run(['ps', '-o', 'pid,args', '-p', str(pid)], capture_output=True,
                           text=True).stdout)
+
+
+def ns_pids(pid):
+    """The PIDs of process PID in its PID namespaces, outermost first (/proc/PID/status NSpid)."""
+    try:
+        with open(f'/proc/{pid}/status') as f:
+            return next(ln.split()[1:] for ln in f if ln.startswith('NSpid:'))
+    except (OSError, StopIteration):
+        return []
+
+
+def pid_namespace(tap, pair, gid):
+    """A process in PID (and user and mount) namespaces of its own is PID 1 there: through the
+    broker it learns the PID the run directory knows it by, so processes outside reach it on one
+    device (the same-host rings), `uroce stat` shows that PID, and its rdma_cm connection is not
+    taken for a dead process's (the broker would post its DREQ)."""
+    global PORT
+    PORT += 1
+    base = ['ibv_rc_pingpong', '-d', 'uroce0', '-p', str(PORT), '-n', '20000', '-c', '-g', gid[0]]
+    srv = pair.start(0, in_container(pair, USERS[0], base, pid_ns=True), raw=True)
+    if not pair.wait_listen(0, PORT, srv):
+        srv.kill()
+        srv.wait(5)
+        tap.ok(False, 'ibv_rc_pingpong server in a PID namespace listens', srv.out)
+        return
+    stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
+    nspids = [ns_pids(d['pid']) for d in stats]
+    tap.ok(any(len(n) == 2 and n[-1] == '1' for n in nspids),
+           'uroce stat shows the process by its PID outside its namespace (NSpid '
+           f'{nspids}), not as 1', json.dumps([d['pid'] for d in stats]))
+    cli = start(pair, 0, USERS[0], base + [pair.ip4[0]])
+    during = []
+    while cli.p.poll() is None and not (len(during) == 2 and all(min(c) for c in during)):
+        time.sleep(0.02)
+        during = loop_counts(pair)
+    cli.wait(it.PROG_TIMEOUT)
+    srv.wait(10 if cli.rc == 0 else 5)
+    if it.both_ok(tap, 'ibv_rc_pingpong -c on one device between a process in a PID namespace '
+                  'and one outside it (same user)', srv, cli):
+        tap.ok(len(during) == 2 and all(rx > 0 and tx > 0 for rx, tx in during),
+               'their frames went through the same-host rings (rx_loop, tx_loop)', str(during))
+
+    # rdma_cm: 2000 round trips, long past the broker's 100 ms reaping of dead processes' DREQs.
+    PORT += 1
+    opts = ['-a', pair.ip4[0], '-p', str(PORT), '-C', '2000', '-V']
+    srv = pair.start(0, in_container(pair, USERS[0], ['rping', '-s'] + opts, pid_ns=True),
+                     raw=True)
+    if not wait_listening(pair, 0, PORT, srv):
+        srv.kill()
+        srv.wait(5)
+        tap.ok(False, 'rping -s in a PID namespace listens', srv.out)
+        return
+    cli = start(pair, 1, USERS[1], ['rping', '-c'] + opts)
+    cli.wait(it.PROG_TIMEOUT)
+    srv.wait(10 if cli.rc == 0 else 5)
+    it.both_ok(tap, 'rping -C 2000 -V, its server in a PID namespace of its own', srv, cli)
+
+
+def loop_counts(pair):
+    """(rx_loop, tx_loop) of every process on side 0's device now."""
+    stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
+    return [(d['counters'].get('rx_loop', 0), d['counters'].get('tx_loop', 0)) for d in stats]
 
 
 def user_loop_counts(pair):
