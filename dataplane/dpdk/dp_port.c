@@ -856,11 +856,6 @@ static void memif_wait_connected(struct dp_port *dp)
 	atomic_store(&dp->peer_seen, true);
 }
 
-/*
- * A table of QPNs that is root's (host_qpn_protect()) is written by the
- * device's broker for us: on the connection our packet socket came on, or
- * on one of its own for a process that opens its socket itself.
- */
 /* The broker attaches uroce's XDP program for this process: the netdev is ours until it closes. */
 static int xdp_attach_by_broker(struct dp_port *dp, char *err, size_t errlen)
 {
@@ -881,6 +876,11 @@ static int xdp_attach_by_broker(struct dp_port *dp, char *err, size_t errlen)
 	return ret;
 }
 
+/*
+ * A table of QPNs that is root's (host_qpn_protect()) is written by the
+ * device's broker for us: on the connection our packet socket came on, or
+ * on one of its own for a process that opens its socket itself.
+ */
 static int use_broker_qpns(const struct host_link_cfg *cfg, struct host_qpn_map *qpns,
 			   int broker, char *err, size_t errlen)
 {
