@@ -306,7 +306,6 @@ int dp_pmd_plan_memlock(const struct host_link_cfg *cfg, struct dp_pmd_plan *pl,
 	return -ENOBUFS;
 }
 
-
 /*
  * Asked of the kernel, not of CapEff: in a user namespace (a container) a
  * process may hold CAP_NET_RAW that does not count in the network

@@ -5,7 +5,6 @@
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -370,11 +369,6 @@ int host_bottleneck_get(const char *netdev, struct host_bottleneck *b)
 	return 0;
 }
 
-static bool pid_alive(uint32_t pid)
-{
-	return !(kill((pid_t)pid, 0) && errno == ESRCH);
-}
-
 int host_bpf_xdp_claim(const char *netdev, uint32_t pid, uint32_t *ppm, uint32_t *holder,
 		       char *err, size_t errlen)
 {
@@ -401,7 +395,7 @@ int host_bpf_xdp_claim(const char *netdev, uint32_t pid, uint32_t *ppm, uint32_t
 		return fail(err, errlen, map_fd, netdev, "inspect the XDP program");
 	bpf_map_lookup_elem(map_fd, &key, &cfg);
 	close(map_fd);
-	if (cfg.owner > 1 && cfg.owner != pid && pid_alive(cfg.owner)) {
+	if (cfg.owner > 1 && cfg.owner != pid && host_proc_alive((int32_t)cfg.owner, 0)) {
 		*holder = cfg.owner;
 		snprintf(err, errlen,
 			 "%s: af_xdp is in use by process %u (one process per netdev queue): use af_packet to share the netdev",

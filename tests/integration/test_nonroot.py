@@ -331,10 +331,7 @@ def pid_namespace(tap, pair, gid):
            'uroce stat shows the process by its PID outside its namespace (NSpid '
            f'{nspids}), not as 1', json.dumps([d['pid'] for d in stats]))
     cli = start(pair, 0, USERS[0], base + [pair.ip4[0]])
-    during = []
-    while cli.p.poll() is None and not (len(during) == 2 and all(min(c) for c in during)):
-        time.sleep(0.02)
-        during = loop_counts(pair)
+    during = loop_counts_while(pair, cli, 'rx_loop', 'tx_loop')
     cli.wait(it.PROG_TIMEOUT)
     srv.wait(10 if cli.rc == 0 else 5)
     if it.both_ok(tap, 'ibv_rc_pingpong -c on one device between a process in a PID namespace '
@@ -358,17 +355,15 @@ def pid_namespace(tap, pair, gid):
     it.both_ok(tap, 'rping -C 2000 -V, its server in a PID namespace of its own', srv, cli)
 
 
-def loop_counts(pair):
-    """(rx_loop, tx_loop) of every process on side 0's device now."""
-    stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
-    return [(d['counters'].get('rx_loop', 0), d['counters'].get('tx_loop', 0)) for d in stats]
-
-
-def user_loop_counts(pair):
-    """(rx_user_loop, tx_user_loop) of every process on side 0's device now."""
-    stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
-    return [(d['counters'].get('rx_user_loop', 0), d['counters'].get('tx_user_loop', 0))
-            for d in stats]
+def loop_counts_while(pair, proc, rx, tx):
+    """(RX, TX) counters of every process on side 0's device, sampled while PROC runs (a
+    process's counters go with it), until both of two processes have counted some."""
+    during = []
+    while proc.p.poll() is None and not (len(during) == 2 and all(min(c) for c in during)):
+        time.sleep(0.02)
+        stats = json.loads(pair.uroce_cmd(0, 'stat', '-a', '-j').stdout)
+        during = [(d['counters'].get(rx, 0), d['counters'].get(tx, 0)) for d in stats]
+    return during
 
 
 def rdma_cm_as_users(tap, pair, gid):
@@ -403,11 +398,7 @@ def rdma_cm_as_users(tap, pair, gid):
         tap.ok(False, f'ibv_rc_pingpong as {USERS[0]} listens', srv.out)
     else:
         cli = start(pair, 0, USERS[1], base + [a])
-        during = []
-        # Counted while both run: a process's counters go with it.
-        while cli.p.poll() is None and not (len(during) == 2 and all(min(c) for c in during)):
-            time.sleep(0.02)
-            during = user_loop_counts(pair)
+        during = loop_counts_while(pair, cli, 'rx_user_loop', 'tx_user_loop')
         cli.wait(it.PROG_TIMEOUT)
         srv.wait(10 if cli.rc == 0 else 5)
         if it.both_ok(tap, f'ibv_rc_pingpong as {USERS[0]} and {USERS[1]} on one device', srv,
