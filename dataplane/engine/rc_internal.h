@@ -881,6 +881,7 @@ bool rc_resp_icrc_deferred(const struct rc_qp *qp, const struct wire_pkt *pkt);
 /* Verify the ICRC of a packet parsed without it; a mismatch is counted as a drop. */
 bool rc_icrc_ok(struct rc_engine *eng, const struct wire_pkt *pkt);
 int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more);
+void rc_resp_ack_before_stop(struct rc_qp *qp);
 void rc_resp_reset(struct rc_qp *qp);
 void rc_resp_ecn(struct rc_qp *qp, const struct wire_pkt *pkt);
 

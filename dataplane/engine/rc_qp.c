@@ -643,6 +643,7 @@ int rc_qp_destroy(struct rc_qp *qp)
 		pthread_mutex_unlock(&eng->lock);
 		return -EBUSY;
 	}
+	rc_resp_ack_before_stop(qp);
 	rc_tx_drain(eng);
 	stop_timers(qp);
 	stop_work(qp);
@@ -847,8 +848,10 @@ int rc_qp_modify(struct rc_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (ret)
 		goto out;
 	apply(qp, attr, mask, &path);
-	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR)
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) {
+		rc_resp_ack_before_stop(qp);
 		rc_tx_drain(eng);
+	}
 	if (next != cur || next == IBV_QPS_RESET || next == IBV_QPS_ERR)
 		ret = rc_qp_set_state(qp, next, RC_BY_USER);
 	else if (mask & IBV_QP_ACCESS_FLAGS)

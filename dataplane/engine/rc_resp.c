@@ -1499,6 +1499,17 @@ static int send_ack(struct rc_qp *qp)
 	return 0;
 }
 
+/*
+ * The ACK or NAK @qp still owes goes out now, before the QP stops (ERR, RESET,
+ * destroy): what it acknowledges was completed here, and a peer without it
+ * would retry into a QP that no longer answers.
+ */
+void rc_resp_ack_before_stop(struct rc_qp *qp)
+{
+	if (qp->resp.ack_pending && rc_qp_may_recv(qp))
+		(void)send_ack(qp);
+}
+
 int rc_resp_tx(struct rc_qp *qp, unsigned quota, bool *more)
 {
 	struct rc_resp *r = &qp->resp;

@@ -745,6 +745,52 @@ START_TEST(qpn_from_hook)
 }
 END_TEST
 
+/*
+ * The ACK a QP still owes when its application stops it goes out first.  A
+ * read of 100 responses takes the responder's pass past its QP's quota, so the
+ * peer's SEND behind it is complete there while its ACK waits.  _i: 0 the
+ * application moves the QP to ERR, 1 to RESET, 2 destroys it.
+ */
+START_TEST(owed_ack_sent_before_stop)
+{
+	const unsigned ack_op = WIRE_OPC_RC | WIRE_OP_ACKNOWLEDGE;
+	struct ibv_qp_attr a = { .qp_state = _i == 1 ? IBV_QPS_RESET : IBV_QPS_ERR };
+	struct ibv_sge rd, snd, rcv;
+	const struct h_frame *send, *ack;
+	struct h_pair p;
+	struct h_cap cap;
+	struct ibv_wc wc;
+
+	h_pair_init(&p, NULL, NULL, NULL);
+	h_capture(&p.e, &cap);
+	rcv = h_sge(&p, 1, 200000, 64);
+	ck_assert_int_eq(h_post_recv(p.qp[1], 7, &rcv, 1), 0);
+	rd = h_sge(&p, 0, 0, 100 * 1024);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 1, &rd, 1, (uintptr_t)p.buf[1],
+				     rc_mr_rkey(p.mr[1]), IBV_SEND_SIGNALED), 0);
+	snd = h_sge(&p, 0, 200000, 64);
+	ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_SEND, 2, &snd, 1, 0, 0, IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(h_wait_cq(&p.e, p.e.cq[1], &wc, 1, RUN_NS), 1);
+	ck_assert(wc.wr_id == 7 && wc.status == IBV_WC_SUCCESS);
+	ck_assert_uint_eq(h_cap_count(&cap, 1, ack_op), 0);
+	ck_assert_uint_lt(h_cap_count(&cap, 1, WIRE_OPC_RC | WIRE_OP_READ_RESP_MIDDLE), 98);
+
+	if (_i == 2) {
+		ck_assert_int_eq(rc_qp_destroy(p.qp[1]), 0);
+		p.qp[1] = NULL;
+	} else {
+		ck_assert_int_eq(rc_qp_modify(p.qp[1], &a, IBV_QP_STATE), 0);
+	}
+	send = h_cap_find(&cap, 0, WIRE_OPC_RC | WIRE_OP_SEND_ONLY, 0);
+	ack = h_cap_find(&cap, 1, ack_op, 0);
+	ck_assert_ptr_nonnull(send);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_eq(ack->psn, send->psn);
+	ck_assert_uint_eq(ack->syndrome & WIRE_AETH_TYPE_MASK, WIRE_AETH_ACK);
+	h_pair_fini(&p);
+}
+END_TEST
+
 Suite *rc_qp_state_suite(void)
 {
 	Suite *s = suite_create("rc_qp_state");
@@ -759,6 +805,7 @@ Suite *rc_qp_state_suite(void)
 	tcase_add_test(tc, flush_in_order);
 	tcase_add_test(tc, sqd_drains_with_event);
 	tcase_add_test(tc, uc_send_error_sqe);
+	tcase_add_loop_test(tc, owed_ack_sent_before_stop, 0, 3);
 	tcase_add_test(tc, create_checks_and_qpn_hook);
 	tcase_add_test(tc, qpn_from_hook);
 	suite_add_tcase(s, tc);
