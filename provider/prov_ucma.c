@@ -67,6 +67,11 @@ enum ucma_event_type {
 #define UCMA_POLL_NS		1000000ull	/* how often the CM thread looks for MADs */
 #define UCMA_SEND_WAIT_NS	1000000000ull	/* longest a command waits for its MAD to leave */
 #define UCMA_SEND_SPIN_NS	1000000ull	/* and how long of that it yields before it sleeps */
+/*
+ * Longest a peer's DREQ waits as DISCONNECTED while a completion of the QP
+ * is still unpolled (ucma_cm_event()).
+ */
+#define UCMA_DISC_HOLD_NS	20000000ull
 #define UCMA_PORT_LO		32768
 #define UCMA_PORT_HI		61000
 
@@ -139,6 +144,9 @@ struct ucma_ctx {
 	 * reads them so (ib_send_cm_req, cm_rep_handler).
 	 */
 	uint32_t		psn, remote_qpn, remote_psn, remote_qkey;
+	uint32_t		qpn;		/* ours, from CONNECT or ACCEPT */
+	uint64_t		disc_held_until;	/* DISCONNECTED held back until then */
+	bool			timewait_held;	/* and TIMEWAIT_EXIT behind it */
 	uint8_t			rres, idepth, peer_rres, retry, rnr_retry;
 	uint8_t			ack_timeout;	/* RDMA_OPTION_ID_ACK_TIMEOUT; 0: UCMA_ACK_TIMEOUT */
 };
@@ -685,6 +693,14 @@ static int conn_request(struct ucma_dev *u, struct ucma_ctx *l, struct cm_id *id
 	return 0;
 }
 
+/* UCMA_DISC_HOLD_NS, or UROCE_CM_DISC_HOLD_MS (for tests). */
+static uint64_t disc_hold_ns(void)
+{
+	const char *t = getenv("UROCE_CM_DISC_HOLD_MS");
+
+	return t && *t ? strtoull(t, NULL, 10) * 1000000ull : UCMA_DISC_HOLD_NS;
+}
+
 static int ucma_cm_event(void *arg, struct cm_id *id, const struct cm_event *ev)
 {
 	struct ucma_dev *u = arg;
@@ -729,11 +745,24 @@ static int ucma_cm_event(void *arg, struct cm_id *id, const struct cm_event *ev)
 		return 0;
 	case CM_EV_DREQ:
 	case CM_EV_DREP:
-		if (!c->disconnected) {
-			c->disconnected = true;
-			c->state = U_DISC;
-			post(c, RDMA_CM_EVENT_DISCONNECTED, 0);
+		if (c->disconnected)
+			return 0;
+		c->disconnected = true;
+		c->state = U_DISC;
+		/*
+		 * A peer's DREQ comes right behind the last ACK or message it sent,
+		 * and a program may destroy its QP on DISCONNECTED (libfabric's rxm
+		 * does, from its CM thread), which takes unpolled completions with
+		 * it.  A NIC's completion beats the kernel CM's event; here both
+		 * arrive at once, so DISCONNECTED waits until the QP's completions
+		 * are polled, at most UCMA_DISC_HOLD_NS (released by cm_thread()).
+		 */
+		if (ev->type == CM_EV_DREQ && c->qpn &&
+		    rc_qp_completions_unpolled(prov_eng(u->ctx), c->qpn)) {
+			c->disc_held_until = mono_ns(NULL) + disc_hold_ns();
+			return 0;
 		}
+		post(c, RDMA_CM_EVENT_DISCONNECTED, 0);
 		return 0;
 	case CM_EV_TIMEOUT:
 		if (ev->msg == WIRE_CM_DREQ) {
@@ -748,7 +777,10 @@ static int ucma_cm_event(void *arg, struct cm_id *id, const struct cm_event *ev)
 		post(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
 		return 0;
 	case CM_EV_TIMEWAIT_EXIT:
-		post(c, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+		if (c->disc_held_until)
+			c->timewait_held = true;
+		else
+			post(c, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
 		return 0;
 	case CM_EV_SIDR_REP:
 		if (ev->sidr_status != WIRE_SIDR_OK) {
@@ -823,6 +855,25 @@ static void publish_counters(struct ucma_dev *u)
 
 static void release_closed(uint64_t now);
 
+/* DISCONNECTED events ucma_cm_event() held back: their QP's completions are polled, or time is up. */
+static void release_held_disconnects(uint64_t now)
+{
+	for (uint32_t i = 1; i < ucma_n_ctx; i++) {
+		struct ucma_ctx *c = ucma_ctxs[i];
+
+		if (!c || !c->disc_held_until)
+			continue;
+		if (now < c->disc_held_until && c->cm_devs[0] &&
+		    rc_qp_completions_unpolled(prov_eng(c->cm_devs[0]->ctx), c->qpn))
+			continue;
+		c->disc_held_until = 0;
+		post(c, RDMA_CM_EVENT_DISCONNECTED, 0);
+		if (c->timewait_held)
+			post(c, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+		c->timewait_held = false;
+	}
+}
+
 static void *cm_thread(void *arg)
 {
 	sigset_t all;
@@ -839,6 +890,7 @@ static void *cm_thread(void *arg)
 			publish_counters(u);
 		}
 		release_closed(mono_ns(NULL));
+		release_held_disconnects(mono_ns(NULL));
 		pthread_mutex_unlock(&ucma_lock);
 		nanosleep(&ts, NULL);
 	}
@@ -1205,7 +1257,7 @@ static int cmd_connect(struct ucma_ctx *c, const struct rdma_ucm_conn_param *p)
 		c->retry = clamp_retry(p->retry_count);
 		c->rnr_retry = clamp_retry(p->rnr_retry_count);
 		conn.service_id = wire_ip_service_id(c->ps, sa_port(&c->dst));
-		conn.qpn = p->qp_num;
+		conn.qpn = c->qpn = p->qp_num;
 		conn.psn = c->psn;
 		conn.rres = c->rres;
 		conn.idepth = c->idepth;
@@ -1254,7 +1306,7 @@ static int cmd_accept(struct ucma_ctx *c, const struct rdma_ucm_accept *a)
 					conn.pdata_len);
 	c->rres = clamp_rd(p->responder_resources);
 	c->idepth = clamp_rd(p->initiator_depth);
-	conn.qpn = p->qp_num;
+	conn.qpn = c->qpn = p->qp_num;
 	conn.psn = c->psn;
 	conn.rres = c->rres;
 	conn.idepth = c->idepth;

@@ -196,6 +196,15 @@ void rc_cq_clean(struct rc_cq *cq, uint32_t qpn)
 	cq->count = kept;
 }
 
+/* Does @cq hold a completion of QP @qpn nobody polled yet (engine lock held)? */
+bool rc_cq_holds(const struct rc_cq *cq, uint32_t qpn)
+{
+	for (uint32_t i = 0; i < cq->count; i++)
+		if (cq->ring[(cq->head + i) & (cq->cap - 1)].qp_num == qpn)
+			return true;
+	return false;
+}
+
 int rc_cq_poll(struct rc_cq *cq, int n, struct ibv_wc *wc)
 {
 	return rc_cq_poll_stamped(cq, n, wc, NULL);

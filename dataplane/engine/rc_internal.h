@@ -650,6 +650,7 @@ int rc_sge_scatter_may_fault(struct rc_engine *eng, struct rc_pd *pd, const stru
 /* Completion queues. */
 void rc_cq_push(struct rc_cq *cq, const struct ibv_wc *wc, bool solicited);
 void rc_cq_clean(struct rc_cq *cq, uint32_t qpn);
+bool rc_cq_holds(const struct rc_cq *cq, uint32_t qpn);
 void rc_cq_free_all(struct rc_engine *eng);
 
 /* Receive queues. */

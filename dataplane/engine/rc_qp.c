@@ -684,6 +684,19 @@ uint32_t rc_qp_num(const struct rc_qp *qp)
 	return qp->qpn;
 }
 
+bool rc_qp_completions_unpolled(struct rc_engine *eng, uint32_t qpn)
+{
+	struct rc_qp *qp;
+	bool held;
+
+	pthread_mutex_lock(&eng->lock);
+	qp = rc_hash_get(&eng->qps, qpn);
+	held = qp && ((qp->scq && rc_cq_holds(qp->scq, qpn)) ||
+		      (qp->rcq && rc_cq_holds(qp->rcq, qpn)));
+	pthread_mutex_unlock(&eng->lock);
+	return held;
+}
+
 /* ---- Modify ---- */
 
 #define QP_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\

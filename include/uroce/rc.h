@@ -505,6 +505,11 @@ struct rc_qp *rc_qp_create(struct rc_engine *eng, struct rc_qp_init *init);
 int rc_qp_destroy(struct rc_qp *qp);		/* -EBUSY while flows steer to it */
 uint32_t rc_qp_num(const struct rc_qp *qp);
 /*
+ * Does a CQ of the QP numbered @qpn still hold a completion of it that nobody
+ * polled?  False when there is no such QP.
+ */
+bool rc_qp_completions_unpolled(struct rc_engine *eng, uint32_t qpn);
+/*
  * ibv_open_qp(3): the XRC target QP numbered @qpn of @xrcd, or NULL with errno
  * EINVAL when there is none.  The QP stays the creator's: it is not counted again.
  */

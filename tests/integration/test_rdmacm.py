@@ -161,6 +161,42 @@ def close_race(tap, pair):
            f'exit {p.rc}:\n{p.out}')
 
 
+def last_word(tap, pair, port):
+    """A peer's last message with its DREQ right behind it: DISCONNECTED waits while the
+    message's completion is unpolled (a program that destroys its QP on that event, as
+    libfabric's rxm does, would lose the completion), and comes once it is polled; unpolled, it
+    comes when the hold runs out.  The holds are set long (UROCE_CM_DISC_HOLD_MS) so that the
+    sleeps here are far inside them."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'cm_last_word.py')
+    a = pair.ip4[0]
+    for mode, hold_ms, wait_s in (('poll', 5000, 0.5), ('nopoll', 300, 2.0)):
+        port += 1
+        srv = pair.start(0, CM_ENV + [f'UROCE_CM_DISC_HOLD_MS={hold_ms}', '/usr/bin/python3',
+                                      script, 'take', a, str(port), str(wait_s), mode])
+        if not wait_listening(pair, 0, port, srv):
+            srv.kill()
+            srv.wait(5)
+            tap.ok(False, f'cm_last_word {mode}: the receiver listens', srv.out)
+            continue
+        cli = pair.start(1, CM_ENV + ['/usr/bin/python3', script, 'send', a, str(port)])
+        cli.wait(60)
+        srv.wait(60)
+        after = re.search(r'RDMA_CM_EVENT_DISCONNECTED ([\d.]+) s after', srv.out)
+        if mode == 'poll':
+            tap.ok(srv.rc == 0 and cli.rc == 0 and 'before the poll: no' in srv.out and
+                   'receive: status 0, 64 bytes' in srv.out and after and float(after[1]) < 3,
+                   'a peer\'s DREQ right behind its last message: DISCONNECTED waits until '
+                   f'the receive completion is polled, then comes ({after and after[1]} s after)',
+                   f'receiver exit {srv.rc}:\n{srv.out}\nsender exit {cli.rc}:\n{cli.out}')
+        else:
+            tap.ok(srv.rc == 0 and cli.rc == 0 and 'before the poll: yes' in srv.out and
+                   after and 0.25 <= float(after[1]) < 3,
+                   f'never polled, DISCONNECTED comes when the {hold_ms} ms hold runs out '
+                   f'({after and after[1]} s after ESTABLISHED)',
+                   f'receiver exit {srv.rc}:\n{srv.out}\nsender exit {cli.rc}:\n{cli.out}')
+    return port
+
+
 def same_host(tap, pair, port):
     """Server and client on one device in one namespace: their MADs to QP1 never leave the host
     (every process's CM gets a copy through the same-host rings, docs/rdma-cm.md)."""
@@ -279,6 +315,7 @@ def body(tap, pair):
 
     PORT = perftests(tap, pair, PORT)
     PORT = more_tools(tap, pair, PORT)
+    PORT = last_word(tap, pair, PORT)
     same_host(tap, pair, PORT + 1)
 
 
