@@ -297,6 +297,82 @@ static enum ibv_wc_status place_read(struct rc_qp *qp, struct rc_send_wqe *w,
 	return IBV_WC_SUCCESS;
 }
 
+static void rewind_once(struct rc_qp *qp);
+
+static uint32_t read_hole(const struct rc_send_wqe *w)
+{
+	return psn_add(w->first_psn, w->resp_pkts);
+}
+
+/*
+ * The last resend of read @w should have been answered, and its hole is
+ * still open: the responder answers in order, and it has answered a request
+ * sent after that resend (a response at or past reread_next), or a later
+ * resend's hole was filled.
+ */
+static bool reread_overdue(const struct rc_qp *qp, const struct rc_send_wqe *w)
+{
+	return w->rereading && w->reread_psn == read_hole(w) &&
+	       (psn_cmp(qp->comp.resp_high, w->reread_next) >= 0 ||
+		(int32_t)(w->reread_seq - qp->comp.reread_answered) < 0);
+}
+
+/*
+ * Read @w misses the response at its hole while later ones came: of @w
+ * itself (@own), or of a later read.  The responder answers in order, so that
+ * one was lost; @w is asked again for what it misses (rc_req_reread()), not
+ * every request after it.  Once per hole, unless the resend is overdue, or a
+ * packet of @w's own comes after a response beyond reread_high: every
+ * original of @w came before that one, so this packet answers the resend,
+ * and the resend's packet at the hole was lost.
+ */
+static void reread(struct rc_qp *qp, struct rc_send_wqe *w, bool own)
+{
+	if (!w->reread_want) {
+		if (w->rereading && w->reread_psn == read_hole(w) && !reread_overdue(qp, w) &&
+		    !(own && psn_cmp(qp->comp.resp_high, w->reread_high) > 0))
+			return;
+		w->reread_want = true;
+		qp->req.rereads_wanted = true;
+	}
+	if (rc_req_reread(qp) || w != rc_sq_at(qp, qp->sq_head) ||
+	    (qp->req.sr.active && qp->req.sr.reread))
+		return;
+	/* The oldest read cannot wait for the cursor to come between messages. */
+	rewind_once(qp);
+}
+
+/* Overdue read resends go again; the watch moves to the oldest one still out. */
+static void check_rereads(struct rc_qp *qp)
+{
+	struct rc_comp *k = &qp->comp;
+
+	k->reread_watch = false;
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct rc_send_wqe *w = rc_sq_at(qp, i);
+
+		if (w->state != RC_WQE_ACTIVE && w->state != RC_WQE_SENT)
+			break;
+		if (w->opcode != IBV_WR_RDMA_READ || !w->rereading || w->reread_want ||
+		    w->reread_psn != read_hole(w))
+			continue;
+		if (reread_overdue(qp, w)) {
+			reread(qp, w, false);
+		} else if (!k->reread_watch || psn_cmp(w->reread_next, k->watch_psn) < 0) {
+			k->reread_watch = true;
+			k->watch_psn = w->reread_next;
+		}
+	}
+}
+
+/* @w's hole was just filled: by the answer to its last resend, the newest answered so far? */
+static void reread_answered(struct rc_qp *qp, const struct rc_send_wqe *w, uint32_t psn)
+{
+	if (w->rereading && psn == w->reread_psn &&
+	    (int32_t)(w->reread_seq - qp->comp.reread_answered) > 0)
+		qp->comp.reread_answered = w->reread_seq;
+}
+
 static enum comp_state do_read(struct comp_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
@@ -305,47 +381,51 @@ static enum comp_state do_read(struct comp_ctx *c)
 	c->status = place_read(qp, w, c->pkt);
 	if (c->status != IBV_WC_SUCCESS)
 		return COMP_ERROR;
+	reread_answered(qp, w, c->pkt->psn);
 	if (w->resp_pkts == w->npkts)
 		return COMP_COMPLETE;
 	progress(qp, psn_add(c->pkt->psn, 1));
 	return COMP_DONE;
 }
 
-static void rewind_once(struct rc_qp *qp, bool reread);
-
 /*
  * A response for a later read while the oldest one (@c->w) still misses
- * some: the responder answers in order, so those were lost on the way.  The
- * later read's response is placed when it is the next that read expects
- * (completions still go in order: get_wqe() completes it once it is the
- * oldest), and the oldest read is asked again for only what it misses
- * (rewind_once()), not every request after it.  Anything the later read
- * cannot take here (out of its own order, or bad) is left for when it is
- * the oldest, where do_read() judges it.
+ * some.  The later read's response is placed when it is the next that read
+ * expects (completions still go in order: get_wqe() completes it once it is
+ * the oldest); a read before it that misses responses, and the later read
+ * itself when this one is out of its order, are asked again (reread()).
+ * Anything the later read cannot take here (bad) is left for when it is the
+ * oldest, where do_read() judges it.
  */
 static enum comp_state read_ahead(struct comp_ctx *c)
 {
 	struct rc_qp *qp = c->qp;
 	const struct wire_pkt *pkt = c->pkt;
 
-	for (uint32_t i = qp->sq_head + 1; i != qp->sq_tail; i++) {
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
 		struct rc_send_wqe *w = rc_sq_at(qp, i);
+		bool is_read = w->opcode == IBV_WR_RDMA_READ && w->resp_pkts < w->npkts;
 
 		if (w->state != RC_WQE_ACTIVE && w->state != RC_WQE_SENT)
 			break;
-		if (psn_cmp(pkt->psn, w->first_psn) < 0 || psn_cmp(pkt->psn, w->last_psn) > 0)
+		if (psn_cmp(pkt->psn, w->first_psn) < 0 || psn_cmp(pkt->psn, w->last_psn) > 0) {
+			if (is_read)
+				reread(qp, w, false);
 			continue;
-		if (w->opcode == IBV_WR_RDMA_READ && w->resp_pkts < w->npkts &&
-		    (pkt_syndrome(pkt) & WIRE_AETH_TYPE_MASK) == WIRE_AETH_ACK &&
-		    pkt->psn == psn_add(w->first_psn, w->resp_pkts)) {
-			if (place_read(qp, w, pkt) == IBV_WC_SUCCESS) {
+		}
+		if (is_read && (pkt_syndrome(pkt) & WIRE_AETH_TYPE_MASK) == WIRE_AETH_ACK) {
+			int32_t ahead = psn_cmp(pkt->psn, psn_add(w->first_psn, w->resp_pkts));
+
+			if (ahead > 0)
+				reread(qp, w, true);
+			else if (!ahead && place_read(qp, w, pkt) == IBV_WC_SUCCESS) {
+				reread_answered(qp, w, pkt->psn);
 				qp->cnt.reads_ahead++;
 				rc_rto_alive(qp);
 			}
 		}
 		break;
 	}
-	rewind_once(qp, true);
 	return COMP_DONE;
 }
 
@@ -404,7 +484,7 @@ static bool stale_rewind(const struct rc_qp *qp)
  * pass's TX budget would see it a pass late.  Deferred, the soak's
  * retransmissions and timeouts change.
  */
-static void rewind_once(struct rc_qp *qp, bool reread)
+static void rewind_once(struct rc_qp *qp)
 {
 	if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn)
 		return;
@@ -416,9 +496,6 @@ static void rewind_once(struct rc_qp *qp, bool reread)
 	qp->comp.rewound_psn = qp->comp.psn;
 	qp->comp.rewound_end = qp->req.max_psn;
 	qp->comp.rewound_at = qp->eng->now;
-	/* A read that only misses responses: just those, when nothing else is being resent. */
-	if (reread && rc_req_reread(qp))
-		return;
 	rc_rto_loss(qp);
 	rc_req_rewind(qp);
 }
@@ -427,7 +504,7 @@ static enum comp_state seq_nak(struct comp_ctx *c)
 {
 	/* A NAK acknowledges every PSN before its own. */
 	progress(c->qp, c->pkt->psn);
-	rewind_once(c->qp, false);
+	rewind_once(c->qp);
 	return COMP_DONE;
 }
 
@@ -467,8 +544,11 @@ static enum comp_state sr_nak(struct comp_ctx *c)
 static enum comp_state gap(struct comp_ctx *c)
 {
 	/* Inside the oldest read, later responses of its own came: the rest of it is asked again. */
-	rewind_once(c->qp, c->w->opcode == IBV_WR_RDMA_READ && is_read_response(c->pkt) &&
-			   psn_cmp(c->pkt->psn, c->w->last_psn) <= 0);
+	if (c->w->opcode == IBV_WR_RDMA_READ && is_read_response(c->pkt) &&
+	    psn_cmp(c->pkt->psn, c->w->last_psn) <= 0)
+		reread(c->qp, c->w, true);
+	else
+		rewind_once(c->qp);
 	return COMP_DONE;
 }
 
@@ -562,6 +642,8 @@ static void run(struct rc_qp *qp, const struct wire_pkt *pkt)
 
 void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 {
+	uint32_t answered;
+
 	if (!rc_qp_may_send(qp)) {
 		qp->cnt.rc_drops.count[RC_DROP_QP_STATE]++;
 		return;
@@ -573,7 +655,14 @@ void rc_comp_rx(struct rc_qp *qp, const struct wire_pkt *pkt)
 	}
 	if (unlikely(pkt->sr_cap) && qp->eng->cfg.selective_repeat && qp->type == IBV_QPT_RC)
 		qp->req.peer_sr = true;
+	answered = qp->comp.reread_answered;
+	if (is_read_response(pkt) && psn_cmp(pkt->psn, qp->comp.resp_high) > 0)
+		qp->comp.resp_high = pkt->psn;
 	run(qp, pkt);
+	if (qp->comp.reread_watch && rc_qp_may_send(qp) &&
+	    (psn_cmp(qp->comp.resp_high, qp->comp.watch_psn) >= 0 ||
+	     answered != qp->comp.reread_answered))
+		check_rereads(qp);
 }
 
 void rc_comp_run(struct rc_qp *qp)

@@ -262,6 +262,15 @@ struct rc_send_wqe {
 	uint32_t	npkts;
 	uint32_t	resp_pkts;	/* read response packets placed */
 	struct rc_sge_cursor resp_cur;	/* where the next read response lands */
+	/*
+	 * A read asked again (rc_comp.c reread()): the completer wants it
+	 * asked (reread_want); the last request, the QP's reread_seq-th
+	 * resend of a read, went for reread_psn on when the next new PSN was
+	 * reread_next (rereading).  A packet of its own after a response
+	 * beyond reread_high answers that resend.
+	 */
+	bool		reread_want, rereading;
+	uint32_t	reread_psn, reread_high, reread_next, reread_seq;
 	union {
 		struct {
 			uint64_t	remote_addr;
@@ -324,10 +333,13 @@ struct rc_req {
 	uint32_t	rnr_psn;	/* the PSN the RNR NAK refused */
 	bool		drained_sent;	/* SQD: the drained event has been raised */
 	bool		peer_sr;	/* the responder set WIRE_BTH_SR_CAP: requests carry it too */
+	bool		rereads_wanted;	/* a read before the cursor may have reread_want set */
+	uint32_t	reread_seq;	/* read resends sent */
 	/*
 	 * A selective resend: the cursor sends [from, end) again, then goes
 	 * back to where it was (psn, wqe, offset, cur, since_ackreq).  For a
-	 * reread (rc_req_reread()) the range is one read's missing responses.
+	 * reread (rc_req_reread()) it visits each read the completer wants
+	 * asked again, [from, end) the current one's missing responses.
 	 */
 	struct {
 		bool		active;
@@ -346,6 +358,10 @@ struct rc_comp {
 	uint32_t	rewound_psn;
 	uint32_t	rewound_end;	/* a selective resend: one past the last PSN it resent */
 	uint64_t	rewound_at;	/* engine clock of that rewind */
+	uint32_t	resp_high;	/* the highest read response PSN received */
+	uint32_t	reread_answered;	/* the newest read resend whose hole was filled */
+	bool		reread_watch;	/* a read resend is out: check it when resp_high passes watch_psn */
+	uint32_t	watch_psn;
 };
 
 /*
@@ -780,9 +796,10 @@ void rc_req_overtaken(struct rc_qp *qp);
 /* Selective repeat: send the @n PSNs from @from again, then carry on where the cursor was. */
 void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n);
 /*
- * Ask the read holding comp.psn again for its missing responses only, then
- * carry on where the cursor was; false (nothing done) when a resend is under
- * way or the cursor is not past that read.
+ * Ask each read before the cursor that the completer wants asked again
+ * (reread_want) for its missing responses only, oldest first, then carry on
+ * where the cursor was; false (nothing started) when a resend is under way,
+ * the cursor is inside a message, or no read wants it.
  */
 bool rc_req_reread(struct rc_qp *qp);
 /* Send the newest packet once more (a tail-loss probe); false when the cursor is not at the front. */

@@ -62,9 +62,14 @@ void rc_req_reset(struct rc_qp *qp)
 	qp->req.rd_atomic = 0;
 	qp->req.rnr_wait = false;
 	qp->req.peer_sr = false;
+	qp->req.rereads_wanted = false;
 	qp->req.sr.active = false;
 	qp->req.sr.reread = false;
 	qp->comp.psn = qp->attr.sq_psn;
+	qp->comp.resp_high = psn_add(qp->attr.sq_psn, WIRE_PSN_MASK);
+	qp->req.reread_seq = 0;
+	qp->comp.reread_answered = 0;
+	qp->comp.reread_watch = false;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.rewound = false;
@@ -89,6 +94,8 @@ static enum req_state get_wqe(struct req_ctx *c)
 
 	if (qp->req.rnr_wait)
 		return REQ_STALL;
+	if (unlikely(qp->req.rereads_wanted) && !qp->req.sr.active)
+		(void)rc_req_reread(qp);
 	if (unlikely(qp->req.sr.active) &&
 	    sr_resend_done(qp, qp->req.wqe == qp->sq_tail ? NULL : rc_sq_at(qp, qp->req.wqe)))
 		return REQ_GET_WQE;
@@ -101,6 +108,7 @@ static enum req_state get_wqe(struct req_ctx *c)
 	case RC_WQE_ACTIVE:
 		/* A read all of whose responses came ahead of an earlier one's has nothing to ask. */
 		if (c->w->opcode == IBV_WR_RDMA_READ && c->w->resp_pkts == c->w->npkts) {
+			c->w->reread_want = false;
 			qp->req.psn = psn_add(c->w->last_psn, 1);
 			return REQ_NEXT_WQE;
 		}
@@ -187,9 +195,14 @@ static enum req_state start_wqe(struct req_ctx *c)
 	}
 
 	if (kind & RC_WR_READ_OR_ATOMIC) {
+		/* None outstanding: no response older than this one counts as the highest. */
+		if (!qp->req.rd_atomic)
+			qp->comp.resp_high = psn_add(qp->req.psn, WIRE_PSN_MASK);
 		w->rd_atomic_held = true;
 		qp->req.rd_atomic++;
 	}
+	w->reread_want = false;
+	w->rereading = false;
 	if ((kind & (RC_WR_ATOMIC | RC_WR_ATOMIC_WRITE)) || qp->type == IBV_QPT_UD)
 		w->npkts = 1;
 	else
@@ -212,7 +225,9 @@ static enum req_state check_window(struct req_ctx *c)
 		return REQ_AGAIN;
 	if (unlikely(qp->req.sr.active) && sr_resend_done(qp, c->w))
 		return REQ_GET_WQE;
-	if (rc_qp_reliable(qp) && psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
+	/* A reread asks for PSNs the window took in when the read was first sent. */
+	if (rc_qp_reliable(qp) && !qp->req.sr.reread &&
+	    psn_cmp(qp->req.psn, qp->comp.psn) >= (int32_t)qp->rto.cwnd)
 		return REQ_STALL;
 	/* New PSNs wait for the engine's budget; a resend goes at once (its PSNs are counted). */
 	if (rc_qp_reliable(qp) && qp->req.psn == qp->req.max_psn && !rc_budget_may_send(qp))
@@ -390,6 +405,42 @@ static void build_desc(struct rc_qp *qp, struct rc_send_wqe *w, struct wire_buil
 	}
 }
 
+/*
+ * The first read in [@i, @end) that the completer wants asked again, sq_tail
+ * when none; a read that got all its responses meanwhile no longer wants it.
+ */
+static uint32_t next_reread(const struct rc_qp *qp, uint32_t i, uint32_t end)
+{
+	for (; i != end && i != qp->sq_tail; i++) {
+		struct rc_send_wqe *w = rc_sq_at(qp, i);
+
+		if (!w->reread_want)
+			continue;
+		if (w->resp_pkts < w->npkts &&
+		    (w->state == RC_WQE_SENT || w->state == RC_WQE_ACTIVE))
+			return i;
+		w->reread_want = false;
+	}
+	return qp->sq_tail;
+}
+
+/* The reread cursor moves to read @i, to ask for what it misses. */
+static void goto_reread(struct rc_qp *qp, uint32_t i)
+{
+	struct rc_req *q = &qp->req;
+	struct rc_send_wqe *w = rc_sq_at(qp, i);
+
+	w->state = RC_WQE_ACTIVE;
+	q->wqe = i;
+	q->psn = psn_add(w->first_psn, w->resp_pkts);
+	q->offset = 0;
+	q->cur.idx = q->cur.off = 0;
+	q->sr.from = q->psn;
+	q->sr.end = psn_add(w->last_psn, 1);
+	rc_rto_rewound(qp, q->psn);
+	rc_qp_kick(qp);
+}
+
 /* A selective resend starts: where the cursor is, for sr_jump() to come back to. */
 static void sr_save(struct rc_req *q)
 {
@@ -446,11 +497,22 @@ static bool sr_was_placed(const struct rc_qp *qp, const struct rc_send_wqe *w)
 static bool sr_resend_done(struct rc_qp *qp, const struct rc_send_wqe *w)
 {
 	struct rc_req *q = &qp->req;
+	uint32_t i;
 
+	if (q->sr.reread) {
+		i = next_reread(qp, q->wqe, q->sr.wqe);
+		if (i == qp->sq_tail) {
+			sr_jump(qp);
+			return true;
+		}
+		if (i == q->wqe && rc_sq_at(qp, i)->state == RC_WQE_ACTIVE)
+			return false;
+		goto_reread(qp, i);
+		return true;
+	}
 	if (psn_cmp(q->psn, q->sr.end) < 0)
 		return false;
-	/* A reread's responder had taken every request: only responses were missing. */
-	if (!q->sr.reread && w && w->state == RC_WQE_ACTIVE && psn_cmp(q->psn, q->sr.psn) < 0 &&
+	if (w && w->state == RC_WQE_ACTIVE && psn_cmp(q->psn, q->sr.psn) < 0 &&
 	    !sr_was_placed(qp, w)) {
 		q->sr.end = psn_add(q->psn, 1);
 		return false;
@@ -528,6 +590,22 @@ static enum req_state send_packet(struct req_ctx *c)
 		qp->cnt.retransmits++;
 	if (unlikely(qp->req.sr.active))
 		qp->cnt.selective_resends++;
+	if (w->opcode == IBV_WR_RDMA_READ && !first) {
+		/* A resend's own answers may still come after a later one is sent. */
+		w->reread_high = w->rereading && psn_cmp(qp->comp.resp_high, w->last_psn) > 0 ?
+				 qp->comp.resp_high : w->last_psn;
+		w->reread_want = false;
+		w->rereading = true;
+		w->reread_psn = qp->req.psn;
+		w->reread_next = qp->req.max_psn;
+		w->reread_seq = ++qp->req.reread_seq;
+		if (!qp->comp.reread_watch) {
+			qp->comp.reread_watch = true;
+			qp->comp.watch_psn = qp->req.max_psn;
+		}
+		if (qp->req.sr.reread)
+			qp->cnt.rereads++;
+	}
 	if (first)
 		qp->req.max_psn = psn_add(qp->req.psn, npsn);
 	if (rc_qp_reliable(qp))
@@ -659,10 +737,12 @@ static uint32_t wqe_of_psn(const struct rc_qp *qp, uint32_t psn)
  */
 void rc_req_rewind(struct rc_qp *qp)
 {
-	uint32_t i = wqe_of_psn(qp, qp->comp.psn);
+	uint32_t i;
 
-	qp->req.sr.active = false;
-	qp->req.sr.reread = false;
+	/* From the front: a WQE a resend passed over is sent again too. */
+	if (qp->req.sr.active)
+		sr_jump(qp);
+	i = wqe_of_psn(qp, qp->comp.psn);
 	if (i != qp->sq_tail)
 		resume_at(qp, i, qp->comp.psn);
 }
@@ -670,21 +750,18 @@ void rc_req_rewind(struct rc_qp *qp)
 bool rc_req_reread(struct rc_qp *qp)
 {
 	struct rc_req *q = &qp->req;
-	uint32_t i = wqe_of_psn(qp, qp->comp.psn);
-	struct rc_send_wqe *w;
+	uint32_t i;
 
-	if (i == qp->sq_tail || q->sr.active)
+	if (!q->rereads_wanted || q->sr.active || q->offset)
 		return false;
-	w = rc_sq_at(qp, i);
-	/* Between messages only: no request goes in the middle of another's packets. */
-	if (w->opcode != IBV_WR_RDMA_READ || psn_cmp(q->psn, w->last_psn) <= 0 || q->offset)
+	i = next_reread(qp, qp->sq_head, q->wqe);
+	if (i == qp->sq_tail) {
+		q->rereads_wanted = false;
 		return false;
+	}
 	sr_save(q);
 	q->sr.reread = true;
-	q->sr.from = qp->comp.psn;
-	q->sr.end = psn_add(w->last_psn, 1);
-	qp->cnt.rereads++;
-	resume_at(qp, i, qp->comp.psn);
+	goto_reread(qp, i);
 	return true;
 }
 
@@ -712,18 +789,21 @@ void rc_req_resend(struct rc_qp *qp, uint32_t from, uint32_t n)
 
 	if (psn_cmp(end, q->max_psn) > 0)
 		end = q->max_psn;
+	/*
+	 * From the front when a reread is under way (its reads stay wanted) or
+	 * the hole reaches the front: every WQE up to it is then sent again.
+	 */
+	if (q->sr.active && (q->sr.reread || psn_cmp(q->sr.psn, end) <= 0))
+		sr_jump(qp);
 	if (psn_cmp(q->psn, from) <= 0)
 		return;
 	i = wqe_of_psn(qp, from);
 	if (i == qp->sq_tail)
 		return;
 	q->sr.from = from;
-	q->sr.reread = false;
 	if (!q->sr.active && psn_cmp(q->psn, end) > 0)
 		sr_save(q);
 	q->sr.end = end;
-	if (q->sr.active && psn_cmp(q->sr.psn, end) <= 0)
-		q->sr.active = false;
 	resume_at(qp, i, from);
 }
 

@@ -436,6 +436,79 @@ START_TEST(read_loss_asks_only_what_is_missing)
 }
 END_TEST
 
+/* Drops the @nth transmission (1-based) of PSN @psn from side @from, for each rule. */
+struct psn_rules {
+	unsigned	n;
+	struct { int from; uint32_t psn; unsigned nth, seen; } r[3];
+};
+
+static bool drop_psn_rules(void *arg, int from, const uint8_t *frame, uint32_t len)
+{
+	struct psn_rules *d = arg;
+	struct wire_pkt pkt;
+	bool drop = false;
+
+	if (wire_parse(frame, len, 0, &pkt))
+		return false;
+	for (unsigned i = 0; i < d->n; i++)
+		if (d->r[i].from == from && d->r[i].psn == pkt.psn && ++d->r[i].seen == d->r[i].nth)
+			drop = true;
+	return drop;
+}
+
+/*
+ * Four 8 KiB reads (PSNs 8i..8i+7), each resend of a read's missing
+ * responses lost or needed again is found by the order the responder
+ * answers in, never by a timer:
+ * loop 0: the first read loses its third response and the second its
+ * fourth; the second is asked again at once, not after the first completes.
+ * Loop 1: the first read's resend loses its first answer: the resend's next
+ * answer, coming after responses of later reads, shows it.  Loop 2: the
+ * first read's resend request is lost: the answer to the second read's
+ * later resend shows it.  Every byte lands, completions stay in order.
+ */
+START_TEST(read_resends_without_timer)
+{
+	static const struct psn_rules rules[] = {
+		{ 2, { { 1, 2, 1, 0 }, { 1, 11, 1, 0 } } },
+		{ 2, { { 1, 2, 1, 0 }, { 1, 2, 2, 0 } } },
+		{ 3, { { 1, 2, 1, 0 }, { 1, 11, 1, 0 }, { 0, 2, 1, 0 } } },
+	};
+	static const unsigned rereads[] = { 2, 2, 3 };
+	const unsigned reads = 4, len = 8192;
+	struct psn_rules d = rules[_i];
+	struct h_opts o = { .delay_ns = 10000 };
+	struct h_conn conn = { .timeout = 14 };
+	struct rc_counters req;
+	struct h_pair p;
+
+	h_pair_init(&p, &o, &conn, NULL);
+	for (unsigned i = 0; i < reads; i++)
+		h_fill(p.buf[1] + i * len, len, 70 + i);
+	memset(p.buf[0], 0, reads * len);
+	port_sim_set_filter(p.e.link, drop_psn_rules, &d);
+	for (unsigned i = 0; i < reads; i++) {
+		struct ibv_sge sg = h_sge(&p, 0, i * len, len);
+
+		ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 10 + i, &sg, 1,
+					     (uintptr_t)p.buf[1] + i * len, rc_mr_rkey(p.mr[1]),
+					     IBV_SEND_SIGNALED), 0);
+	}
+	for (unsigned i = 0; i < reads; i++)
+		expect_wc(&p, 10 + i, IBV_WC_SUCCESS);
+	port_sim_set_filter(p.e.link, NULL, NULL);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], reads * len), 0);
+	for (unsigned i = 0; i < d.n; i++)
+		ck_assert_uint_ge(d.r[i].seen, d.r[i].nth);
+	req = h_qp_counters(p.qp[0]);
+	ck_assert_uint_eq(req.rereads, rereads[_i]);
+	ck_assert_uint_eq(req.early_retransmits, 0);
+	ck_assert_uint_eq(req.tail_probes, 0);
+	ck_assert_uint_eq(req.timeouts, 0);
+	h_pair_fini(&p);
+}
+END_TEST
+
 /* ---- The engine's in-flight budget ---- */
 
 struct budget_watch {
@@ -561,6 +634,7 @@ Suite *rc_loss_suite(void)
 	tcase_add_test(tc, spurious_early_retransmit_bounded);
 	tcase_add_loop_test(tc, reorder_no_storm, 0, 2);
 	tcase_add_loop_test(tc, read_loss_asks_only_what_is_missing, 0, 2);
+	tcase_add_loop_test(tc, read_resends_without_timer, 0, 3);
 	tcase_add_test(tc, many_qps_stay_within_inflight_budget);
 	tcase_add_test(tc, inflight_budget_released_by_error_and_destroy);
 	suite_add_tcase(s, tc);
