@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* uroce loss IFACE RATE|off|show: random loss of RoCE frames received on a netdev (tests). */
+/* uroce loss IFACE RATE|pass|off|show: random loss of RoCE frames received on a netdev (tests). */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +38,16 @@ int cmd_loss(int argc, char **argv)
 	uint64_t seen, dropped;
 	char err[512];
 	uint32_t ppm;
+	bool pass;
 	int ret;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: uroce loss IFACE RATE|off|show   (RATE: 1%%, 0.01, 500ppm)\n");
+		fprintf(stderr, "usage: uroce loss IFACE RATE|pass|off|show   (RATE: 1%%, 0.01, 500ppm; "
+			"pass: attached, dropping nothing)\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "show")) {
-		ret = host_loss_get(argv[1], &ppm, &seen, &dropped);
+		ret = host_loss_get(argv[1], &ppm, &pass, &seen, &dropped);
 		if (ret == -ENOENT) {
 			printf("%s: no loss injection\n", argv[1]);
 			return 0;
@@ -53,12 +56,14 @@ int cmd_loss(int argc, char **argv)
 			fprintf(stderr, "uroce loss: %s: %s\n", argv[1], strerror(-ret));
 			return 1;
 		}
-		printf("%s: rate %.4f%% roce_frames %" PRIu64 " dropped %" PRIu64 "\n", argv[1],
-		       ppm / 10000.0, seen, dropped);
+		printf("%s: rate %.4f%%%s roce_frames %" PRIu64 " dropped %" PRIu64 "\n", argv[1],
+		       ppm / 10000.0, pass ? " (pass)" : "", seen, dropped);
 		return 0;
 	}
 	if (!strcmp(argv[2], "off"))
 		ret = host_loss_clear(argv[1], err, sizeof(err));
+	else if (!strcmp(argv[2], "pass"))
+		ret = host_loss_pass(argv[1], err, sizeof(err));
 	else if (parse_rate(argv[2], &ppm)) {
 		fprintf(stderr, "uroce loss: '%s' is not a rate (1%%, 0.01 or 500ppm)\n", argv[2]);
 		return 2;

@@ -205,7 +205,7 @@ static int attached_loss_map(int ifindex)
 /* Nothing left to do for an XDP program the uroce command attached. */
 static bool cfg_idle(const loss_cfg *c)
 {
-	return !c->owner && !c->ppm && !c->rate_Bps;
+	return !c->owner && !c->ppm && !c->rate_Bps && !c->pass_all;
 }
 
 /*
@@ -270,7 +270,21 @@ static int xdp_cfg_change(const char *netdev, void (*change)(loss_cfg *c, const 
 static void set_ppm(loss_cfg *c, const void *ppm)
 {
 	c->ppm = *(const uint32_t *)ppm;
+	c->pass_all = 0;
 	c->seen = c->dropped = 0;
+}
+
+static void set_pass(loss_cfg *c, const void *unused)
+{
+	(void)unused;
+	c->ppm = 0;
+	c->pass_all = 1;
+	c->seen = c->dropped = 0;
+}
+
+int host_loss_pass(const char *netdev, char *err, size_t errlen)
+{
+	return xdp_cfg_change(netdev, set_pass, NULL, "attach the loss injection", err, errlen);
 }
 
 int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
@@ -338,7 +352,8 @@ static int read_cfg(const char *netdev, loss_cfg *cfg)
 	return ret;
 }
 
-int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *dropped)
+int host_loss_get(const char *netdev, uint32_t *ppm, bool *pass, uint64_t *seen,
+		  uint64_t *dropped)
 {
 	loss_cfg cfg;
 	int ret = read_cfg(netdev, &cfg);
@@ -346,6 +361,7 @@ int host_loss_get(const char *netdev, uint32_t *ppm, uint64_t *seen, uint64_t *d
 	if (ret)
 		return ret;
 	*ppm = cfg.ppm;
+	*pass = cfg.pass_all;
 	*seen = cfg.seen;
 	*dropped = cfg.dropped;
 	return 0;

@@ -117,6 +117,12 @@ int host_broker_xdp_call(int conn, uint32_t op, uint32_t *arg, int fd_in, int *f
 int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen);
 /* No loss; the program is detached when nothing else needs it (a bottleneck, an af_xdp port). */
 int host_loss_clear(const char *netdev, char *err, size_t errlen);
+/*
+ * No loss, the program attached all the same: the lossless baseline of a loss
+ * benchmark, paying what the injection itself costs (on a veth, the program
+ * makes the kernel copy each frame a packet socket sent).
+ */
+int host_loss_pass(const char *netdev, char *err, size_t errlen);
 
 /*
  * A bottleneck on the frames a netdev receives (tests, benchmarks), as a switch

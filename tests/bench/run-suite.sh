@@ -74,6 +74,10 @@ else
 	SAME_BW_SIZES="65536 1048576"
 fi
 LOSS_SIZE=65536
+# Narrow a --loss run for an experiment, e.g. BENCH_LOSS_TOOLS=ib_read_bw BENCH_LOSS_RATES=1
+# BENCH_LOSS_MODES=gbn.
+LOSS_TOOLS=${BENCH_LOSS_TOOLS:-$LOSS_TOOLS}; LOSS_RATES=${BENCH_LOSS_RATES:-$LOSS_RATES}
+LOSS_MODES=${BENCH_LOSS_MODES:-$LOSS_MODES}
 
 UROCE=$BUILD/tools/uroce
 PORTTEST=$BUILD/tests/dpdk/uroce-porttest
@@ -326,14 +330,16 @@ veth_link() {
 	set_sides_veth
 }
 
-loss_on_both() {	# RATE|off
+loss_on_both() {	# RATE|pass|off
 	UROCE_RUN_DIR=$RUNA ip netns exec $NSA $UROCE loss $VA $1 >/dev/null &&
 		UROCE_RUN_DIR=$RUNB ip netns exec $NSB $UROCE loss $VB $1 >/dev/null
 }
 
 # 64 KiB goodput of each loss tool without loss and at each loss rate, frames dropped on both
 # ends, for each mode: Go-Back-N (pmd af_packet) and selective repeat (af_packet_sr). The
-# lossless Go-Back-N figures of the full suite's size runs serve as their baseline.
+# lossless Go-Back-N figures of the full suite's size runs serve as their baseline, and a second
+# lossless run with the injector attached dropping nothing (pmd PMD_pass, `uroce loss IFACE pass`)
+# as the baseline of what the protocol loses: on a veth the program costs a copy of each frame.
 loss_runs() {
 	local mode pmd tool rate
 	for mode in $LOSS_MODES; do
@@ -347,6 +353,9 @@ loss_runs() {
 			if [ $pmd != af_packet ] || [ $LOSS_ONLY = 1 ] || ! [[ " $BW_SIZES " == *" $LOSS_SIZE "* ]]; then
 				bw $pmd $tool $LOSS_SIZE 0
 			fi
+			loss_on_both pass || { echo "run-suite: uroce loss pass failed" >&2; exit 1; }
+			bw ${pmd}_pass $tool $LOSS_SIZE 0
+			loss_on_both off
 			for rate in $LOSS_RATES; do
 				loss_on_both $rate% || { echo "run-suite: uroce loss failed" >&2; exit 1; }
 				bw $pmd $tool $LOSS_SIZE $rate

@@ -31,6 +31,19 @@ inB ip link show $VB | grep -q xdp && fail "XDP program left after off" || ok "l
 inB $UROCE loss $VB off || fail "off twice"
 inB $UROCE loss $VB 2 2>/dev/null && fail "rate 2 (200%) accepted"
 
+# pass: the program attached, every frame seen and none dropped (a loss benchmark's baseline).
+inB $UROCE loss $VB pass || fail "uroce loss pass"
+inB ip link show $VB | grep -q xdp || fail "pass: no XDP program"
+bg $WORK/pongp inB $PORTTEST pong --netdev $VB --qpn 0x300 --timeout 60
+wait_port $WORK/pongp || fail "pong (pass) did not start"
+inA $PORTTEST blast --netdev $VA --qpn 0x202 --peer $IPB --peer-qpn 0x300 --count 500 --size 256 --wait-ms 200 >$WORK/pingp 2>&1
+kill $LASTPID; wait $LASTPID 2>/dev/null
+show=$(inB $UROCE loss $VB show)
+[[ "$show" == *"(pass) roce_frames 500 dropped 0"* ]] && [ "$(field received $WORK/pingp)" = 500 ] &&
+	ok "pass: XDP saw 500, dropped none, 500 answered" || fail "pass: $show, $(grep '^blast' $WORK/pingp)"
+inB $UROCE loss $VB off || fail "loss off after pass"
+inB ip link show $VB | grep -q xdp && fail "XDP program left after pass, off" || ok "off after pass detaches"
+
 # af_xdp receiver: the port loads uroce's XDP program; `uroce loss` sets its rate.
 bg $WORK/pong2 inB $PORTTEST pong --pmd af_xdp --netdev $VB --qpn 0x300 --timeout 60
 wait_port $WORK/pong2 || fail "af_xdp pong did not start"
