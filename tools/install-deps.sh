@@ -20,8 +20,9 @@ else
 	packages+=(
 	# test: oracles, pyverbs
 	python3-pyverbs tshark python3-scapy iputils-ping
-	# more librdmacm clients (tests/integration/test_rdmacm_clients.py): libfabric's fi_* tools
-	libfabric-bin
+	# more librdmacm clients (tests/integration/test_rdmacm_clients.py): libfabric's fi_* tools,
+	# rsockets' header for the rpoll() client rsocket_poll.c
+	libfabric-bin librdmacm-dev
 	# baselines, plots and profiles for the benchmarks (tests/bench/run-suite.sh)
 	iperf3 sockperf qperf gnuplot-nox linux-perf
 	# interop with the kernel's Soft-RoCE in a qemu guest (tests/interop)
