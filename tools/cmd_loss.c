@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* uroce loss IFACE RATE|pass|off|show: random loss of RoCE frames received on a netdev (tests). */
+/* uroce loss IFACE RATE [requests]|pass|off|show: random loss of the RoCE frames a netdev receives. */
 #include <errno.h>
 #include <stdbool.h>
 #include <inttypes.h>
@@ -9,7 +9,6 @@
 
 #include "commands.h"
 #include "uroce/host.h"
-#include "host_bpf.h"
 
 /* "1%", "0.5%", "0.01" (a fraction), "5000ppm" -> parts per million. */
 static int parse_rate(const char *s, uint32_t *ppm)
@@ -35,19 +34,20 @@ static int parse_rate(const char *s, uint32_t *ppm)
 
 int cmd_loss(int argc, char **argv)
 {
-	uint64_t seen, dropped;
+	bool requests_only = argc == 4 && !strcmp(argv[3], "requests");
+	struct host_loss loss;
 	char err[512];
 	uint32_t ppm;
-	bool pass;
 	int ret;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: uroce loss IFACE RATE|pass|off|show   (RATE: 1%%, 0.01, 500ppm; "
+	if (argc != 3 && !requests_only) {
+		fprintf(stderr, "usage: uroce loss IFACE RATE [requests]|pass|off|show   (RATE: 1%%, "
+			"0.01, 500ppm; requests: never an ACK, NAK or read or atomic response; "
 			"pass: attached, dropping nothing)\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "show")) {
-		ret = host_loss_get(argv[1], &ppm, &pass, &seen, &dropped);
+		ret = host_loss_get(argv[1], &loss);
 		if (ret == -ENOENT) {
 			printf("%s: no loss injection\n", argv[1]);
 			return 0;
@@ -56,19 +56,22 @@ int cmd_loss(int argc, char **argv)
 			fprintf(stderr, "uroce loss: %s: %s\n", argv[1], strerror(-ret));
 			return 1;
 		}
-		printf("%s: rate %.4f%%%s roce_frames %" PRIu64 " dropped %" PRIu64 "\n", argv[1],
-		       ppm / 10000.0, pass ? " (pass)" : "", seen, dropped);
+		printf("%s: rate %.4f%%%s%s roce_frames %" PRIu64 " dropped %" PRIu64 "\n", argv[1],
+		       loss.ppm / 10000.0, loss.requests_only ? " (requests)" : "",
+		       loss.pass ? " (pass)" : "", loss.seen, loss.dropped);
 		return 0;
+	}
+	if (parse_rate(argv[2], &ppm) && (requests_only || (strcmp(argv[2], "off") &&
+							    strcmp(argv[2], "pass")))) {
+		fprintf(stderr, "uroce loss: '%s' is not a rate (1%%, 0.01 or 500ppm)\n", argv[2]);
+		return 2;
 	}
 	if (!strcmp(argv[2], "off"))
 		ret = host_loss_clear(argv[1], err, sizeof(err));
 	else if (!strcmp(argv[2], "pass"))
 		ret = host_loss_pass(argv[1], err, sizeof(err));
-	else if (parse_rate(argv[2], &ppm)) {
-		fprintf(stderr, "uroce loss: '%s' is not a rate (1%%, 0.01 or 500ppm)\n", argv[2]);
-		return 2;
-	} else
-		ret = host_loss_set(argv[1], ppm, err, sizeof(err));
+	else
+		ret = host_loss_set(argv[1], ppm, requests_only, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "uroce loss: %s\n", err);
 		return 1;

@@ -267,40 +267,40 @@ static int xdp_cfg_change(const char *netdev, void (*change)(loss_cfg *c, const 
 	return ret ? fail(err, errlen, ret, netdev, what) : 0;
 }
 
-static void set_ppm(loss_cfg *c, const void *ppm)
+static void set_loss(loss_cfg *c, const void *arg)
 {
-	c->ppm = *(const uint32_t *)ppm;
-	c->pass_all = 0;
-	c->seen = c->dropped = 0;
-}
+	const struct host_loss *loss = arg;
 
-static void set_pass(loss_cfg *c, const void *unused)
-{
-	(void)unused;
-	c->ppm = 0;
-	c->pass_all = 1;
+	c->ppm = loss->ppm;
+	c->spare_responses = loss->requests_only;
+	c->pass_all = loss->pass;
 	c->seen = c->dropped = 0;
 }
 
 int host_loss_pass(const char *netdev, char *err, size_t errlen)
 {
-	return xdp_cfg_change(netdev, set_pass, NULL, "attach the loss injection", err, errlen);
+	struct host_loss pass = { .pass = true };
+
+	return xdp_cfg_change(netdev, set_loss, &pass, "attach the loss injection", err, errlen);
 }
 
-int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen)
+int host_loss_set(const char *netdev, uint32_t ppm, bool requests_only, char *err,
+		  size_t errlen)
 {
+	struct host_loss loss = { .ppm = ppm, .requests_only = requests_only };
+
 	if (ppm > 1000000) {
 		snprintf(err, errlen, "%s: loss rate above 100%%", netdev);
 		return -EINVAL;
 	}
-	return xdp_cfg_change(netdev, set_ppm, &ppm, "set the loss rate", err, errlen);
+	return xdp_cfg_change(netdev, set_loss, &loss, "set the loss rate", err, errlen);
 }
 
 int host_loss_clear(const char *netdev, char *err, size_t errlen)
 {
-	uint32_t off = 0;
+	struct host_loss off = { 0 };
 
-	return xdp_cfg_change(netdev, set_ppm, &off, "remove the loss injection", err, errlen);
+	return xdp_cfg_change(netdev, set_loss, &off, "remove the loss injection", err, errlen);
 }
 
 static void set_bottleneck(loss_cfg *c, const void *arg)
@@ -352,18 +352,17 @@ static int read_cfg(const char *netdev, loss_cfg *cfg)
 	return ret;
 }
 
-int host_loss_get(const char *netdev, uint32_t *ppm, bool *pass, uint64_t *seen,
-		  uint64_t *dropped)
+int host_loss_get(const char *netdev, struct host_loss *loss)
 {
 	loss_cfg cfg;
 	int ret = read_cfg(netdev, &cfg);
 
 	if (ret)
 		return ret;
-	*ppm = cfg.ppm;
-	*pass = cfg.pass_all;
-	*seen = cfg.seen;
-	*dropped = cfg.dropped;
+	*loss = (struct host_loss){
+		.ppm = cfg.ppm, .requests_only = cfg.spare_responses, .pass = cfg.pass_all,
+		.seen = cfg.seen, .dropped = cfg.dropped,
+	};
 	return 0;
 }
 

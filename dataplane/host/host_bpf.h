@@ -79,8 +79,4 @@ int host_qpn_filter_attach(struct host_qpn_filter *f, int sock, char *err, size_
 /* Our program fd and mapping go (if loaded); a socket it is attached to keeps filtering. */
 void host_qpn_filter_close(struct host_qpn_filter *f);
 
-/* Loss statistics of the XDP program on @netdev.  Return: 0, -ENOENT if none of ours. */
-int host_loss_get(const char *netdev, uint32_t *ppm, bool *pass, uint64_t *seen,
-		  uint64_t *dropped);
-
 #endif

@@ -103,9 +103,21 @@ int host_broker_fetch(const struct host_link_cfg *cfg, int *keep, char *err, siz
  */
 int host_broker_xdp_call(int conn, uint32_t op, uint32_t *arg, int fd_in, int *fd_out);
 
+/* The loss injection on a netdev: its settings, and what it did since they were set. */
+struct host_loss {
+	uint32_t ppm;		/* drop probability, parts per million */
+	bool requests_only;	/* never drop a responder's packet (ACK, NAK, read or atomic response) */
+	bool pass;		/* attached with nothing to drop (host_loss_pass()) */
+	uint64_t seen;		/* RoCE frames looked at */
+	uint64_t dropped;
+};
+
 /**
- * host_loss_set() - drop a random fraction of the UDP 4791 frames a netdev receives.
+ * host_loss_set() - drop a random fraction of the RoCE frames a netdev receives.
  * @ppm: drop probability in parts per million (0: as host_loss_clear()).
+ * @requests_only: drop requests only, so that no responder's packet is lost:
+ *	for programs that end as soon as their last request is answered (a lost
+ *	last ACK is unrecoverable once the responder has gone, on any device).
  *
  * For tests and benchmarks (this kernel has no netem): an XDP program on
  * @netdev, so neither the kernel nor a packet socket on @netdev sees the
@@ -114,7 +126,8 @@ int host_broker_xdp_call(int conn, uint32_t op, uint32_t *arg, int fd_in, int *f
  * and set the rate here.
  * Return: 0, or -errno with one line in @err.
  */
-int host_loss_set(const char *netdev, uint32_t ppm, char *err, size_t errlen);
+int host_loss_set(const char *netdev, uint32_t ppm, bool requests_only, char *err,
+		  size_t errlen);
 /* No loss; the program is detached when nothing else needs it (a bottleneck, an af_xdp port). */
 int host_loss_clear(const char *netdev, char *err, size_t errlen);
 /*
@@ -123,6 +136,8 @@ int host_loss_clear(const char *netdev, char *err, size_t errlen);
  * makes the kernel copy each frame a packet socket sent).
  */
 int host_loss_pass(const char *netdev, char *err, size_t errlen);
+/* The loss settings and counters of the XDP program on @netdev.  Return: 0, -ENOENT if none of ours. */
+int host_loss_get(const char *netdev, struct host_loss *loss);
 
 /*
  * A bottleneck on the frames a netdev receives (tests, benchmarks), as a switch

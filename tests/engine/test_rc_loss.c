@@ -391,6 +391,21 @@ START_TEST(reorder_no_storm)
 }
 END_TEST
 
+/* Reads @reads blocks of @len bytes from side 1 to side 0 (wr_ids 10 on), all in flight. */
+static void read_blocks(struct h_pair *p, unsigned reads, unsigned len)
+{
+	for (unsigned i = 0; i < reads; i++) {
+		struct ibv_sge sg = h_sge(p, 0, i * len, len);
+
+		ck_assert_int_eq(h_post_send(p->qp[0], IBV_WR_RDMA_READ, 10 + i, &sg, 1,
+					     (uintptr_t)p->buf[1] + i * len, rc_mr_rkey(p->mr[1]),
+					     IBV_SEND_SIGNALED), 0);
+	}
+	for (unsigned i = 0; i < reads; i++)
+		expect_wc(p, 10 + i, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(p->buf[0], p->buf[1], reads * len), 0);
+}
+
 /*
  * Four 8 KiB reads in a row (8 responses each at PMTU 1024), the third
  * response of the first lost: the later reads' responses are placed as
@@ -414,16 +429,7 @@ START_TEST(read_loss_asks_only_what_is_missing)
 	memset(p.buf[0], 0, reads * len);
 	h_capture(&p.e, &cap);
 	h_drop(&cap, 1, 0xffff, nth, 1);
-	for (unsigned i = 0; i < reads; i++) {
-		struct ibv_sge sg = h_sge(&p, 0, i * len, len);
-
-		ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 10 + i, &sg, 1,
-					     (uintptr_t)p.buf[1] + i * len, rc_mr_rkey(p.mr[1]),
-					     IBV_SEND_SIGNALED), 0);
-	}
-	for (unsigned i = 0; i < reads; i++)
-		expect_wc(&p, 10 + i, IBV_WC_SUCCESS);
-	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], reads * len), 0);
+	read_blocks(&p, reads, len);
 	req = h_qp_counters(p.qp[0]);
 	resp = h_qp_counters(p.qp[1]);
 	ck_assert_uint_eq(req.rereads, 1);
@@ -487,17 +493,8 @@ START_TEST(read_resends_without_timer)
 		h_fill(p.buf[1] + i * len, len, 70 + i);
 	memset(p.buf[0], 0, reads * len);
 	port_sim_set_filter(p.e.link, drop_psn_rules, &d);
-	for (unsigned i = 0; i < reads; i++) {
-		struct ibv_sge sg = h_sge(&p, 0, i * len, len);
-
-		ck_assert_int_eq(h_post_send(p.qp[0], IBV_WR_RDMA_READ, 10 + i, &sg, 1,
-					     (uintptr_t)p.buf[1] + i * len, rc_mr_rkey(p.mr[1]),
-					     IBV_SEND_SIGNALED), 0);
-	}
-	for (unsigned i = 0; i < reads; i++)
-		expect_wc(&p, 10 + i, IBV_WC_SUCCESS);
+	read_blocks(&p, reads, len);
 	port_sim_set_filter(p.e.link, NULL, NULL);
-	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], reads * len), 0);
 	for (unsigned i = 0; i < d.n; i++)
 		ck_assert_uint_ge(d.r[i].seen, d.r[i].nth);
 	req = h_qp_counters(p.qp[0]);

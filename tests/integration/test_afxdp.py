@@ -20,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
+import loss  # noqa: E402
 import perf  # noqa: E402
 from test_rdmacm_clients import killed_idle  # noqa: E402
 import test_nonroot as nonroot  # noqa: E402
@@ -241,13 +242,6 @@ def verbs(tap, pair):
         tap.ok(not attached, f'XDP program removed from {pair.ifs[i]} after perftest', out)
 
 
-def roce_frames(pair, side):
-    """RoCE frames the XDP program on SIDE's netdev has looked at (`uroce loss IFACE show`)."""
-    out = pair.uroce_cmd(side, 'loss', pair.ifs[side], 'show', check=False).stdout
-    m = re.search(r'roce_frames (\d+)', out)
-    return int(m.group(1)) if m else -1
-
-
 def as_users(tap, pair):
     """Ordinary users (no capability, the default RLIMIT_MEMLOCK) on af_xdp, through the broker."""
     os.chmod(pair.tmp, 0o755)
@@ -295,7 +289,7 @@ def as_users(tap, pair):
     end = time.monotonic() + 4
     seen = [0, 0]
     while time.monotonic() < end and min(seen) <= 1000:
-        seen = [roce_frames(pair, i) for i in range(2)]
+        seen = [loss.show(pair, i)[0] for i in range(2)]
         time.sleep(0.2)
     # One af_xdp process per netdev queue, for users as for root.
     second = it.sh(*pair.ns_argv(0, argv(users[1], ['ibv_devinfo', '-d', 'uroce0'])),

@@ -8,13 +8,13 @@ ibv_rc_pingpong), and RC recovers.
 """
 
 import os
-import re
 import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
+from loss import dropped, lose_requests_only  # noqa: E402
 import perf  # noqa: E402
 
 PORT = 18615
@@ -101,12 +101,6 @@ def body(tap, pair):
     with_loss(tap, pair, r, ll)
 
 
-def dropped(pair, side):
-    out = pair.uroce_cmd(side, 'loss', pair.ifs[side], 'show').stdout
-    m = re.search(r'dropped (\d+)', out)
-    return int(m.group(1)) if m else 0, out
-
-
 def with_loss(tap, pair, r, gids):
     for i in range(2):
         pair.uroce_cmd(i, 'loss', pair.ifs[i], '1%')
@@ -118,14 +112,13 @@ def with_loss(tap, pair, r, gids):
         tap.ok(all(n > 0 for n, _ in counts), 'the XDP program dropped v1 frames on both ends',
                '\n'.join(out for _, out in counts))
         tap.diag('; '.join(out.strip() for _, out in counts))
-        # As in it-loss: a lost ACK of the server's last message, after the client has left,
-        # ends the server in retry exceeded on any pair of devices; the client's side loses.
-        pair.uroce_cmd(0, 'loss', pair.ifs[0], 'off')
-        before = dropped(pair, 1)[0]
+        lose_requests_only(tap, pair, r, '1%', label=' -x 0')
+        before = [dropped(pair, i)[0] for i in range(2)]
         pingpong(tap, pair, 'ibv_rc_pingpong', gids, ['-c'],
-                 'fe80:: RoCE v1 GID, 1% loss on the client\'s side')
-        tap.ok(dropped(pair, 1)[0] > before, 'the client\'s side dropped v1 frames of the pingpong',
-               dropped(pair, 1)[1])
+                 'fe80:: RoCE v1 GID, 1% of the requests lost on both ends')
+        after = [dropped(pair, i) for i in range(2)]
+        tap.ok(sum(n for n, _ in after) > sum(before), 'v1 frames of the pingpong were dropped',
+               '\n'.join(out for _, out in after))
     finally:
         for i in range(2):
             pair.uroce_cmd(i, 'loss', pair.ifs[i], 'off', check=False)

@@ -21,8 +21,9 @@
  * or IPv6 (UDP as the first next header) to UDP 4791, or a RoCE v1 GRH
  * (IPv6's layout) whose next header is the BTH.  Every access is
  * bounds-checked against @end, as the verifier demands.
+ * Return: where the BTH starts (not bounds-checked itself), or NULL.
  */
-static __always_inline int is_roce(void *data, void *end)
+static __always_inline void *roce_bth(void *data, void *end)
 {
 	struct ethhdr *eth = data;
 	struct udphdr *udp;
@@ -30,12 +31,12 @@ static __always_inline int is_roce(void *data, void *end)
 	void *l3;
 
 	if ((void *)(eth + 1) > end)
-		return 0;
+		return NULL;
 	proto = eth->h_proto;
 	l3 = eth + 1;
 	if (proto == bpf_htons(ETH_P_8021Q_)) {
 		if (l3 + 4 > end)
-			return 0;
+			return NULL;
 		proto = *(__u16 *)(l3 + 2);
 		l3 += 4;
 	}
@@ -44,24 +45,29 @@ static __always_inline int is_roce(void *data, void *end)
 
 		if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_UDP ||
 		    (ip->frag_off & bpf_htons(0x1fff)))
-			return 0;
+			return NULL;
 		udp = l3 + ip->ihl * 4;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = l3;
 
 		if ((void *)(ip6 + 1) > end || ip6->nexthdr != IPPROTO_UDP)
-			return 0;
+			return NULL;
 		udp = (void *)(ip6 + 1);
 	} else if (proto == bpf_htons(ETH_P_ROCEV1)) {
 		struct ipv6hdr *grh = l3;
 
-		return (void *)(grh + 1) <= end && grh->nexthdr == GRH_NXTHDR_IBA;
+		return (void *)(grh + 1) <= end && grh->nexthdr == GRH_NXTHDR_IBA ? grh + 1 : NULL;
 	} else {
-		return 0;
+		return NULL;
 	}
 	if ((void *)(udp + 1) > end)
-		return 0;
-	return udp->dest == bpf_htons(ROCE_V2_PORT);
+		return NULL;
+	return udp->dest == bpf_htons(ROCE_V2_PORT) ? udp + 1 : NULL;
+}
+
+static __always_inline int is_roce(void *data, void *end)
+{
+	return roce_bth(data, end) != NULL;
 }
 
 #endif

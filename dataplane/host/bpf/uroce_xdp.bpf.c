@@ -3,7 +3,8 @@
  * XDP on a netdev uroce uses: RoCE frames (v2 and v1) go to the AF_XDP socket of
  * their queue when there is one (af_xdp port), everything else (ARP, ND,
  * ICMP, TCP, ...) on to the kernel, which keeps owning the netdev; and for
- * tests, first a settable fraction of RoCE frames is dropped (`uroce loss`)
+ * tests, first a settable fraction of RoCE frames (or of requests only) is
+ * dropped (`uroce loss`)
  * and a bottleneck marks ECN or drops (`uroce bottleneck`): neither the
  * kernel nor a packet socket sees a dropped frame.
  */
@@ -105,20 +106,37 @@ static __always_inline int bottleneck(struct uroce_xdp_cfg *c, void *data, void 
 	return XDP_PASS;
 }
 
+/*
+ * A responder's packet: RDMA READ response, ACK (or NAK) or atomic ACK (IBA
+ * 9.2.1: opcodes 13-18 of the RC, RD and XRC transports).
+ */
+static __always_inline int is_response(__u8 *bth, void *end)
+{
+	__u8 transport, op;
+
+	if ((void *)(bth + 1) > end)
+		return 0;
+	transport = bth[0] >> 5;
+	op = bth[0] & 0x1f;
+	return (transport == 0 || transport == 2 || transport == 5) && op >= 13 && op <= 18;
+}
+
 SEC("xdp.frags")
 int uroce_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
+	void *bth = roce_bth(data, end);
 	struct uroce_xdp_cfg *cfg;
 	__u32 zero = 0;
 
-	if (!is_roce(data, end))
+	if (!bth)
 		return XDP_PASS;
 	cfg = bpf_map_lookup_elem(&uroce_loss_cfg, &zero);
 	if (cfg) {
 		__sync_fetch_and_add(&cfg->seen, 1);
-		if (cfg->ppm && bpf_get_prandom_u32() % 1000000 < cfg->ppm) {
+		if (cfg->ppm && !(cfg->spare_responses && is_response(bth, end)) &&
+		    bpf_get_prandom_u32() % 1000000 < cfg->ppm) {
 			__sync_fetch_and_add(&cfg->dropped, 1);
 			return XDP_DROP;
 		}

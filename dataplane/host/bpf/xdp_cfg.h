@@ -23,7 +23,7 @@ struct uroce_xdp_cfg {
 	__u64 last_ns;
 	__u64 passed_bytes, marked, early_drops, queue_drops;
 	__u32 pass_all;		/* attached with nothing to drop: a baseline with the program's cost */
-	__u32 unused;
+	__u32 spare_responses;	/* the random loss drops requests only, no ACK, NAK or response */
 };
 
 #endif
