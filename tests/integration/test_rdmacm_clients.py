@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """More librdmacm clients over uroce's rdma_cm, and what a crowd or a crash does to it: a hundred
 connects at once to one listener (cmtime, ucmatose), a listener killed while clients connect,
-a process killed with an idle connection (its peer disconnected), qperf -cm1, rsockets (rstream, librspreload under iperf3) and libfabric's verbs provider."""
+a process killed with an idle connection (its peer disconnected), qperf -cm1, rsockets (rstream,
+rpoll(), librspreload) and libfabric's verbs provider."""
 
 import json
 import os
