@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -108,28 +110,84 @@ static int devnode_create(const char *uverbs)
 }
 
 /*
- * Take the lowest uverbsN free in the kernel's sysfs and ours by creating
- * its /dev/infiniband node: symlink() is atomic, so two `uroce link add`
- * running at once never get the same name.
+ * Who holds each /dev/infiniband node we made: OWNERS_DIR/uverbsN names the
+ * configuration file of its device.  A node whose file is gone (its run
+ * directory removed without `uroce link del`) is an orphan the next
+ * `link add` takes back; a node without an owner file is never taken.
+ * Claims hold a lock on OWNERS_DIR until the device's configuration is saved,
+ * so a claim in progress never looks orphaned.
  */
-static int claim_uverbs(const char *root, char *out, size_t len)
+#define OWNERS_DIR	UROCE_RUN_DIR_DEFAULT "/uverbs"
+
+/* Return: the lock's fd (close() releases it), or -errno. */
+static int owners_lock(void)
 {
-	char ours[PATH_MAX];
-	int n_ours = snprintf(ours, sizeof(ours), "%s/class/infiniband_verbs", root);
+	int fd;
 
-	if (n_ours < 0 || (size_t)n_ours >= sizeof(ours))
-		return -ENAMETOOLONG;
-	for (unsigned n = 0; n < MAX_UVERBS; n++) {
-		int ret;
+	if (mkdir(UROCE_RUN_DIR_DEFAULT, 0755) && errno != EEXIST)
+		return -errno;
+	if (mkdir(OWNERS_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	fd = open(OWNERS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int ret = -errno;
 
-		if (uverbs_exists("/sys/class/infiniband_verbs", n) || uverbs_exists(ours, n))
-			continue;
-		snprintf(out, len, "uverbs%u", n);
-		ret = devnode_create(out);
-		if (ret != -EEXIST)
-			return ret;
+		close(fd);
+		return ret;
 	}
-	return -ENOSPC;
+	return fd;
+}
+
+static void owner_path(char *buf, size_t len, const char *uverbs)
+{
+	snprintf(buf, len, OWNERS_DIR "/%s", uverbs);
+}
+
+/* Record device @name of this run directory as @uverbs's owner. */
+static int owner_write(const char *uverbs, const char *name)
+{
+	char path[PATH_MAX], cwd[PATH_MAX] = "";
+	const char *run = host_run_dir();
+	FILE *f;
+	int ok;
+
+	if (run[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	owner_path(path, sizeof(path), uverbs);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	ok = fprintf(f, "%s%s%s/devices/%s.conf\n", cwd, cwd[0] ? "/" : "", run, name) > 0;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+/* Has @uverbs an owner file whose configuration file is gone, or names another node? */
+static bool orphaned(const char *uverbs)
+{
+	char path[PATH_MAX], line[PATH_MAX], want[NAME_MAX + 16];
+	bool found = false;
+	FILE *f;
+
+	owner_path(path, sizeof(path), uverbs);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	f = fopen(line, "re");
+	if (!f)
+		return errno == ENOENT;
+	snprintf(want, sizeof(want), "uverbs = %s\n", uverbs);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strcmp(line, want);
+	fclose(f);
+	return !found;
 }
 
 static void devnode_remove(const char *uverbs)
@@ -144,9 +202,47 @@ static void devnode_remove(const char *uverbs)
 	if (n < 0)
 		return;
 	target[n] = '\0';
-	if (!strcmp(target, UROCE_CDEV))
-		unlink(path);
+	if (strcmp(target, UROCE_CDEV))
+		return;
+	unlink(path);
+	owner_path(path, sizeof(path), uverbs);
+	unlink(path);
 	rmdir(DEV_DIR);		/* only succeeds when empty */
+}
+
+/*
+ * Take the lowest uverbsN free in the kernel's sysfs and ours by creating
+ * its /dev/infiniband node (an orphan's node is taken back), and record
+ * device @name as its owner.  Call with owners_lock() held.
+ */
+static int claim_uverbs(const char *root, const char *name, char *out, size_t len)
+{
+	char ours[PATH_MAX];
+	int n_ours = snprintf(ours, sizeof(ours), "%s/class/infiniband_verbs", root);
+
+	if (n_ours < 0 || (size_t)n_ours >= sizeof(ours))
+		return -ENAMETOOLONG;
+	for (unsigned n = 0; n < MAX_UVERBS; n++) {
+		int ret;
+
+		if (uverbs_exists("/sys/class/infiniband_verbs", n) || uverbs_exists(ours, n))
+			continue;
+		snprintf(out, len, "uverbs%u", n);
+		ret = devnode_create(out);
+		if (ret == -EEXIST && orphaned(out)) {
+			devnode_remove(out);
+			ret = devnode_create(out);
+			if (!ret)
+				fprintf(stderr, "uroce: took back %s/%s: its device's run directory "
+					"is gone\n", DEV_DIR, out);
+		}
+		if (ret == -EEXIST)
+			continue;
+		if (!ret)
+			ret = owner_write(out, name);
+		return ret;
+	}
+	return -ENOSPC;
 }
 
 static int cfg_name_cmp(const void *a, const void *b)
@@ -276,7 +372,7 @@ static int link_add(int argc, char **argv)
 	char root[PATH_MAX], err[256];
 	const char *group = NULL;
 	bool filter = false;
-	int ret;
+	int lock, ret;
 
 	if (argc < 5 || strcmp(argv[3], "netdev"))
 		return link_usage(stderr);
@@ -342,11 +438,17 @@ static int link_add(int argc, char **argv)
 	ret = host_gid_table(&cfg, gids, WIRE_GID_TABLE_LEN, err, sizeof(err));
 	if (ret < 0)
 		return fail("add", "%s", err);
-	ret = claim_uverbs(root, cfg.uverbs, sizeof(cfg.uverbs));
-	if (ret == -ENOSPC)
-		return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS, DEV_DIR);
-	if (ret)
+	lock = owners_lock();
+	if (lock < 0)
+		return fail("add", "cannot lock %s: %s", OWNERS_DIR, strerror(-lock));
+	ret = claim_uverbs(root, cfg.name, cfg.uverbs, sizeof(cfg.uverbs));
+	if (ret) {
+		close(lock);
+		if (ret == -ENOSPC)
+			return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS,
+				    DEV_DIR);
 		return fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg.uverbs, strerror(-ret));
+	}
 
 	sd = (struct prov_sysfs_dev){
 		.root = root, .ibdev = cfg.name, .uverbs = cfg.uverbs, .netdev = ndev_of(&cfg),
@@ -356,6 +458,7 @@ static int link_add(int argc, char **argv)
 	if (ret) {
 		fail("add", "%s", err);
 		devnode_remove(cfg.uverbs);
+		close(lock);
 		return 1;
 	}
 	if (kernel_filtered(cfg.pmd)) {
@@ -387,6 +490,7 @@ static int link_add(int argc, char **argv)
 			goto err_remove_filter;
 		}
 	}
+	close(lock);
 	return 0;
 
 err_remove_filter:
@@ -395,6 +499,7 @@ err_remove_filter:
 err_remove:
 	prov_sysfs_remove(root, cfg.name, cfg.uverbs);
 	devnode_remove(cfg.uverbs);
+	close(lock);
 	return 1;
 }
 
