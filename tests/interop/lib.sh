@@ -136,6 +136,27 @@ ui_vm_exec() {
 		". /etc/uroce-guest.env; $*"
 }
 
+# Run a command of qemu's human monitor; its output.
+ui_vm_monitor() {
+	/usr/bin/python3 - "$UI_RUN/monitor.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+out = b""
+def until_prompt():
+    global out
+    while not out.endswith(b"(qemu) "):
+        out += s.recv(65536)
+until_prompt()
+out = b""
+s.sendall(sys.argv[2].encode() + b"\n")
+until_prompt()
+lines = out.decode(errors="replace").replace("\r", "").split("\n")[1:-1]
+print("\n".join(l for l in lines if not l.startswith("\x1b")))
+PY
+}
+
 # Boot the guest on the tap in netns uipeer; wait for its READY line and for ssh.
 # Sets UI_GID_V4 / UI_GID_V6 (RoCE v2 GID indexes of rxe0).
 ui_vm_start() {
@@ -149,7 +170,8 @@ ui_vm_start() {
 		-chardev "file,id=ser0,path=$UI_RUN/console.log" -serial chardev:ser0 \
 		-netdev "tap,id=n0,ifname=$UI_TAP,script=no,downscript=no" \
 		-device "virtio-net-pci,netdev=n0,mac=$UI_GUEST_MAC,romfile=" \
-		-device virtio-rng-pci -pidfile "$UI_RUN/qemu.pid" -daemonize ||
+		-device virtio-rng-pci -monitor "unix:$UI_RUN/monitor.sock,server=on,wait=off" \
+		-pidfile "$UI_RUN/qemu.pid" -daemonize ||
 		ui_die "qemu did not start"
 	until grep -q UROCE-GUEST-READY "$UI_RUN/console.log" 2>/dev/null; do
 		ui_vm_pid >/dev/null || { tail -20 "$UI_RUN/console.log" >&2; ui_die "guest died during boot"; }

@@ -800,7 +800,30 @@ mark_result() {
 	mv "$1.tmp" "$1"
 }
 
-pass=0 fail=0 skip=0 xfail=0
+# The guest's virtio-net can stop transmitting for good under TCG: its kernel then logs "NETDEV
+# WATCHDOG: ... transmit queue 0 timed out" every 5 s and nothing reaches the bridge again (not
+# even ARP replies), so every later case would fail.  That is a fault of the emulated peer, not
+# of the code under test: the first run's logs go to NAME.stalled/ with qemu's view of the
+# queues, the guest boots again (about 10 s) and the case runs once more.
+# The first "NETDEV WATCHDOG" line the guest wrote to its console past byte OFFSET.
+guest_nic_stalled() {
+	{ tail -c +$(($1 + 1)) "$UI_RUN/console.log" | grep -a -m 1 'NETDEV WATCHDOG' || true; } | tr -d '\r'
+}
+restart_stalled_guest() {
+	local name=$1 dir=$res/$1.stalled f q
+	mkdir -p "$dir"
+	for q in 0 1; do	# receive and transmit queue of the virtio-net device
+		ui_vm_monitor "info virtio-queue-status /machine/peripheral-anon/device[0]/virtio-backend $q"
+	done >"$dir/qemu-virtio-queues.log" 2>&1 || true
+	cp "$UI_RUN/console.log" "$dir/console.log"
+	for f in "$res/$name".*; do
+		[ -f "$f" ] && mv "$f" "$dir/"
+	done
+	ui_vm_stop
+	ui_vm_start "$cur_mtu"
+}
+
+pass=0 fail=0 skip=0 xfail=0 stalls=0
 summary=$res/summary.txt
 ui_log "results in $res"
 ! awk '$3 == "verbs" || $3 == "cm" {f = 1} END {exit !f}' <<<"$selected" || uroce_dev_up
@@ -819,8 +842,21 @@ while read -r name mtu kind args <&3; do
 	*) ui_die "unknown case kind $kind" ;;
 	esac
 	xwhy=$(expected_failures | awk -v n="$name" '$1 == n {sub(/^[^ ]+ /, ""); print}')
+	console_at=$(stat -c %s "$UI_RUN/console.log")
+	ok=0
 	# shellcheck disable=SC2086 # ARGS are words
-	if $run "$name" "$kind" $args >"$res/$name.result"; then
+	$run "$name" "$kind" $args >"$res/$name.result" || ok=$?
+	stall=$(guest_nic_stalled "$console_at")
+	if [ $ok != 0 ] && [ -n "$stall" ] && [ $stalls -lt 3 ]; then
+		stalls=$((stalls + 1))
+		printf 'STALL %-25s the guest stopped transmitting (%s); first run in %s.stalled/, run again on a rebooted guest\n' \
+			"$name" "$stall" "$res/$name" | tee -a "$summary"
+		restart_stalled_guest "$name"
+		ok=0
+		# shellcheck disable=SC2086 # ARGS are words
+		$run "$name" "$kind" $args >"$res/$name.result" || ok=$?
+	fi
+	if [ $ok = 0 ]; then
 		if [ -n "$xwhy" ]; then
 			mark_result "$res/$name.result" PASS XPASS " (expected to fail: $xwhy)"
 			fail=$((fail + 1))
@@ -835,6 +871,7 @@ while read -r name mtu kind args <&3; do
 	fi
 	tee -a "$summary" <"$res/$name.result"
 done 3<<<"$selected"
-echo "interop: $pass passed, $fail failed, $xfail expected failures (rxe bugs), $skip skipped" |
+echo "interop: $pass passed, $fail failed, $xfail expected failures (rxe bugs), $skip skipped," \
+	"$stalls guest restarts after its network stalled" |
 	tee -a "$summary"
 [ $fail = 0 ]
