@@ -32,18 +32,28 @@ static int parse_rate(const char *s, uint32_t *ppm)
 	return 0;
 }
 
+static int loss_usage(void)
+{
+	fprintf(stderr, "usage: uroce loss IFACE RATE [requests]|pass|off|show   (RATE: 1%%, "
+		"0.01, 500ppm; requests: never an ACK, NAK or read or atomic response; "
+		"pass: attached, dropping nothing)\n");
+	return 2;
+}
+
 int cmd_loss(int argc, char **argv)
 {
 	bool requests_only = argc == 4 && !strcmp(argv[3], "requests");
 	struct host_loss loss;
 	char err[512];
-	uint32_t ppm;
+	uint32_t ppm = 0;
+	bool is_rate;
 	int ret;
 
-	if (argc != 3 && !requests_only) {
-		fprintf(stderr, "usage: uroce loss IFACE RATE [requests]|pass|off|show   (RATE: 1%%, "
-			"0.01, 500ppm; requests: never an ACK, NAK or read or atomic response; "
-			"pass: attached, dropping nothing)\n");
+	if (argc != 3 && !requests_only)
+		return loss_usage();
+	is_rate = !parse_rate(argv[2], &ppm);
+	if (requests_only && !is_rate) {
+		fprintf(stderr, "uroce loss: 'requests' goes after a RATE, not after '%s'\n", argv[2]);
 		return 2;
 	}
 	if (!strcmp(argv[2], "show")) {
@@ -61,8 +71,7 @@ int cmd_loss(int argc, char **argv)
 		       loss.pass ? " (pass)" : "", loss.seen, loss.dropped);
 		return 0;
 	}
-	if (parse_rate(argv[2], &ppm) && (requests_only || (strcmp(argv[2], "off") &&
-							    strcmp(argv[2], "pass")))) {
+	if (!is_rate && strcmp(argv[2], "off") && strcmp(argv[2], "pass")) {
 		fprintf(stderr, "uroce loss: '%s' is not a rate (1%%, 0.01 or 500ppm)\n", argv[2]);
 		return 2;
 	}

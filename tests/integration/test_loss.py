@@ -11,13 +11,21 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
-from loss import dropped, lose_requests_only  # noqa: E402
+from loss import dropped, lose_requests_only, show  # noqa: E402
 import perf  # noqa: E402
 
 RATE = '1%'
 
 
 def body(tap, pair):
+    for words, want in ((['show', 'requests'], "'requests' goes after a RATE, not after 'show'"),
+                        (['off', 'requests'], "'requests' goes after a RATE, not after 'off'"),
+                        (['1%', 'responses'], 'usage: uroce loss'),
+                        (['lots'], "'lots' is not a rate")):
+        p = pair.uroce_cmd(0, 'loss', pair.ifs[0], *words, check=False)
+        tap.ok(p.returncode == 2 and want in p.stdout and 'no loss injection' in show(pair, 0)[2],
+               f'uroce loss IFACE {" ".join(words)} is refused and changes nothing',
+               f'exit {p.returncode}: {p.stdout}{show(pair, 0)[2]}')
     for i in range(2):
         pair.uroce_cmd(i, 'loss', pair.ifs[i], RATE)
     try:
