@@ -148,46 +148,47 @@ static void owner_path(char *buf, size_t len, const char *uverbs)
 /* Record device @name of this run directory as @uverbs's owner. */
 static int owner_write(const char *uverbs, const char *name)
 {
-	char path[PATH_MAX], cwd[PATH_MAX] = "";
-	const char *run = host_run_dir();
+	char path[PATH_MAX], conf[PATH_MAX], cwd[PATH_MAX] = "";
 	FILE *f;
 	int ok;
 
-	if (run[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+	if (host_link_cfg_path(name, conf, sizeof(conf)))
+		return -ENAMETOOLONG;
+	if (conf[0] != '/' && !getcwd(cwd, sizeof(cwd)))
 		return -errno;
 	owner_path(path, sizeof(path), uverbs);
 	f = fopen(path, "we");
 	if (!f)
 		return -errno;
-	ok = fprintf(f, "%s%s%s/devices/%s.conf\n", cwd, cwd[0] ? "/" : "", run, name) > 0;
+	ok = fprintf(f, "%s%s%s\n", cwd, cwd[0] ? "/" : "", conf) > 0;
 	return fclose(f) == 0 && ok ? 0 : -EIO;
 }
 
-/* Has @uverbs an owner file whose configuration file is gone, or names another node? */
+/*
+ * Has @uverbs an owner file whose configuration file is gone, or names
+ * another node?  A configuration that cannot be read keeps its node.
+ */
 static bool orphaned(const char *uverbs)
 {
-	char path[PATH_MAX], line[PATH_MAX], want[NAME_MAX + 16];
-	bool found = false;
+	char path[PATH_MAX], conf[PATH_MAX], err[256];
+	struct host_link_cfg cfg;
+	bool found;
 	FILE *f;
+	int ret;
 
 	owner_path(path, sizeof(path), uverbs);
 	f = fopen(path, "re");
 	if (!f)
 		return false;
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
+	found = fgets(conf, sizeof(conf), f);
+	fclose(f);
+	if (!found)
 		return false;
-	}
-	fclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	f = fopen(line, "re");
-	if (!f)
-		return errno == ENOENT;
-	snprintf(want, sizeof(want), "uverbs = %s\n", uverbs);
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strcmp(line, want);
-	fclose(f);
-	return !found;
+	conf[strcspn(conf, "\n")] = '\0';
+	ret = host_link_cfg_read(conf, &cfg, err, sizeof(err));
+	if (ret)
+		return ret == -ENOENT;
+	return strcmp(cfg.uverbs, uverbs) != 0;
 }
 
 static void devnode_remove(const char *uverbs)
@@ -363,15 +364,82 @@ static int parse_pmd(const char *s, struct host_link_cfg *cfg)
 	return 0;
 }
 
+/*
+ * Make device @cfg (its node, sysfs tree, kernel filter, configuration and
+ * broker), or none of it.  Call with owners_lock() held.  Return: 0 or 1.
+ */
+static int link_create(struct host_link_cfg *cfg, const uint8_t mac[6],
+		       const struct wire_gid_entry *gids, const char *group)
+{
+	struct prov_sysfs_dev sd;
+	char root[PATH_MAX], err[256];
+	bool filter = false;
+	int ret;
+
+	sysfs_root(root, sizeof(root));
+	ret = claim_uverbs(root, cfg->name, cfg->uverbs, sizeof(cfg->uverbs));
+	if (ret == -ENOSPC)
+		return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS, DEV_DIR);
+	if (ret)
+		return fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg->uverbs, strerror(-ret));
+
+	sd = (struct prov_sysfs_dev){
+		.root = root, .ibdev = cfg->name, .uverbs = cfg->uverbs, .netdev = ndev_of(cfg),
+	};
+	memcpy(sd.mac, mac, 6);
+	ret = prov_sysfs_create(&sd, gids, WIRE_GID_TABLE_LEN, err, sizeof(err));
+	if (ret) {
+		fail("add", "%s", err);
+		goto err_remove_node;
+	}
+	if (kernel_filtered(cfg->pmd)) {
+		ret = host_kernel_filter_install(cfg->netdev, err, sizeof(err));
+		if (ret) {
+			fail("add", "%s", err);
+			goto err_remove;
+		}
+		filter = true;
+	}
+	ret = host_link_cfg_save(cfg, err, sizeof(err));
+	if (ret) {
+		fail("add", "%s", err);
+		goto err_remove_filter;
+	}
+	/*
+	 * Programs without CAP_NET_RAW get their packet socket from the broker;
+	 * on af_xdp, whose programs open their XDP socket themselves, it is there
+	 * for the DREQs of processes that die with connections up.
+	 */
+	if (cfg->pmd == HOST_PMD_AF_PACKET || cfg->pmd == HOST_PMD_AF_XDP) {
+		/* Users allocate QPNs through the broker, which trusts only its own table. */
+		ret = host_qpn_protect(cfg->netdev, err, sizeof(err));
+		if (!ret)
+			ret = host_broker_start(cfg, group, err, sizeof(err));
+		if (ret) {
+			fail("add", "%s", err);
+			host_link_cfg_remove(cfg->name);
+			goto err_remove_filter;
+		}
+	}
+	return 0;
+
+err_remove_filter:
+	if (filter && !netdev_shared(cfg->name, cfg->netdev))
+		host_kernel_filter_remove(cfg->netdev, err, sizeof(err));
+err_remove:
+	prov_sysfs_remove(root, cfg->name, cfg->uverbs);
+err_remove_node:
+	devnode_remove(cfg->uverbs);
+	return 1;
+}
+
 static int link_add(int argc, char **argv)
 {
 	struct host_link_cfg cfg = { 0 }, old;
 	struct wire_gid_entry gids[WIRE_GID_TABLE_LEN];
 	struct host_link_info link;
-	struct prov_sysfs_dev sd;
-	char root[PATH_MAX], err[256];
+	char err[256];
 	const char *group = NULL;
-	bool filter = false;
 	int lock, ret;
 
 	if (argc < 5 || strcmp(argv[3], "netdev"))
@@ -434,73 +502,15 @@ static int link_add(int argc, char **argv)
 		return fail("add", "device %s exists (on netdev %s); remove it with "
 			    "`uroce link del %s`", cfg.name, old.netdev, cfg.name);
 
-	sysfs_root(root, sizeof(root));
 	ret = host_gid_table(&cfg, gids, WIRE_GID_TABLE_LEN, err, sizeof(err));
 	if (ret < 0)
 		return fail("add", "%s", err);
 	lock = owners_lock();
 	if (lock < 0)
 		return fail("add", "cannot lock %s: %s", OWNERS_DIR, strerror(-lock));
-	ret = claim_uverbs(root, cfg.name, cfg.uverbs, sizeof(cfg.uverbs));
-	if (ret) {
-		close(lock);
-		if (ret == -ENOSPC)
-			return fail("add", "no free uverbs name below uverbs%d in %s", MAX_UVERBS,
-				    DEV_DIR);
-		return fail("add", "cannot create %s/%s: %s", DEV_DIR, cfg.uverbs, strerror(-ret));
-	}
-
-	sd = (struct prov_sysfs_dev){
-		.root = root, .ibdev = cfg.name, .uverbs = cfg.uverbs, .netdev = ndev_of(&cfg),
-	};
-	memcpy(sd.mac, link.mac, 6);
-	ret = prov_sysfs_create(&sd, gids, WIRE_GID_TABLE_LEN, err, sizeof(err));
-	if (ret) {
-		fail("add", "%s", err);
-		devnode_remove(cfg.uverbs);
-		close(lock);
-		return 1;
-	}
-	if (kernel_filtered(cfg.pmd)) {
-		ret = host_kernel_filter_install(cfg.netdev, err, sizeof(err));
-		if (ret) {
-			fail("add", "%s", err);
-			goto err_remove;
-		}
-		filter = true;
-	}
-	ret = host_link_cfg_save(&cfg, err, sizeof(err));
-	if (ret) {
-		fail("add", "%s", err);
-		goto err_remove_filter;
-	}
-	/*
-	 * Programs without CAP_NET_RAW get their packet socket from the broker;
-	 * on af_xdp, whose programs open their XDP socket themselves, it is there
-	 * for the DREQs of processes that die with connections up.
-	 */
-	if (cfg.pmd == HOST_PMD_AF_PACKET || cfg.pmd == HOST_PMD_AF_XDP) {
-		/* Users allocate QPNs through the broker, which trusts only its own table. */
-		ret = host_qpn_protect(cfg.netdev, err, sizeof(err));
-		if (!ret)
-			ret = host_broker_start(&cfg, group, err, sizeof(err));
-		if (ret) {
-			fail("add", "%s", err);
-			host_link_cfg_remove(cfg.name);
-			goto err_remove_filter;
-		}
-	}
+	ret = link_create(&cfg, link.mac, gids, group);
 	close(lock);
-	return 0;
-
-err_remove_filter:
-	if (filter && !netdev_shared(cfg.name, cfg.netdev))
-		host_kernel_filter_remove(cfg.netdev, err, sizeof(err));
-err_remove:
-	prov_sysfs_remove(root, cfg.name, cfg.uverbs);
-	devnode_remove(cfg.uverbs);
-	close(lock);
-	return 1;
+	return ret;
 }
 
 static int link_del(int argc, char **argv)

@@ -226,7 +226,7 @@ static bool name_ok(const char *name)
 	return true;
 }
 
-static int cfg_path(const char *name, char *buf, size_t len)
+int host_link_cfg_path(const char *name, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s/devices/%s.conf", host_run_dir(), name);
 
@@ -445,27 +445,16 @@ int host_link_cfg_set(struct host_link_cfg *cfg, const char *key, const char *va
 	return -EINVAL;
 }
 
-int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, size_t errlen)
+int host_link_cfg_read(const char *path, struct host_link_cfg *cfg, char *err, size_t errlen)
 {
-	char path[512], line[1024];
+	char line[1024];
 	unsigned lineno = 0;
 	FILE *f;
 	int ret;
 
-	if (!name_ok(name))
-		return fail(err, errlen, -EINVAL,
-			    "'%s' is not a valid device name (letters, digits, '_', '-', '.')",
-			    name);
-	if (cfg_path(name, path, sizeof(path)))
-		return fail(err, errlen, -ENAMETOOLONG, "run directory path too long: %s",
-			    host_run_dir());
 	f = fopen(path, "re");
 	if (!f) {
 		ret = -errno;
-		if (ret == -ENOENT)
-			return fail(err, errlen, ret,
-				    "no device %s (%s missing): create it with `uroce link add %s netdev IFACE`",
-				    name, path, name);
 		return fail(err, errlen, ret, "cannot read %s: %s", path, strerror(-ret));
 	}
 	memset(cfg, 0, sizeof(*cfg));
@@ -501,6 +490,28 @@ int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, s
 	if (!ret && ferror(f))
 		ret = fail(err, errlen, -EIO, "cannot read %s", path);
 	fclose(f);
+	if (!ret && cfg->netdev[0] == '\0')
+		ret = fail(err, errlen, -EINVAL, "%s: no netdev line", path);
+	return ret;
+}
+
+int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, size_t errlen)
+{
+	char path[512];
+	int ret;
+
+	if (!name_ok(name))
+		return fail(err, errlen, -EINVAL,
+			    "'%s' is not a valid device name (letters, digits, '_', '-', '.')",
+			    name);
+	if (host_link_cfg_path(name, path, sizeof(path)))
+		return fail(err, errlen, -ENAMETOOLONG, "run directory path too long: %s",
+			    host_run_dir());
+	ret = host_link_cfg_read(path, cfg, err, errlen);
+	if (ret == -ENOENT)
+		return fail(err, errlen, ret,
+			    "no device %s (%s missing): create it with `uroce link add %s netdev IFACE`",
+			    name, path, name);
 	if (ret)
 		return ret;
 	if (cfg->name[0] == '\0')
@@ -508,8 +519,6 @@ int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, s
 	if (strcmp(cfg->name, name))
 		return fail(err, errlen, -EINVAL, "%s names device '%s', expected '%s'", path,
 			    cfg->name, name);
-	if (cfg->netdev[0] == '\0')
-		return fail(err, errlen, -EINVAL, "%s: no netdev line", path);
 	return 0;
 }
 
@@ -573,7 +582,7 @@ int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen
 	if (ret)
 		return fail(err, errlen, ret, "cannot write %s/netns: %s", host_run_dir(),
 			    strerror(-ret));
-	if (cfg_path(cfg->name, path, sizeof(path)))
+	if (host_link_cfg_path(cfg->name, path, sizeof(path)))
 		return fail(err, errlen, -ENAMETOOLONG, "run directory path too long");
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	f = fopen(tmp, "we");
@@ -650,7 +659,7 @@ int host_link_cfg_remove(const char *name)
 
 	if (!name_ok(name))
 		return -EINVAL;
-	if (cfg_path(name, path, sizeof(path)))
+	if (host_link_cfg_path(name, path, sizeof(path)))
 		return -ENAMETOOLONG;
 	return unlink(path) ? -errno : 0;
 }

@@ -94,8 +94,12 @@ bool host_link_cfg_is_tunable(const char *key);
 const char *host_pmd_name(enum host_pmd pmd);
 int host_pmd_parse(const char *s, enum host_pmd *out);
 
+/* The configuration file of device @name: <run dir>/devices/NAME.conf. */
+int host_link_cfg_path(const char *name, char *buf, size_t len);
 /* Return: 0, or -errno with a one-line reason in @err. */
 int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, size_t errlen);
+/* A configuration file by its path (the device's name unchecked). */
+int host_link_cfg_read(const char *path, struct host_link_cfg *cfg, char *err, size_t errlen);
 int host_link_cfg_save(const struct host_link_cfg *cfg, char *err, size_t errlen);
 int host_link_cfg_remove(const char *name);
 /*
