@@ -809,21 +809,23 @@ mark_result() {
 guest_nic_stalled() {
 	{ tail -c +$(($1 + 1)) "$UI_RUN/console.log" | grep -a -m 1 'NETDEV WATCHDOG' || true; } | tr -d '\r'
 }
+# Keep what the stalled guest shows in DIR (with the logs of case NAME, if any), boot it again.
 restart_stalled_guest() {
-	local name=$1 dir=$res/$1.stalled f q
+	local dir=$1 name=$2 f q
 	mkdir -p "$dir"
 	for q in 0 1; do	# receive and transmit queue of the virtio-net device
 		ui_vm_monitor "info virtio-queue-status /machine/peripheral-anon/device[0]/virtio-backend $q"
 	done >"$dir/qemu-virtio-queues.log" 2>&1 || true
 	cp "$UI_RUN/console.log" "$dir/console.log"
-	for f in "$res/$name".*; do
+	for f in ${name:+"$res/$name".*}; do
 		[ -f "$f" ] && mv "$f" "$dir/"
 	done
 	ui_vm_stop
 	ui_vm_start "$cur_mtu"
+	stalls=$((stalls + 1))
 }
 
-pass=0 fail=0 skip=0 xfail=0 stalls=0
+pass=0 fail=0 skip=0 xfail=0 stalls=0 console_at=0
 summary=$res/summary.txt
 ui_log "results in $res"
 ! awk '$3 == "verbs" || $3 == "cm" {f = 1} END {exit !f}' <<<"$selected" || uroce_dev_up
@@ -833,6 +835,14 @@ while read -r name mtu kind args <&3; do
 		printf 'SKIP %-26s known bug: %s\n' "$name" "$why" | tee -a "$summary"
 		skip=$((skip + 1))
 		continue
+	fi
+	# A stall that began as the last case ended: boot again before this one.
+	stall=$(guest_nic_stalled "$console_at")
+	if [ -n "$stall" ] && [ $stalls -lt 3 ]; then
+		printf 'STALL %-25s the guest stopped transmitting before this case (%s); guest logs in %s, booted again\n' \
+			"$name" "$stall" "$res/stall-$stalls" | tee -a "$summary"
+		restart_stalled_guest "$res/stall-$stalls" ''
+		console_at=0
 	fi
 	set_mtu "$mtu"
 	case "$kind" in
@@ -848,10 +858,10 @@ while read -r name mtu kind args <&3; do
 	$run "$name" "$kind" $args >"$res/$name.result" || ok=$?
 	stall=$(guest_nic_stalled "$console_at")
 	if [ $ok != 0 ] && [ -n "$stall" ] && [ $stalls -lt 3 ]; then
-		stalls=$((stalls + 1))
 		printf 'STALL %-25s the guest stopped transmitting (%s); first run in %s.stalled/, run again on a rebooted guest\n' \
 			"$name" "$stall" "$res/$name" | tee -a "$summary"
-		restart_stalled_guest "$name"
+		restart_stalled_guest "$res/$name.stalled" "$name"
+		console_at=0
 		ok=0
 		# shellcheck disable=SC2086 # ARGS are words
 		$run "$name" "$kind" $args >"$res/$name.result" || ok=$?
