@@ -809,6 +809,23 @@ mark_result() {
 guest_nic_stalled() {
 	{ tail -c +$(($1 + 1)) "$UI_RUN/console.log" | grep -a -m 1 'NETDEV WATCHDOG' || true; } | tr -d '\r'
 }
+# The transmit ring's indexes as the guest wrote them (qemu's shadow copies may be stale): avail
+# flags and idx, used flags and idx, used_event, avail_event.
+guest_tx_ring() {
+	local st num avail used
+	st=$(ui_vm_monitor "info virtio-queue-status /machine/peripheral-anon/device[0]/virtio-backend 1")
+	num=$(sed -n 's/^ *num: *//p' <<<"$st")
+	avail=$(sed -n 's/^ *avail: *//p' <<<"$st")
+	used=$(sed -n 's/^ *used: *//p' <<<"$st")
+	[ -n "$num" ] && [ -n "$avail" ] && [ -n "$used" ] || return 1
+	echo "guest memory of the transmit ring (flags idx):"
+	ui_vm_monitor "xp /2hx $avail"
+	ui_vm_monitor "xp /2hx $used"
+	echo "used_event, avail_event:"
+	ui_vm_monitor "xp /1hx $((avail + 4 + 2 * num))"
+	ui_vm_monitor "xp /1hx $((used + 4 + 8 * num))"
+}
+
 # Keep what the stalled guest shows in DIR (with the logs of case NAME, if any), boot it again.
 restart_stalled_guest() {
 	local dir=$1 name=$2 f q
@@ -816,6 +833,7 @@ restart_stalled_guest() {
 	for q in 0 1; do	# receive and transmit queue of the virtio-net device
 		ui_vm_monitor "info virtio-queue-status /machine/peripheral-anon/device[0]/virtio-backend $q"
 	done >"$dir/qemu-virtio-queues.log" 2>&1 || true
+	guest_tx_ring >>"$dir/qemu-virtio-queues.log" 2>&1 || true
 	cp "$UI_RUN/console.log" "$dir/console.log"
 	for f in ${name:+"$res/$name".*}; do
 		[ -f "$f" ] && mv "$f" "$dir/"
