@@ -470,6 +470,8 @@ static void *progress_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, DP_TIMER_SLACK_NS);
 	/* An lcore id: the port's buffers then come from this thread's mempool cache. */
 	registered = dp_eal_thread_register() == 0;
+	/* Other processes place writes and reads into ours only while this runs. */
+	host_ring_hold_running(dev->loop);
 	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
 		uint64_t now = dp_clock_ns();
 
@@ -497,6 +499,7 @@ static void *progress_main(void *arg)
 		}
 		progress_idle(dev, &st, now, last_house + DP_HOUSEKEEPING_NS);
 	}
+	host_ring_release_running(dev->loop);
 	if (registered)
 		dp_eal_thread_unregister();
 	return NULL;

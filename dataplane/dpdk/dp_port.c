@@ -1244,7 +1244,7 @@ int dp_port_forward(void *arg, uint32_t dest_qp, const void *frame, uint32_t len
 		return 0;
 	}
 	owner = host_qpn_owner(dp->qpns, dest_qp, &start);
-	if (!owner || owner == host_self_pid())
+	if (!owner || owner == dp->loop->me)
 		return -ENOENT;
 	/* A full ring or a peer gone loses the frame, as a wire would: the requester retries. */
 	ret = host_ring_send(dp->loop, owner, start, frame, len);
@@ -1266,7 +1266,7 @@ struct rc_direct_table *dp_port_direct_peer(void *arg, uint32_t qpn, int32_t *pi
 	if (!dp->loop || !dp->qpns)
 		return NULL;
 	owner = host_qpn_owner(dp->qpns, qpn, &start);
-	if (!owner || owner == host_self_pid())
+	if (!owner || owner == dp->loop->me)
 		return NULL;
 	*pid = owner;
 	return host_ring_peer_shared(dp->loop, owner, start);

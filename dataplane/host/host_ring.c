@@ -8,11 +8,9 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,7 +19,7 @@
 #include "host_qpn.h"
 
 #define RING_MAGIC	0x474e49524f4f4c55ull	/* "ULOORING" */
-#define RING_VERSION	3
+#define RING_VERSION	4
 
 struct loop_slot {
 	uint32_t	len;
@@ -43,6 +41,12 @@ struct host_ring_ring {
 	_Atomic uint32_t	live;		/* cleared when the owner closes */
 	_Atomic uint32_t	sleeping;	/* the owner waits on its doorbell */
 	pthread_mutex_t		lock;
+	/*
+	 * Held by the owner's progress thread while it runs: robust, so the
+	 * kernel marks it as the process ends or execs, before its PID can go to
+	 * another process.  Asking costs a load and no system call.
+	 */
+	pthread_mutex_t		running;
 	alignas(64) _Atomic uint32_t tail;
 	alignas(64) _Atomic uint32_t head;
 	alignas(64) uint8_t	shared[HOST_RING_SHARED_BYTES];
@@ -136,6 +140,7 @@ static int create_ring(struct host_ring *l, char *err, size_t errlen)
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
 	pthread_mutex_init(&r->lock, &ma);
+	pthread_mutex_init(&r->running, &ma);
 	pthread_mutexattr_destroy(&ma);
 	atomic_store(&r->live, 1);
 	if (rename(tmp, path)) {
@@ -177,7 +182,7 @@ int host_ring_open(const char *key, struct host_ring **out, char *err, size_t er
 	}
 	l->wake_fd = -1;
 	for (unsigned i = 0; i < HOST_RING_PEERS; i++)
-		l->peers[i].wake_fd = l->peers[i].pidfd = -1;
+		l->peers[i].wake_fd = -1;
 	if ((size_t)snprintf(base, sizeof(base), "%s/loop", host_run_dir()) >= sizeof(base) ||
 	    (size_t)snprintf(l->dir, sizeof(l->dir), "%s/%s", base, key) >= sizeof(l->dir)) {
 		snprintf(err, errlen, "run directory path too long: %s", host_run_dir());
@@ -211,9 +216,8 @@ static void drop_peer(struct host_ring_peer *p)
 	munmap(p->ring, sizeof(*p->ring));
 	if (p->wake_fd >= 0)
 		close(p->wake_fd);
-	if (p->pidfd >= 0)
-		close(p->pidfd);
-	p->wake_fd = p->pidfd = -1;
+	p->wake_fd = -1;
+	p->owner_checked = false;
 	p->pid = 0;
 	p->used = 0;
 }
@@ -285,12 +289,8 @@ static struct host_ring_peer *peer_of(struct host_ring *l, int32_t pid, uint32_t
 		munmap(r, sizeof(*r));
 		return NULL;
 	}
-	/* The process, checked to be the ring's owner once its descriptor is held; else no direct access. */
-	p->pidfd = pidfd_open(pid, 0);
-	if (p->pidfd >= 0 && host_qpn_proc_start(pid) != r->start) {
-		close(p->pidfd);
-		p->pidfd = -1;
-	}
+	/* The PID names the ring's owner now; host_ring_peer_shared() asks whether it still does. */
+	p->owner_checked = host_qpn_proc_start(pid) == r->start;
 	p->pid = pid;
 	p->ring = r;
 	p->used = ++l->clock;
@@ -363,19 +363,45 @@ void *host_ring_shared(struct host_ring *l)
 	return l->ring->shared;
 }
 
+/*
+ * Whether the ring's owner still runs its progress thread: a trylock that
+ * finds the mutex held (no system call).  Taking it means the owner does not
+ * hold it (not started yet, or stopped); EOWNERDEAD means the owner ended or
+ * exec'd, and unlocking without marking it consistent leaves it
+ * unrecoverable, so every later asker gets an answer at once.
+ */
+static bool owner_running(struct host_ring_ring *r)
+{
+	int ret = pthread_mutex_trylock(&r->running);
+
+	if (ret == 0 || ret == EOWNERDEAD)
+		pthread_mutex_unlock(&r->running);
+	return ret == EBUSY;
+}
+
 void *host_ring_peer_shared(struct host_ring *l, int32_t pid, uint32_t start)
 {
 	struct host_ring_peer *p = peer_of(l, pid, start);
-	struct pollfd pfd;
 
-	if (!p || p->pidfd < 0)
+	if (!p || !p->owner_checked)
 		return NULL;
-	pfd = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
-	if (poll(&pfd, 1, 0) != 0) {
-		drop_peer(p);	/* it ended (or cannot be asked): nothing of it is reached any more */
+	if (!owner_running(p->ring)) {
+		drop_peer(p);	/* it ended, or stopped: nothing of it is reached any more */
 		return NULL;
 	}
 	return p->ring->shared;
+}
+
+void host_ring_hold_running(struct host_ring *l)
+{
+	/* A peer that died inside owner_running() left it so. */
+	if (pthread_mutex_lock(&l->ring->running) == EOWNERDEAD)
+		pthread_mutex_consistent(&l->ring->running);
+}
+
+void host_ring_release_running(struct host_ring *l)
+{
+	pthread_mutex_unlock(&l->ring->running);
 }
 
 bool host_ring_sleep_begin(struct host_ring *l)

@@ -30,7 +30,7 @@ struct host_ring_peer {
 	int32_t			pid;		/* 0: free */
 	struct host_ring_ring	*ring;		/* the peer's ring, mapped */
 	int			wake_fd;	/* the peer's doorbell, written when it sleeps */
-	int			pidfd;		/* the peer process itself: readable once it ended */
+	bool			owner_checked;	/* its PID named the ring's owner when mapped */
 	uint64_t		used;		/* for replacing the least recently used */
 };
 
@@ -91,11 +91,16 @@ int host_ring_wake_fd(const struct host_ring *l);
 void *host_ring_shared(struct host_ring *l);
 /*
  * The published area of process @pid's ring (@start as for host_ring_send()),
- * or NULL.  Also NULL once that process has ended, even if it never closed its
- * ring: whoever reaches into the process by its PID (process_vm_writev) never
- * reaches a later process that got the PID.
+ * or NULL.  NULL unless that process's progress thread runs (it holds the
+ * ring's running mutex): so NULL once the process has ended or exec'd, even
+ * if it never closed its ring, and whoever reaches into the process by its PID
+ * (process_vm_writev) never reaches a later process that got the PID, nor a new
+ * program in the same one.
  */
 void *host_ring_peer_shared(struct host_ring *l, int32_t pid, uint32_t start);
+/* Held by the thread that runs the ring owner's engine, from its start to its end. */
+void host_ring_hold_running(struct host_ring *l);
+void host_ring_release_running(struct host_ring *l);
 
 /* The next frame into @buf (at most @cap bytes).  Return: its length, or 0 when none is left. */
 uint32_t host_ring_recv(struct host_ring *l, void *buf, uint32_t cap);

@@ -18,7 +18,8 @@
 #   memif (two devices in one namespace): write bandwidth and latency, memcpy() of the same sizes;
 #   same host (two processes on one device): write and read bandwidth, write, read and send
 #     latency, with direct placement (pmd same_host) and by frames (`direct = off`:
-#     same_host_frames).
+#     same_host_frames), and the floors under them: memcpy() and process_vm_writev() of one
+#     block, a shared-memory ping-pong and one made of process_vm_writev() (bench_shm_pingpong).
 # Every latency figure comes with its 99th percentile (op OP_p99); ib_write_lat 64 B runs with
 # perftest's -H, whose samples give latency.png's companion percentiles.png.
 # Output in --out (default BUILD/bench-results/DATE): results.csv (one row per figure), table.md
@@ -82,7 +83,8 @@ LOSS_MODES=${BENCH_LOSS_MODES:-$LOSS_MODES}
 UROCE=$BUILD/tools/uroce
 PORTTEST=$BUILD/tests/dpdk/uroce-porttest
 ENGINETEST=$BUILD/tests/dpdk/uroce-enginetest
-for f in "$UROCE" "$PORTTEST" "$ENGINETEST"; do
+SHM_PINGPONG=$BUILD/tests/bench/bench_shm_pingpong
+for f in "$UROCE" "$PORTTEST" "$ENGINETEST" "$SHM_PINGPONG"; do
 	[ -x "$f" ] || { echo "run-suite: $f is missing: build first (ninja -C $BUILD)" >&2; exit 1; }
 done
 if [ "$(id -u)" != 0 ]; then echo "run-suite: needs root (network namespaces)"; exit 77; fi
@@ -244,11 +246,25 @@ same_host() {
 		[ $pmd = same_host ] || continue
 		bw $pmd ib_read_bw $s 0
 		memcpy_bw $s hot
+		memcpy_bw $s cma
 	done
 	lat $pmd ib_write_lat 64 -H
 	[ $pmd = same_host ] || return 0
 	lat $pmd ib_read_lat 64
 	lat $pmd ib_send_lat 64
+	shm_pingpong
+	shm_pingpong cma
+}
+
+# shm_pingpong [cma]: the floor under same-host latency, two processes spinning on a counter each
+# writes into the other's memory: shared memory, or (cma) process_vm_writev() as direct placement
+# writes, one system call each way.
+shm_pingpong() {
+	local name=shm-pingpong${1:+-$1}-r$REP tool=shm_pingpong
+	[ "${1:-}" = cma ] && tool=cma_pingpong
+	$SHM_PINGPONG ${1:+--$1} $((ITERS * 20)) >$OUT/logs/$name.log 2>&1
+	record $tool pingpong 64 same_host 0 \
+		"$(grep -o 't_typical=[^ ]*' $OUT/logs/$name.log | cut -d= -f2)" us_half_rtt $OUT/logs/$name.log
 }
 
 # msgrate PMD: 8-byte RDMA writes on 4 QPs, messages per second.
@@ -305,11 +321,13 @@ iperf() {
 	record iperf3 tcp_bw 0 $1 0 "$($PY $SUITE_PY iperf3 $OUT/logs/$name.json)" Gbit/s $OUT/logs/$name.json
 }
 
-# memcpy_bw SIZE [hot]: memcpy() of SIZE blocks through 64 MiB buffers (pmd memif), or of one
-# block again and again as perftest reuses its buffer (hot: op memcpy_hot, pmd same_host).
+# memcpy_bw SIZE [hot|cma]: memcpy() of SIZE blocks through 64 MiB buffers (pmd memif), or of one
+# block again and again as perftest reuses its buffer (hot: op memcpy_hot, pmd same_host), or
+# that with process_vm_writev(), the copy direct placement makes (cma: op cma_hot).
 memcpy_bw() {
 	local name=memcpy-$1${2:+-$2}-r$REP mode=memcpy op=memcpy pmd=memif
 	[ "${2:-}" = hot ] && mode=memcpy-hot op=memcpy_hot pmd=same_host
+	[ "${2:-}" = cma ] && mode=cma-hot op=cma_hot pmd=same_host
 	$ENGINETEST none none --mode $mode --size $1 --seconds $SECS >$OUT/logs/$name.log 2>&1
 	record memcpy $op $1 $pmd 0 "$(grep -o 'goodput_gbps=[^ ]*' $OUT/logs/$name.log | cut -d= -f2)" \
 		Gbit/s $OUT/logs/$name.log

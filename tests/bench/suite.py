@@ -188,6 +188,11 @@ def table(res, machine):
         met = 'met' if better(r) else 'not met'
         w(f'| {label} | {fmt(a.median)} | {bname} {fmt(b.median)} | {r:.2f} | {want}: {met} |')
 
+    def floor_row(label, a, b, bname):
+        r = ratio(a, b)
+        if r is not None:
+            w(f'| {label} | {fmt(a.median)} | {bname} {fmt(b.median)} | {r:.2f} | (a floor) |')
+
     for pmd in ('af_packet', 'af_xdp'):
         for s in (64, 4096):
             wl = res.get('ib_write_lat', 'write', s, pmd)
@@ -204,12 +209,20 @@ def table(res, machine):
                res.get('ib_write_bw', 'write', 65536, 'af_xdp'),
                res.get('iperf3', 'tcp_bw', 0, 'af_xdp'), 'iperf3', '≥ 1.0', lambda r: r >= 1.0)
     # perftest copies one buffer again and again: the fair baseline is memcpy() of one block, hot.
+    # Direct placement is the kernel's cross-process copy: its ceiling is that copy's own speed.
     for size in (65536, 1048576):
         for tool, op in (('ib_write_bw', 'write'), ('ib_read_bw', 'read')):
             target_row(f'same host {size_label(size)} {op} goodput (Gbit/s) vs memcpy of one block',
                        res.get(tool, op, size, 'same_host'),
                        res.get('memcpy', 'memcpy_hot', size, 'same_host'), 'memcpy', '≥ 0.50',
                        lambda r: r >= 0.50)
+            floor_row(f'same host {size_label(size)} {op} goodput (Gbit/s) vs process_vm_writev '
+                      'of one block', res.get(tool, op, size, 'same_host'),
+                      res.get('memcpy', 'cma_hot', size, 'same_host'), 'process_vm_writev')
+        target_row(f'floor: process_vm_writev {size_label(size)} (Gbit/s) vs memcpy of one block',
+                   res.get('memcpy', 'cma_hot', size, 'same_host'),
+                   res.get('memcpy', 'memcpy_hot', size, 'same_host'), 'memcpy', '≥ 0.50',
+                   lambda r: r >= 0.50)
     for pmd in ('same_host', 'memif', 'af_packet'):
         wl = res.get('ib_write_lat', 'write', 64, pmd)
         if not wl:
@@ -217,6 +230,16 @@ def table(res, machine):
         if pmd != 'af_packet':
             w(f'| {pmd} write latency 64 B median (µs, ½ RTT) | {fmt(wl.median)} | - | - | ≤ 1.5: '
               f'{"met" if wl.median <= 1.5 else "not met"} |')
+            if pmd == 'same_host':
+                for tool, what in (('shm_pingpong', 'shared-memory'),
+                                   ('cma_pingpong', 'process_vm_writev')):
+                    fl = res.get(tool, 'pingpong', 64, 'same_host')
+                    floor_row(f'same_host write latency 64 B vs the {what} ping-pong', wl, fl,
+                              what)
+                fl = res.get('cma_pingpong', 'pingpong', 64, 'same_host')
+                if fl:
+                    w(f'| floor: process_vm_writev ping-pong (µs, ½ RTT) | {fmt(fl.median)} | - | - '
+                      f'| ≤ 1.5: {"met" if fl.median <= 1.5 else "not met"} |')
             target_row(f'{pmd} write latency 64 B: 99th percentile vs median',
                        res.get('ib_write_lat', 'write_p99', 64, pmd), wl, 'median', '≤ 5',
                        lambda r: r <= 5)
@@ -508,6 +531,9 @@ QUICK_ROWS = [
     ('ib_send_lat', 'send', '64', 'same_host', '0'),
     ('ib_write_bw', 'write', '65536', 'same_host_frames', '0'),
     ('ib_write_lat', 'write', '64', 'same_host_frames', '0'),
+    ('memcpy', 'cma_hot', '65536', 'same_host', '0'),
+    ('shm_pingpong', 'pingpong', '64', 'same_host', '0'),
+    ('cma_pingpong', 'pingpong', '64', 'same_host', '0'),
 ]
 # Every latency figure comes with its 99th percentile.
 QUICK_ROWS += [(t, op + '_p99', size, pmd, loss) for t, op, size, pmd, loss in QUICK_ROWS

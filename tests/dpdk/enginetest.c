@@ -19,6 +19,8 @@
  *             --seconds (the memif benchmark's baseline).
  *   memcpy-hot  the same, one --size block copied again and again, as perftest
  *             reuses its one buffer (the same-host benchmark's baseline).
+ *   cma-hot   memcpy-hot with process_vm_writev() into this process: the
+ *             kernel's copy that same-host direct placement is made of.
  * Results are printed as "key=value" on one line; non-zero exit on any error.
  */
 #include <errno.h>
@@ -28,6 +30,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -563,8 +566,14 @@ static int server_bw(struct ctx *c)
 	return *flag == 0x600d ? 0 : 1;
 }
 
-static int memcpy_bw(const struct opts *o, bool hot)
+/*
+ * memcpy() of --size blocks, or (@cma) the same copies with process_vm_writev()
+ * into this process: the kernel's cross-process copy that same-host direct
+ * placement makes, its ceiling.
+ */
+static int memcpy_bw(const struct opts *o, bool hot, bool cma)
 {
+	pid_t self = getpid();
 	size_t span = hot ? o->size + 1 : 64u << 20;
 	uint8_t *src = malloc(span), *dst = malloc(span);
 	uint64_t t0, bytes = 0;
@@ -577,13 +586,19 @@ static int memcpy_bw(const struct opts *o, bool hot)
 	t0 = now_ns();
 	while (now_ns() - t0 < (uint64_t)(o->seconds * 1e9)) {
 		for (int k = 0; k < 64; k++) {
-			memcpy(dst + off, src + off, o->size);
+			struct iovec from = { src + off, o->size }, to = { dst + off, o->size };
+
+			if (!cma)
+				memcpy(dst + off, src + off, o->size);
+			else if (process_vm_writev(self, &from, 1, &to, 1, 0) != (ssize_t)o->size)
+				return 1;
 			off = (off + o->size) % (span - o->size);
 			bytes += o->size;
 		}
 	}
 	t0 = now_ns() - t0;
-	printf("memcpy size=%u seconds=%.2f bytes=%" PRIu64 " goodput_gbps=%.3f check=%u\n", o->size,
+	printf("%s size=%u seconds=%.2f bytes=%" PRIu64 " goodput_gbps=%.3f check=%u\n",
+	       cma ? "process_vm_writev" : "memcpy", o->size,
 	       t0 / 1e9, bytes, bytes * 8.0 / (double)t0, dst[off]);
 	free(src);
 	free(dst);
@@ -622,8 +637,8 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (!strcmp(o.mode, "memcpy") || !strcmp(o.mode, "memcpy-hot"))
-		return memcpy_bw(&o, !strcmp(o.mode, "memcpy-hot"));
+	if (!strcmp(o.mode, "memcpy") || !strcmp(o.mode, "memcpy-hot") || !strcmp(o.mode, "cma-hot"))
+		return memcpy_bw(&o, strcmp(o.mode, "memcpy"), !strcmp(o.mode, "cma-hot"));
 	if (!o.dir || o.depth > MAX_DEPTH || o.size > 65536 * 2)
 		return 2;
 	client = !strcmp(o.role, "client");

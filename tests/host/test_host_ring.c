@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Same-host delivery rings: order, a full ring, the wrong process, peers closing and dying. */
+/* Same-host delivery rings: order, a full ring, the wrong process, peers closing, dying, exec'ing. */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -164,6 +166,55 @@ END_TEST
  * The published area: ours is the peer's view of it; a peer that ended
  * without closing (its ring still says live) gives none any more.
  */
+/* @pid's comm (its program's name) is @name: it has exec'd. */
+static bool runs_program(pid_t pid, const char *name)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, name);
+}
+
+/*
+ * A child opens a ring and publishes a byte; it runs (holds its ring's running
+ * mutex) if @hold, then waits for a byte on @go and does @end: 0 exit without
+ * closing, 1 exec sleep, 2 stop running and wait.
+ */
+static pid_t peer_child(int ready, int go, bool hold, int end)
+{
+	pid_t pid = fork();
+	struct host_ring *cl;
+	char c = 0;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid)
+		return pid;
+	if (host_ring_open("lvA", &cl, err, sizeof(err)))
+		_exit(2);
+	((uint8_t *)host_ring_shared(cl))[HOST_RING_SHARED_BYTES - 1] = 0x5a;
+	if (hold)
+		host_ring_hold_running(cl);
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(3);
+	if (end == 1)
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+	if (end == 2) {
+		host_ring_release_running(cl);
+		if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+			_exit(3);
+	}
+	_exit(0);	/* no close: the ring stays live */
+}
+
+/* The published area is reached while the peer's progress runs, and never once it ended. */
 START_TEST(shared_area_until_the_peer_ends)
 {
 	int ready[2], go[2], status;
@@ -174,29 +225,75 @@ START_TEST(shared_area_until_the_peer_ends)
 
 	ck_assert_int_eq(pipe(ready), 0);
 	ck_assert_int_eq(pipe(go), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct host_ring *cl;
-
-		if (host_ring_open("lvA", &cl, err, sizeof(err)))
-			_exit(2);
-		((uint8_t *)host_ring_shared(cl))[HOST_RING_SHARED_BYTES - 1] = 0x5a;
-		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
-			_exit(3);
-		_exit(0);	/* no close: the ring stays live */
-	}
+	pid = peer_child(ready[1], go[0], true, 0);
 	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
 	ck_assert_uint_eq(((uint8_t *)host_ring_shared(l))[0], 0);
 	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid) + 1));
 	area = host_ring_peer_shared(l, pid, host_qpn_proc_start(pid));
 	ck_assert_ptr_nonnull(area);
 	ck_assert_uint_eq(area[HOST_RING_SHARED_BYTES - 1], 0x5a);
-	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid) + 1));
+	/* Mapped and held from here: only the running mutex can tell that the process ended. */
 	ck_assert_int_eq(write(go[1], &c, 1), 1);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	ck_assert_ptr_null(host_ring_peer_shared(l, pid, 0));
+	host_ring_close(l);
+}
+END_TEST
+
+/* A process that exec'd keeps its PID and start time, but is another program: never reached. */
+START_TEST(shared_area_not_after_exec)
+{
+	int ready[2], go[2], status;
+	struct host_ring *l;
+	char c = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = peer_child(ready[1], go[0], true, 1);
+	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_ptr_nonnull(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	/* The kernel lets go of the old program's robust mutexes before it renames the process. */
+	for (int i = 0; i < 5000 && !runs_program(pid, "sleep"); i++)
+		usleep(1000);
+	ck_assert(runs_program(pid, "sleep"));
+	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	host_ring_close(l);
+}
+END_TEST
+
+/* Only while the peer's progress runs: not before it starts, not after it stops. */
+START_TEST(shared_area_only_while_running)
+{
+	int ready[2], go[2], status;
+	struct host_ring *l;
+	char c = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = peer_child(ready[1], go[0], false, 0);
+	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+
+	pid = peer_child(ready[1], go[0], true, 2);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_ptr_nonnull(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);	/* stopped running, still alive */
+	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	host_ring_close(l);
 }
 END_TEST
@@ -224,6 +321,8 @@ Suite *host_ring_suite(void)
 	tcase_add_test(t, between_processes);
 	tcase_add_test(t, dead_process_ring_removed);
 	tcase_add_test(t, shared_area_until_the_peer_ends);
+	tcase_add_test(t, shared_area_not_after_exec);
+	tcase_add_test(t, shared_area_only_while_running);
 	tcase_add_test(t, bad_key);
 	suite_add_tcase(s, t);
 	return s;
