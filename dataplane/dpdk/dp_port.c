@@ -108,7 +108,8 @@ struct dp_port {
 						 * (user_loop_send()); -1: not yet, -2: none */
 	int			rx_fd;		/* readable while frames wait (af_packet, af_xdp) */
 	bool			uses_netdev;	/* af_packet, af_xdp: link state from the kernel */
-	atomic_bool		ack_held;	/* staged ACKs wait for the next flush */
+	atomic_bool		ack_held;	/* staged ACKs wait for a request to go with */
+	uint64_t		ack_held_ns;	/* since when */
 	atomic_bool		started;	/* ethdev started (a memif client may wait for its server) */
 	uint64_t		next_start_ns;
 	bool			memif;
@@ -246,29 +247,43 @@ static bool is_plain_ack(const struct rte_mbuf *m)
 }
 
 /*
- * A flush of nothing but ACKs waits for the next one (the engine flushes at
- * the end of every pass): the application's next request, posted in between,
- * then leaves in the same kick, behind the ACKs.  (Sending the request ahead
- * of the ACKs would be quicker still, but a peer could then see our next
- * request before the ACK of the message that caused it, which no RoCE NIC
- * does and applications rely on: its receive completing before its send.)  With af_packet and af_xdp every kick is a
- * system call that also runs the veth receive path, so on a request-response
- * exchange this takes one of them off the critical path on each side.  Such
+ * A flush of nothing but ACKs waits (the engine flushes at the end of every
+ * pass), for at most ACK_HOLD_NS: the application's next request, posted in
+ * between, then leaves in the same kick, behind the ACKs.  (Sending the
+ * request ahead of the ACKs would be quicker still, but a peer could then see
+ * our next request before the ACK of the message that caused it, which no RoCE
+ * NIC does and applications rely on: its receive completing before its send.)
+ * With af_packet and af_xdp every kick is a system call that also runs the
+ * veth receive path, so on a request-response exchange this takes one of them
+ * off the critical path on each side.  The hold outlasts the application's
+ * own passes between taking a message and answering it: ib_send_lat polls
+ * its receive CQ between the two, and each poll flushed the ACK alone (two
+ * kicks per message, 1.4 times ib_write_lat's latency).  5 µs is about one
+ * kick here: a stream's receiver, which never answers, holds its ACKs no
+ * longer than that (20 µs cost ib_send_bw a fifth of its rate).  The progress thread
+ * spins while ACKs are held, so they leave on time with nobody polling.  Such
  * a kick delivers synchronously, so a held ACK still arrives when the process
  * closes the port right after; memif's would be lost with the shared rings.
  */
+#define ACK_HOLD_NS	5000
+
 static void dpp_flush(struct port *p)
 {
 	struct dp_port *dp = to_dp(p);
 	bool only_acks = dp->n_tx > 0 && dp->uses_netdev;
 
-	if (!dp->ack_held) {
-		for (unsigned i = 0; i < dp->n_tx && only_acks; i++)
-			only_acks = is_plain_ack(dp->tx[i]);
-		if (only_acks) {
+	for (unsigned i = 0; i < dp->n_tx && only_acks; i++)
+		only_acks = is_plain_ack(dp->tx[i]);
+	if (only_acks) {
+		uint64_t now = dp_clock_ns();
+
+		if (!dp->ack_held) {
+			dp->ack_held_ns = now;
 			atomic_store_explicit(&dp->ack_held, true, memory_order_relaxed);
 			return;
 		}
+		if (now - dp->ack_held_ns < ACK_HOLD_NS)
+			return;
 	}
 	atomic_store_explicit(&dp->ack_held, false, memory_order_relaxed);
 	send_staged(dp);
