@@ -63,6 +63,64 @@ static struct cm_id *find_remote(struct cm *cm, uint32_t remote_comm_id, const u
 	return NULL;
 }
 
+/* Whether @id holds a connection to its peer's QP: from the REQ until time-wait ends. */
+static bool holds_remote_qp(const struct cm_id *id)
+{
+	switch (id->state) {
+	case CM_REQ_RCVD:
+	case CM_REP_SENT:
+	case CM_REP_RCVD:
+	case CM_ESTABLISHED:
+	case CM_DREQ_SENT:
+	case CM_DREQ_RCVD:
+	case CM_TIMEWAIT:
+		return id->path_ok;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A REQ from QP @qpn at @gid is stale (IBA 12.9.8.3.1, REJ reason 10) when an
+ * ID here still holds a connection to that QP, or one did within time-wait.
+ * Return: whether it is, and in @live the ID that holds it, if any.
+ */
+static bool stale_req(struct cm *cm, const uint8_t gid[16], uint32_t qpn, struct cm_id **live)
+{
+	uint64_t now = cm_now_ns(cm);
+
+	*live = NULL;
+	for (struct cm_id *id = cm->ids; id; id = id->next)
+		if (holds_remote_qp(id) && id->remote_qpn == qpn && !memcmp(id->path.dgid, gid, 16)) {
+			*live = id;
+			return true;
+		}
+	for (unsigned i = 0; i < CM_TIMEWAIT_RECS; i++) {
+		const struct cm_timewait_rec *t = &cm->timewait[i];
+
+		if (t->deadline > now && t->qpn == qpn && !memcmp(t->gid, gid, 16))
+			return true;
+	}
+	return false;
+}
+
+static uint32_t timewait_ms(const struct cm *cm)
+{
+	return cm->cfg.timeout_ms ? cm->cfg.timeout_ms : CM_TIMEWAIT_MS;
+}
+
+/* @id goes before its time-wait is over: its peer's QP stays stale until then. */
+static void keep_timewait(struct cm_id *id)
+{
+	struct cm *cm = id->cm;
+	struct cm_timewait_rec *t = &cm->timewait[cm->next_timewait++ % CM_TIMEWAIT_RECS];
+
+	memcpy(t->gid, id->path.dgid, 16);
+	t->qpn = id->remote_qpn;
+	t->deadline = id->state == CM_TIMEWAIT && id->deadline ? id->deadline :
+		      cm_now_ns(cm) + (uint64_t)timewait_ms(cm) * 1000000;
+}
+
 static struct cm_id *find_listener(struct cm *cm, uint64_t service_id)
 {
 	for (struct cm_id *id = cm->ids; id; id = id->next)
@@ -441,6 +499,10 @@ void cm_id_destroy(struct cm_id *id)
 	default:
 		break;
 	}
+	/* Disconnecting (an established one just sent its DREQ) or in time-wait. */
+	if (id->path_ok && (id->state == CM_DREQ_SENT || id->state == CM_DREQ_RCVD ||
+			    id->state == CM_TIMEWAIT))
+		keep_timewait(id);
 	note_exit(id, false);
 	id_unlink(id);
 	free(id);
@@ -571,6 +633,15 @@ static void rx_req(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],
 				 WIRE_CM_REJ_INVALID_SERVICE_ID, NULL, 0);
 		} else
 			cm->cnt.not_ours++;
+		return;
+	}
+	if (stale_req(cm, src, wire_hi24(r->qpn_rres), &id)) {
+		/* As the kernel's cm_match_req(): REJ the REQ, and DREQ what still holds the QP. */
+		cm->cnt.stale++;
+		send_rej(cm, &path, wire_get64(m->hdr.tid), 0, remote, WIRE_CM_MSG_REQ,
+			 WIRE_CM_REJ_STALE_CONN, NULL, 0);
+		if (id && id->state == CM_ESTABLISHED)
+			cm_send_dreq(id, NULL, 0);
 		return;
 	}
 	id = cm_id_create(cm, NULL);
@@ -712,11 +783,9 @@ static void rx_mra(struct cm *cm, const struct wire_cm_mad *m)
 
 static void enter_timewait(struct cm_id *id)
 {
-	uint32_t ms = id->cm->cfg.timeout_ms ? id->cm->cfg.timeout_ms : CM_TIMEWAIT_MS;
-
 	id->state = CM_TIMEWAIT;
 	id->resend = false;
-	id->deadline = cm_now_ns(id->cm) + (uint64_t)ms * 1000000;
+	id->deadline = cm_now_ns(id->cm) + (uint64_t)timewait_ms(id->cm) * 1000000;
 }
 
 static void rx_dreq(struct cm *cm, const uint8_t src[16], const uint8_t dst[16],

@@ -59,6 +59,20 @@ struct cm_parked {
 	uint64_t		deadline;
 };
 
+/*
+ * The remote end of a connection whose ID was destroyed before its time-wait
+ * ended (as rdma_destroy_id() right after rdma_disconnect() does): a REQ from
+ * that QP is still stale until @deadline (IBA 12.9.8.3.1; the kernel's
+ * timewait_info outlives its cm_id the same way).  Oldest overwritten.
+ */
+#define CM_TIMEWAIT_RECS	64
+
+struct cm_timewait_rec {
+	uint8_t			gid[16];
+	uint32_t		qpn;
+	uint64_t		deadline;	/* 0: free */
+};
+
 struct cm {
 	struct cm_cfg		cfg;
 	struct rc_pd		*pd;
@@ -71,6 +85,8 @@ struct cm {
 	struct cm_id		*ids;
 	struct cm_parked	parked[CM_PARKED_MAX];
 	unsigned		n_parked;
+	struct cm_timewait_rec	timewait[CM_TIMEWAIT_RECS];
+	unsigned		next_timewait;
 	uint32_t		next_seq;
 	struct cm_counters	cnt;
 };

@@ -106,7 +106,7 @@ struct cm_event {
 #define CM_COUNTERS(X)							\
 	X(mads_rx)	X(mads_tx)	X(retransmits)	X(timeouts)	\
 	X(not_ours)	X(duplicates)	X(unclaimed)	X(tx_no_slot)	\
-	X(rej_tx)	X(parked)
+	X(rej_tx)	X(parked)	X(stale)
 
 struct cm_counters {
 #define CM_COUNTER_FIELD(n) uint64_t n;

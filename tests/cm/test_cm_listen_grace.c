@@ -117,6 +117,7 @@ START_TEST(test_parking_full)
 	cm_env_init(&c, false, true);
 	for (uint32_t i = 0; i < 40; i++) {
 		cm_env_req(&m, 0x5000 + i);
+		wire_set_hi24_lo8(&m.u.req.qpn_rres, 0x000200 + i, 4);	/* 40 clients' QPs */
 		cm_env_inject(&c, &m, WIRE_MAD_LEN);
 	}
 	n = cm_env_counters(&c);

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Unmodified rdmacm-utils over uroce's rdma_cm: a channel closed under a thread's GET_EVENT,
-rping with data verification (IPv4, IPv6),
-ucmatose (4 and 20 connections, and IDs migrated to a new channel), mckey (multicast), udaddy (UD,
-service ID resolution), connects that end in an
-error, not a hang, perftest connecting through rdma_cm (-R), rdma_server/rdma_client, rstream
-(rsockets) and cmtime; rping and ib_write_bw -R with server and client on one device."""
+rping with data verification (IPv4, IPv6), ucmatose (4 and 20 connections, IDs migrated to a new
+channel, the type of service), mckey (multicast), udaddy (UD, service ID resolution), connects
+that end in an error, not a hang, perftest connecting through rdma_cm (-R),
+rdma_server/rdma_client, rstream (rsockets) and cmtime; rping and ib_write_bw -R with server and
+client on one device."""
 
 import json
 import os
@@ -54,6 +54,29 @@ def cm_stat_check(tap, pair):
            sum(cm[0][k] for k in drops) == 0,
            'uroce stat: the CM\'s REJ and the MAD it answered counted, no MAD dropped',
            json.dumps(stats))
+
+
+def type_of_service(tap, pair):
+    """ucmatose -t: the client's rdma_set_option(TOS) reaches the IP header of every RC frame, and
+    the server's, whose path comes from the REQ's traffic class, as the kernel's CM does."""
+    tos = 0x68	# DSCP 26 (AF31)
+    pcap = os.path.join(pair.tmp, 'tos.pcap')
+    a = pair.ip4[0]
+    srv, cli = cm_client_server(pair, ['ucmatose', '-b', a, '-c', '2'],
+                                ['env', f'UROCE_PCAP={pcap}', 'ucmatose', '-s', a, '-c', '2',
+                                 '-t', hex(tos)], 7471)
+    if not it.both_ok(tap, f'ucmatose -t {hex(tos)} -c 2', srv, cli):
+        return
+    out = subprocess.run(['tshark', '-r', pcap, '-T', 'fields', '-e', 'ip.src', '-e',
+                          'ip.dsfield.dscp', '-e', 'infiniband.bth.opcode'], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=60).stdout
+    # RC opcodes are 0-31; the CM's MADs are UD sends (100) to QP1.
+    rc = [f for f in (ln.split('\t') for ln in out.splitlines())
+          if len(f) == 3 and f[2].isdigit() and int(f[2]) < 32]
+    dscp = {(src, d) for src, d, _ in rc}
+    tap.ok(len(rc) >= 8 and dscp == {(pair.ip4[0], str(tos >> 2)), (pair.ip4[1], str(tos >> 2))},
+           f'ucmatose -t {hex(tos)}: every RC frame both ways carries DSCP {tos >> 2} (tshark)',
+           f'{len(rc)} RC frames, (source, DSCP) seen: {sorted(dscp)}\n{out[:2000]}')
 
 
 def cm_client_server(pair, srv_argv, cli_argv, port, ps=RDMA_PS_TCP, srv_exits=True,
@@ -281,6 +304,7 @@ def body(tap, pair):
                'ucmatose -m: both sides migrated their IDs and ended with status 0',
                srv.out + cli.out)
 
+    type_of_service(tap, pair)
     multicast(tap, pair)
 
     # UD: the client resolves the service ID (SIDR_REQ/SIDR_REP), then datagrams both ways.

@@ -469,6 +469,8 @@ static bool cap_filter(void *arg, int from, const uint8_t *frame, uint32_t len)
 	f->sr_cap = pkt.sr_cap;
 	f->sr_nak = pkt.sr_nak;
 	f->payload_len = pkt.payload_len;
+	memcpy(f->payload_head, wire_pkt_payload(&pkt),
+	       pkt.payload_len < sizeof(f->payload_head) ? pkt.payload_len : sizeof(f->payload_head));
 	f->tclass = pkt.tclass;
 	f->roce_v1 = pkt.roce_v1;
 	f->dropped = drop;

@@ -138,6 +138,7 @@ struct h_frame {
 	uint64_t	orig;		/* AtomicAckETH */
 	uint32_t	xrc_srqn;	/* XRCETH */
 	uint32_t	payload_len;
+	uint8_t		payload_head[64];	/* a MAD's header and the start of its data */
 	uint8_t		tclass;
 	bool		roce_v1;	/* EtherType 0x8915 */
 	bool		dropped;
