@@ -149,6 +149,7 @@ struct ucma_ctx {
 	bool			timewait_held;	/* and TIMEWAIT_EXIT behind it */
 	uint8_t			rres, idepth, peer_rres, retry, rnr_retry;
 	uint8_t			ack_timeout;	/* RDMA_OPTION_ID_ACK_TIMEOUT; 0: UCMA_ACK_TIMEOUT */
+	uint8_t			tos;		/* RDMA_OPTION_ID_TOS: the next route's traffic class */
 };
 
 static pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1053,6 +1054,7 @@ static int cmd_resolve_route(struct ucma_ctx *c)
 	}
 	c->path.sgid_index = (unsigned)idx;
 	c->path.hop_limit = 64;
+	c->path.tclass = c->tos;	/* as the kernel's cma_resolve_iboe_route() */
 	c->path.flow_label = roce_flow_label(c);
 	c->path.mtu = (uint8_t)c->dev->mtu;
 	c->path_ok = true;
@@ -1588,7 +1590,7 @@ static ssize_t dispatch(struct ucma_file *f, uint32_t op, const uint8_t *body, s
 		if (cmd.optname == RDMA_OPTION_ID_REUSEADDR)
 			c->reuseaddr = v != 0;
 		else if (cmd.optname == RDMA_OPTION_ID_TOS && cmd.optlen >= 1)
-			c->path.tclass = *(const uint8_t *)(uintptr_t)cmd.optval;
+			c->tos = *(const uint8_t *)(uintptr_t)cmd.optval;
 		else if (cmd.optname == RDMA_OPTION_ID_ACK_TIMEOUT && cmd.optlen >= 1) {
 			/* The QP's local ACK timeout at RTS, as the kernel's rdma_set_ack_timeout(). */
 			uint8_t t = *(const uint8_t *)(uintptr_t)cmd.optval;

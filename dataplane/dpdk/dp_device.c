@@ -82,6 +82,9 @@ struct dp_device {
 	struct host_qpn_map	*qpns;
 	struct host_qpn_filter	qpn_filter;	/* loaded: the port's socket takes only our QPNs */
 	struct host_ring		*loop;
+	/* A memif link's other end, a device of this host: its QPN table and its processes' rings. */
+	struct host_qpn_map	*peer_qpns;
+	struct host_ring		*peer_loop;
 	struct rc_engine	*eng;
 	struct host_stats		*stats;
 	int			watch_fd;
@@ -600,6 +603,46 @@ static void qpn_filter_on(struct dp_device *dev)
 	dp_port_drop_received(dev->port);
 }
 
+/*
+ * The other end of a memif link is a device of this host when its
+ * configuration is here: its processes' QPs are then placed into directly, as
+ * those of another process on one device are (docs/dataplane.md, "Direct
+ * placement").  Without it, everything goes by frames.
+ */
+static void memif_peer_open(struct dp_device *dev)
+{
+	char peer[sizeof(dev->cfg.name)], why[256];
+
+	if (dev->cfg.pmd != HOST_PMD_MEMIF || dev->cfg.no_direct ||
+	    host_link_memif_peer(&dev->cfg, peer, sizeof(peer)) ||
+	    host_qpn_open(peer, &dev->peer_qpns, why, sizeof(why)))
+		return;
+	if (host_ring_open_view(peer, &dev->peer_loop, why, sizeof(why))) {
+		host_qpn_close(dev->peer_qpns);
+		dev->peer_qpns = NULL;
+	}
+}
+
+static void memif_peer_close(struct dp_device *dev)
+{
+	host_ring_close(dev->peer_loop);
+	if (dev->peer_qpns)
+		host_qpn_close(dev->peer_qpns);
+}
+
+/* rc_engine_cfg.direct_peer of a memif link: the QP's process at the other end. */
+static struct rc_direct_table *memif_direct_peer(void *arg, uint32_t qpn, int32_t *pid)
+{
+	struct dp_device *dev = arg;
+	uint32_t start;
+	int32_t owner = host_qpn_owner(dev->peer_qpns, qpn, &start);
+
+	if (!owner)
+		return NULL;
+	*pid = owner;
+	return host_ring_peer_shared(dev->peer_loop, owner, start);
+}
+
 int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp_device **out,
 		   char *err, size_t errlen)
 {
@@ -666,6 +709,12 @@ int dp_device_open(const char *ibdev, const struct dp_open_args *args, struct dp
 		ecfg.direct_table = host_ring_shared(dev->loop);
 		ecfg.direct_peer = dp_port_direct_peer;
 		ecfg.direct_arg = dev->port;
+		memif_peer_open(dev);
+		if (dev->peer_loop) {
+			ecfg.direct_peer = memif_direct_peer;
+			ecfg.direct_arg = dev;
+			ecfg.direct_every_path = true;
+		}
 	}
 	ecfg.rto_min_us = dev->cfg.rto_min_us;
 	ecfg.restart_window = dev->cfg.restart_window;
@@ -715,6 +764,7 @@ err_stats:
 err_engine:
 	rc_engine_destroy(dev->eng);
 err_port:
+	memif_peer_close(dev);
 	dp_port_close(dev->port);
 	host_ring_close(dev->loop);
 err_qpn:
@@ -741,6 +791,7 @@ void dp_device_close(struct dp_device *dev)
 		if (!rc_engine_progress(dev->eng, 0) && pass)
 			break;
 	rc_engine_destroy(dev->eng);
+	memif_peer_close(dev);
 	dp_port_close(dev->port);
 	host_ring_close(dev->loop);
 	host_qpn_close(dev->qpns);

@@ -203,7 +203,8 @@ bool rc_direct_try(struct rc_qp *qp, struct rc_send_wqe *w)
 	ssize_t n;
 	int nl, nr = 1;
 
-	if (!eng->cfg.direct_peer || qp->direct_off || qp->type != IBV_QPT_RC || !qp->path.local ||
+	if (!eng->cfg.direct_peer || qp->direct_off || qp->type != IBV_QPT_RC ||
+	    !(qp->path.local || eng->cfg.direct_every_path) ||
 	    !w->length ||
 	    (w->opcode != IBV_WR_RDMA_WRITE && !read))
 		return false;

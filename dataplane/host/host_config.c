@@ -233,6 +233,39 @@ int host_link_cfg_path(const char *name, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+int host_link_memif_peer(const struct host_link_cfg *cfg, char *peer, size_t len)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	int ret = -ENOENT;
+	DIR *d;
+
+	if (cfg->pmd != HOST_PMD_MEMIF)
+		return -EINVAL;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/devices", host_run_dir()) >= sizeof(dir) ||
+	    !(d = opendir(dir)))
+		return -ENOENT;
+	while (ret && (e = readdir(d))) {
+		struct host_link_cfg other;
+		char path[PATH_MAX], why[256];
+		size_t n = strlen(e->d_name);
+
+		if (n < 6 || strcmp(e->d_name + n - 5, ".conf") ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path) ||
+		    host_link_cfg_read(path, &other, why, sizeof(why)))
+			continue;
+		n -= 5;		/* the device's name: the file's, without ".conf" */
+		if (other.pmd != HOST_PMD_MEMIF || strcmp(other.netdev, cfg->netdev) ||
+		    (strlen(cfg->name) == n && !strncmp(e->d_name, cfg->name, n)))
+			continue;
+		ret = n < len ? 0 : -ENAMETOOLONG;
+		if (!ret)
+			snprintf(peer, len, "%.*s", (int)n, e->d_name);
+	}
+	closedir(d);
+	return ret;
+}
+
 static int parse_mac(const char *s, uint8_t mac[6])
 {
 	unsigned v[6];

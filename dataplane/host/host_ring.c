@@ -165,7 +165,8 @@ err:
 	return ret;
 }
 
-int host_ring_open(const char *key, struct host_ring **out, char *err, size_t errlen)
+/* Our handle on the rings of @key's directory, with a ring of our own unless @view. */
+static int ring_open(const char *key, bool view, struct host_ring **out, char *err, size_t errlen)
 {
 	char base[256];
 	struct host_ring *l;
@@ -197,16 +198,30 @@ int host_ring_open(const char *key, struct host_ring **out, char *err, size_t er
 			 l->dir, strerror(-ret));
 		goto err_free;
 	}
-	remove_stale(l->dir);
-	ret = create_ring(l, err, errlen);
-	if (ret)
-		goto err_free;
+	if (view) {
+		l->me = host_self_pid();
+	} else {
+		remove_stale(l->dir);
+		ret = create_ring(l, err, errlen);
+		if (ret)
+			goto err_free;
+	}
 	*out = l;
 	return 0;
 
 err_free:
 	free(l);
 	return ret;
+}
+
+int host_ring_open(const char *key, struct host_ring **out, char *err, size_t errlen)
+{
+	return ring_open(key, false, out, err, errlen);
+}
+
+int host_ring_open_view(const char *key, struct host_ring **out, char *err, size_t errlen)
+{
+	return ring_open(key, true, out, err, errlen);
 }
 
 static void drop_peer(struct host_ring_peer *p)
@@ -230,6 +245,10 @@ void host_ring_close(struct host_ring *l)
 		return;
 	for (unsigned i = 0; i < HOST_RING_PEERS; i++)
 		drop_peer(&l->peers[i]);
+	if (!l->ring) {		/* a view */
+		free(l);
+		return;
+	}
 	atomic_store(&l->ring->live, 0);
 	snprintf(path, sizeof(path), "%s/%d.ring", l->dir, (int)l->me);
 	unlink(path);

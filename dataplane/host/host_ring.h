@@ -37,7 +37,7 @@ struct host_ring_peer {
 struct host_ring {
 	char			dir[384];
 	int32_t			me;		/* our PID as the run directory has it */
-	struct host_ring_ring	*ring;		/* ours */
+	struct host_ring_ring	*ring;		/* ours (NULL: a view) */
 	int			wake_fd;	/* our doorbell (read end) */
 	uint32_t		head;		/* next slot we read */
 	uint64_t		clock;
@@ -52,6 +52,11 @@ struct host_ring {
  * Return: 0, or -errno with one line in @err.
  */
 int host_ring_open(const char *key, struct host_ring **out, char *err, size_t errlen);
+/*
+ * host_ring_open_view() - the rings of another link's processes, without a
+ * ring of our own: only host_ring_peer_shared() and host_ring_close() apply.
+ */
+int host_ring_open_view(const char *key, struct host_ring **out, char *err, size_t errlen);
 void host_ring_close(struct host_ring *l);
 
 /**

@@ -96,6 +96,12 @@ int host_pmd_parse(const char *s, enum host_pmd *out);
 
 /* The configuration file of device @name: <run dir>/devices/NAME.conf. */
 int host_link_cfg_path(const char *name, char *buf, size_t len);
+/*
+ * The device at the other end of memif link @cfg (the other configuration of
+ * this run directory with the same memif link name) into @peer.
+ * Return: 0, -ENOENT when there is none here, -EINVAL for another PMD.
+ */
+int host_link_memif_peer(const struct host_link_cfg *cfg, char *peer, size_t len);
 /* Return: 0, or -errno with a one-line reason in @err. */
 int host_link_cfg_load(const char *name, struct host_link_cfg *cfg, char *err, size_t errlen);
 /* A configuration file by its path (the device's name unchecked). */

@@ -119,10 +119,14 @@ struct rc_engine_cfg {
 	 * processes map; an RDMA WRITE or READ to a QP @direct_peer finds in
 	 * another process is then copied straight between the two processes'
 	 * memory, no frame.  @direct_peer: that process's table and PID, or NULL.
+	 * Asked for QPs whose destination is one of our own GIDs, or for every
+	 * QP when @direct_every_path (a memif link: its other end is a device
+	 * of this host).
 	 */
 	struct rc_direct_table	*direct_table;
 	struct rc_direct_table	*(*direct_peer)(void *arg, uint32_t qpn, int32_t *pid);
 	void		*direct_arg;
+	bool		direct_every_path;
 
 	/*
 	 * Optional, and called only when built with -Dtrace=true: each step of

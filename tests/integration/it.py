@@ -13,6 +13,7 @@ Needs root: without it the suite is skipped (TAP "1..0 # SKIP").
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -290,6 +291,29 @@ class Mesh(Pair):
             sh('ip', 'link', 'add', ifname, 'netns', ns, 'mtu', str(self.mtu), 'type', 'veth',
                'peer', 'name', port, 'netns', self.hub, 'mtu', str(self.mtu))
             sh('ip', '-n', self.hub, 'link', 'set', port, 'master', 'br0', 'up')
+
+
+def capture_facts(pair, path):
+    """(frames, opcodes seen) of a capture by tshark, and frames `uroce decode` finds a good ICRC in."""
+    out = subprocess.run(['tshark', '-r', path, '-T', 'fields', '-e', 'infiniband.bth.opcode'],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         timeout=60).stdout
+    ops = [ln.strip() for ln in out.splitlines() if re.fullmatch(r'\d+', ln.strip())]
+    dec = subprocess.run([pair.uroce, 'decode', path], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=60).stdout
+    return len(ops), set(ops), dec.count('icrc ok')
+
+
+def set_direct(pair, on, devs=('uroce0',)):
+    """The devices' `direct` setting (docs/dataplane.md, "Direct placement"), read at each open."""
+    for dev in devs:
+        conf = os.path.join(pair.run_dirs[0], 'devices', f'{dev}.conf')
+        with open(conf) as f:
+            lines = [ln for ln in f if not ln.startswith('direct')]
+        if not on:
+            lines.append('direct = off\n')
+        with open(conf, 'w') as f:
+            f.writelines(lines)
 
 
 def both_ok(tap, name, srv, cli):

@@ -12,8 +12,6 @@ capture must hold the exchange as on the wire: opcodes by tshark, ICRC by
 
 import glob
 import os
-import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -51,28 +49,6 @@ def same_host(pair, argv_srv, argv_cli, pcap_dir=None, timeout=120):
     return srv, cli
 
 
-def capture_facts(pair, path):
-    """(frames, opcodes seen) of a capture by tshark, and frames `uroce decode` finds a good ICRC in."""
-    out = subprocess.run(['tshark', '-r', path, '-T', 'fields', '-e', 'infiniband.bth.opcode'],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         timeout=60).stdout
-    ops = [ln.strip() for ln in out.splitlines() if re.fullmatch(r'\d+', ln.strip())]
-    dec = subprocess.run([pair.uroce, 'decode', path], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, timeout=60).stdout
-    return len(ops), set(ops), dec.count('icrc ok')
-
-
-def set_direct(pair, on):
-    """The device's `direct` setting (docs/dataplane.md, "Direct placement"), read at each open."""
-    conf = os.path.join(pair.run_dirs[0], 'devices', 'uroce0.conf')
-    with open(conf) as f:
-        lines = [ln for ln in f if not ln.startswith('direct')]
-    if not on:
-        lines.append('direct = off\n')
-    with open(conf, 'w') as f:
-        f.writelines(lines)
-
-
 def direct_checks(tap, pair, gid4):
     """Writes and reads between the two processes are copied between their memories, no frame;
     with `direct = off` the same runs go by frames.  Data and errors: verbs_check's cases."""
@@ -83,7 +59,7 @@ def direct_checks(tap, pair, gid4):
     # RDMA WRITE First/Middle/Last/Only (6-8, 10) and READ Request (12) on the wire.
     wire_ops = {'6', '7', '8', '10', '12'}
     for on in (True, False):
-        set_direct(pair, on)
+        it.set_direct(pair, on)
         for tool, opts in (('ib_write_bw', ['-s', '65536', '-n', '2000']),
                            ('ib_read_lat', ['-s', '64', '-n', '1000'])):
             pcaps = os.path.join(pair.tmp, f'pcap{PORT + 1}')
@@ -93,14 +69,14 @@ def direct_checks(tap, pair, gid4):
             name = f'{tool} {" ".join(opts)} same host, direct {"on" if on else "off"}'
             if not perf.check(tap, name, srv, cli):
                 continue
-            ops = set().union(*(capture_facts(pair, f)[1]
+            ops = set().union(*(it.capture_facts(pair, f)[1]
                                 for f in glob.glob(os.path.join(pcaps, '*.pcap'))))
             if on:
                 tap.ok(not ops & wire_ops, f'{name}: placed directly, no write or read frame',
                        sorted(ops))
             else:
                 tap.ok(bool(ops & wire_ops), f'{name}: by frames', sorted(ops))
-    set_direct(pair, True)
+    it.set_direct(pair, True)
 
 
 def body(tap, pair):
@@ -121,7 +97,7 @@ def body(tap, pair):
         moved = veth_tx(pair) - before
         tap.ok(moved < VETH_NOISE, f'{name}: nothing on the veth ({moved} frames)')
         files = sorted(glob.glob(os.path.join(pcaps, '*.pcap')))
-        res = [capture_facts(pair, f) for f in files]
+        res = [it.capture_facts(pair, f) for f in files]
         # 500 messages of 4096 bytes each way at IB MTU 1024: SEND First, Middle, Last (0, 1,
         # 2), 4 packets a message, plus ACKs (17); each process records what it sends and receives.
         tap.ok(len(files) == 2 and all(n >= 4000 and good == n and {'0', '1', '2', '17'} <= ops

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""memif: a port is ACTIVE before its peer process comes, and DOWN once a connected peer is gone.
+"""memif: a port is ACTIVE before its peer process comes, and DOWN once a connected peer is gone;
+writes and reads between the link's two devices are placed directly.
 
 One namespace holds two devices joined by DPDK's memif PMD (docs/dataplane.md,
 "memif link state"): umA serves the link (role=server), umB is its client.
@@ -11,6 +12,7 @@ without a peer, and a peer that connected and went away must show as
 IBV_EVENT_PORT_ERR, one that comes back as IBV_EVENT_PORT_ACTIVE.
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -120,6 +122,54 @@ def late_pair(pair, tool, args, server_dev, port):
     return srv, cli
 
 
+def memif_pair(pair, argv_srv, argv_cli, port, pcaps=None):
+    """A server on umA and its client on umB, both started now; each process captures into
+    PCAPS when given."""
+    env = ['env', f'UROCE_PCAP={os.path.join(pcaps, "%p.pcap")}'] if pcaps else []
+    srv = pair.start(0, env + argv_srv + ['-p', str(port)])
+    if not pair.wait_listen(0, port, srv):
+        srv.kill()
+        srv.wait(5)
+        return srv, None
+    cli = pair.start(0, env + argv_cli + ['-p', str(port), '127.0.0.1'])
+    cli.wait(it.PROG_TIMEOUT)
+    srv.wait(15 if cli.rc == 0 else 5)
+    return srv, cli
+
+
+def direct_checks(tap, pair):
+    """Both ends of the link are devices of this host: writes and reads are copied between the
+    two programs' memories, no frame; with `direct = off` on both they go by frames.  Data and
+    errors: verbs_check's cases."""
+    srv, cli = memif_pair(pair, verbs_check(pair, 'umA'), verbs_check(pair, 'umB'), 18780)
+    if it.both_ok(tap, 'verbs_check integrity and error cases across the memif link', srv, cli):
+        tap.diag(f'verbs_check: {cli.out.count("PASS ")} cases passed')
+    # RDMA WRITE First/Middle/Last/Only (6-8, 10) and READ Request (12) on the link.
+    wire_ops = {'6', '7', '8', '10', '12'}
+    port = 18781
+    for on in (True, False):
+        it.set_direct(pair, on, DEVS)
+        for tool, opts in (('ib_write_bw', ['-s', '65536', '-n', '2000']),
+                           ('ib_read_lat', ['-s', '64', '-n', '1000'])):
+            port += 1
+            pcaps = os.path.join(pair.tmp, f'pcap{port}')
+            os.makedirs(pcaps)
+            srv, cli = memif_pair(pair, [tool, '-d', 'umA', '-x', GID, '-F'] + opts,
+                                  [tool, '-d', 'umB', '-x', GID, '-F'] + opts, port, pcaps)
+            name = f'{tool} {" ".join(opts)} across the memif link, direct {"on" if on else "off"}'
+            if not it.both_ok(tap, name, srv, cli):
+                continue
+            tap.diag(cli.out.strip().splitlines()[-2].strip())
+            ops = set().union(*(it.capture_facts(pair, f)[1]
+                                for f in glob.glob(os.path.join(pcaps, '*.pcap'))))
+            if on:
+                tap.ok(not ops & wire_ops, f'{name}: placed directly, no write or read frame',
+                       sorted(ops))
+            else:
+                tap.ok(bool(ops & wire_ops), f'{name}: by frames', sorted(ops))
+    it.set_direct(pair, True, DEVS)
+
+
 def body(tap, pair):
     # Alone on the link, past the device's link refreshes: ACTIVE, no port error.
     for dev in DEVS:
@@ -139,6 +189,8 @@ def body(tap, pair):
             name = f'{tool}: server on the {ROLE[server_dev]}, client {LATE_S} s later'
             if it.both_ok(tap, name, srv, cli):
                 tap.diag(cli.out.strip().splitlines()[-2].strip())
+
+    direct_checks(tap, pair)
 
     # A peer that was connected and went away is a link down, one that connects again a link up:
     # on the server when its client leaves and another comes ...
