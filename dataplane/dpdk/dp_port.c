@@ -260,10 +260,11 @@ static bool is_plain_ack(const struct rte_mbuf *m)
  * its receive CQ between the two, and each poll flushed the ACK alone (two
  * kicks per message, 1.4 times ib_write_lat's latency).  5 µs is about one
  * kick here: a stream's receiver, which never answers, holds its ACKs no
- * longer than that (20 µs cost ib_send_bw a fifth of its rate).  The progress thread
- * spins while ACKs are held, so they leave on time with nobody polling.  Such
- * a kick delivers synchronously, so a held ACK still arrives when the process
- * closes the port right after; memif's would be lost with the shared rings.
+ * longer than that (20 µs cost ib_send_bw a fifth of its rate).  The
+ * progress thread spins while ACKs are held, so they leave on time with
+ * nobody polling.  Such a kick delivers synchronously, so a held ACK still
+ * arrives when the process closes the port right after; memif's would be
+ * lost with the shared rings.
  */
 #define ACK_HOLD_NS	5000
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Stale connections (IBA 12.9.8.3.1): a REQ from a QP that a connection here still holds, or held within time-wait. */
+/* Stale connections (IBA 12.9.8.3.1): a REQ from a QP a connection here holds, or held within time-wait. */
 #include <check.h>
 #include <string.h>
 
