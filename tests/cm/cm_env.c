@@ -106,6 +106,37 @@ struct cm_counters cm_env_counters(const struct cm_env *c)
 	return n;
 }
 
+struct cm_id *cm_env_establish(struct cm_env *c, uint32_t peer_comm_id)
+{
+	struct cm_conn conn = { .qpn = 0x000456, .psn = 0x10 };
+	unsigned reqs = c->reqs, exit_calls = c->exit_calls;
+	struct wire_cm_mad m;
+	struct cm_id *id;
+
+	cm_env_req(&m, peer_comm_id);
+	cm_env_inject(c, &m, WIRE_MAD_LEN);
+	ck_assert_uint_eq(c->reqs, reqs + 1);
+	id = c->req_id;
+	ck_assert_int_eq(cm_send_rep(id, &conn), 0);
+	ck_assert_uint_eq(c->exit_calls, exit_calls);
+	wire_cm_mad_init(&m, WIRE_CM_RTU, 1);
+	wire_set32(&m.u.rtu.local_comm_id, peer_comm_id);
+	wire_set32(&m.u.rtu.remote_comm_id, cm_id_comm_id(id));
+	cm_env_inject(c, &m, WIRE_MAD_LEN);
+	ck_assert_int_eq(cm_id_state(id), CM_ESTABLISHED);
+	return id;
+}
+
+void cm_env_peer_dreq(struct cm_env *c, struct cm_id *id, uint32_t peer_comm_id)
+{
+	struct wire_cm_mad m;
+
+	wire_cm_mad_init(&m, WIRE_CM_DREQ, 2);
+	wire_set32(&m.u.dreq.local_comm_id, peer_comm_id);
+	wire_set32(&m.u.dreq.remote_comm_id, cm_id_comm_id(id));
+	cm_env_inject(c, &m, WIRE_MAD_LEN);
+}
+
 void cm_env_req(struct wire_cm_mad *m, uint32_t comm_id)
 {
 	wire_cm_mad_init(m, WIRE_CM_REQ, 0xabcd0000ull | comm_id);

@@ -36,6 +36,13 @@ void cm_env_inject(struct cm_env *c, const void *mad, uint32_t len);
 /* Advance the clock by @ns and make one CM pass. */
 void cm_env_advance(struct cm_env *c, uint64_t ns);
 struct cm_counters cm_env_counters(const struct cm_env *c);
+/*
+ * The listener takes a REQ from @peer_comm_id (QPN cm_env_req()'s), answers
+ * REP, gets the RTU: established.  No exit frame is kept before the RTU.
+ */
+struct cm_id *cm_env_establish(struct cm_env *c, uint32_t peer_comm_id);
+/* The peer of @id (comm ID @peer_comm_id) disconnects: its DREQ injected. */
+void cm_env_peer_dreq(struct cm_env *c, struct cm_id *id, uint32_t peer_comm_id);
 /* A well-formed REQ for CM_ENV_SERVICE_ID from @comm_id; a SIDR_REQ with the same ID. */
 void cm_env_req(struct wire_cm_mad *m, uint32_t comm_id);
 void cm_env_sidr_req(struct wire_cm_mad *m, uint32_t request_id);

@@ -9,27 +9,6 @@
 #define PEER_COMM_ID	0x4001u
 #define PEER_QPN	0x000123u	/* cm_env_req()'s */
 
-/* Side 1 takes a REQ, answers REP, gets the RTU: established. */
-static struct cm_id *establish(struct cm_env *c)
-{
-	struct cm_conn conn = { .qpn = 0x000456, .psn = 0x10 };
-	struct wire_cm_mad m;
-	struct cm_id *id;
-
-	cm_env_req(&m, PEER_COMM_ID);
-	cm_env_inject(c, &m, WIRE_MAD_LEN);
-	ck_assert_uint_eq(c->reqs, 1);
-	id = c->req_id;
-	ck_assert_int_eq(cm_send_rep(id, &conn), 0);
-	ck_assert_uint_eq(c->exit_calls, 0);
-	wire_cm_mad_init(&m, WIRE_CM_RTU, 1);
-	wire_set32(&m.u.rtu.local_comm_id, PEER_COMM_ID);
-	wire_set32(&m.u.rtu.remote_comm_id, cm_id_comm_id(id));
-	cm_env_inject(c, &m, WIRE_MAD_LEN);
-	ck_assert_int_eq(cm_id_state(id), CM_ESTABLISHED);
-	return id;
-}
-
 /* The frame kept on establishment is the DREQ the CM itself would send, to the peer's QP1. */
 static void assert_dreq_kept(const struct cm_env *c, const struct cm_id *id)
 {
@@ -53,17 +32,13 @@ static void assert_dreq_kept(const struct cm_env *c, const struct cm_id *id)
 /* The peer disconnects: the kept frame is withdrawn. */
 START_TEST(withdrawn_when_peer_disconnects)
 {
-	struct wire_cm_mad m;
 	struct cm_env c;
 	struct cm_id *id;
 
 	cm_env_init(&c, true, false);
-	id = establish(&c);
+	id = cm_env_establish(&c, PEER_COMM_ID);
 	assert_dreq_kept(&c, id);
-	wire_cm_mad_init(&m, WIRE_CM_DREQ, 2);
-	wire_set32(&m.u.dreq.local_comm_id, PEER_COMM_ID);
-	wire_set32(&m.u.dreq.remote_comm_id, cm_id_comm_id(id));
-	cm_env_inject(&c, &m, WIRE_MAD_LEN);
+	cm_env_peer_dreq(&c, id, PEER_COMM_ID);
 	ck_assert_int_eq(cm_id_state(id), CM_TIMEWAIT);
 	ck_assert_uint_eq(c.exit_calls, 2);
 	ck_assert_uint_eq(c.exit_len, 0);
@@ -81,7 +56,7 @@ START_TEST(withdrawn_when_we_disconnect)
 	struct cm_id *id;
 
 	cm_env_init(&c, true, false);
-	id = establish(&c);
+	id = cm_env_establish(&c, PEER_COMM_ID);
 	assert_dreq_kept(&c, id);
 	if (destroy) {
 		cm_id_destroy(id);

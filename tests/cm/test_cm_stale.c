@@ -11,27 +11,6 @@
 /* Time-wait in the environment: its cfg.timeout_ms. */
 #define TIMEWAIT_NS	(50 * 1000000ull)
 
-/* Side 1 takes a REQ from @comm_id, answers REP, gets the RTU: established. */
-static struct cm_id *establish(struct cm_env *c, uint32_t comm_id)
-{
-	struct cm_conn conn = { .qpn = 0x000456, .psn = 0x10 };
-	unsigned before = c->reqs;
-	struct wire_cm_mad m;
-	struct cm_id *id;
-
-	cm_env_req(&m, comm_id);
-	cm_env_inject(c, &m, WIRE_MAD_LEN);
-	ck_assert_uint_eq(c->reqs, before + 1);
-	id = c->req_id;
-	ck_assert_int_eq(cm_send_rep(id, &conn), 0);
-	wire_cm_mad_init(&m, WIRE_CM_RTU, 1);
-	wire_set32(&m.u.rtu.local_comm_id, comm_id);
-	wire_set32(&m.u.rtu.remote_comm_id, cm_id_comm_id(id));
-	cm_env_inject(c, &m, WIRE_MAD_LEN);
-	ck_assert_int_eq(cm_id_state(id), CM_ESTABLISHED);
-	return id;
-}
-
 /* MADs side 1 has sent with attribute @attr; the first in @first. */
 static unsigned sent(const struct h_cap *cap, uint16_t attr, const struct wire_cm_mad **first)
 {
@@ -71,7 +50,7 @@ START_TEST(stale_while_established)
 	struct cm_id *id;
 
 	cm_env_init(&c, true, false);
-	id = establish(&c, 0x4001);
+	id = cm_env_establish(&c, 0x4001);
 	h_capture(&c.e, &cap);
 	cm_env_req(&m, 0x4002);
 	cm_env_inject(&c, &m, WIRE_MAD_LEN);
@@ -99,11 +78,8 @@ START_TEST(stale_until_timewait_ends)
 	struct cm_id *id;
 
 	cm_env_init(&c, true, false);
-	id = establish(&c, 0x4001);
-	wire_cm_mad_init(&m, WIRE_CM_DREQ, 2);
-	wire_set32(&m.u.dreq.local_comm_id, 0x4001);
-	wire_set32(&m.u.dreq.remote_comm_id, cm_id_comm_id(id));
-	cm_env_inject(&c, &m, WIRE_MAD_LEN);
+	id = cm_env_establish(&c, 0x4001);
+	cm_env_peer_dreq(&c, id, 0x4001);
 	ck_assert_int_eq(cm_id_state(id), CM_TIMEWAIT);
 	cm_id_destroy(id);
 
@@ -138,7 +114,7 @@ START_TEST(repeat_is_not_stale)
 	struct cm_id *id;
 
 	cm_env_init(&c, true, false);
-	id = establish(&c, 0x4001);
+	id = cm_env_establish(&c, 0x4001);
 	cm_env_req(&m, 0x4001);
 	cm_env_inject(&c, &m, WIRE_MAD_LEN);
 	ck_assert_uint_eq(cm_env_counters(&c).stale, 0);

@@ -183,32 +183,80 @@ static bool runs_program(pid_t pid, const char *name)
 	return !strcmp(comm, name);
 }
 
+enum peer_end {
+	PEER_EXIT,	/* exit without closing: the ring stays live */
+	PEER_EXEC,	/* exec sleep */
+	PEER_STOP,	/* stop running, say so, wait for another byte, exit */
+};
+
+/* A child process with a ring, and the two pipes between it and the test. */
+struct peer {
+	int	ready[2];	/* child to test */
+	int	go[2];		/* test to child */
+	pid_t	pid;
+};
+
+static void peer_wait(struct peer *p)
+{
+	char c;
+
+	ck_assert_int_eq(read(p->ready[0], &c, 1), 1);
+}
+
+static void peer_go(struct peer *p)
+{
+	char c = 0;
+
+	ck_assert_int_eq(write(p->go[1], &c, 1), 1);
+}
+
+/* Its exit status once it ended (-1: killed). */
+static int peer_reap(struct peer *p)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(p->pid, &status, 0), p->pid);
+	for (int i = 0; i < 2; i++) {
+		close(p->ready[i]);
+		close(p->go[i]);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static uint32_t peer_start_time(const struct peer *p)
+{
+	return host_qpn_proc_start(p->pid);
+}
+
 /*
  * A child opens a ring and publishes a byte; it runs (holds its ring's running
- * mutex) if @hold, then waits for a byte on @go and does @end: 0 exit without
- * closing, 1 exec sleep, 2 stop running and wait.
+ * mutex) if @hold.  Returns once it is ready; after peer_go() it does @end.
  */
-static pid_t peer_child(int ready, int go, bool hold, int end)
+static void peer_start(struct peer *p, bool hold, enum peer_end end)
 {
-	pid_t pid = fork();
 	struct host_ring *cl;
 	char c = 0;
 
-	ck_assert_int_ge(pid, 0);
-	if (pid)
-		return pid;
+	ck_assert_int_eq(pipe(p->ready), 0);
+	ck_assert_int_eq(pipe(p->go), 0);
+	p->pid = fork();
+	ck_assert_int_ge(p->pid, 0);
+	if (p->pid) {
+		peer_wait(p);
+		return;
+	}
 	if (host_ring_open("lvA", &cl, err, sizeof(err)))
 		_exit(2);
 	((uint8_t *)host_ring_shared(cl))[HOST_RING_SHARED_BYTES - 1] = 0x5a;
 	if (hold)
 		host_ring_hold_running(cl);
-	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+	if (write(p->ready[1], &c, 1) != 1 || read(p->go[0], &c, 1) != 1)
 		_exit(3);
-	if (end == 1)
+	if (end == PEER_EXEC)
 		execl("/bin/sleep", "sleep", "30", (char *)NULL);
-	if (end == 2) {
+	if (end == PEER_STOP) {
 		host_ring_release_running(cl);
-		if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		if (write(p->ready[1], &c, 1) != 1 || read(p->go[0], &c, 1) != 1)
 			_exit(3);
 	}
 	_exit(0);	/* no close: the ring stays live */
@@ -217,27 +265,21 @@ static pid_t peer_child(int ready, int go, bool hold, int end)
 /* The published area is reached while the peer's progress runs, and never once it ended. */
 START_TEST(shared_area_until_the_peer_ends)
 {
-	int ready[2], go[2], status;
 	struct host_ring *l;
+	struct peer p;
 	uint8_t *area;
-	char c = 0;
-	pid_t pid;
 
-	ck_assert_int_eq(pipe(ready), 0);
-	ck_assert_int_eq(pipe(go), 0);
-	pid = peer_child(ready[1], go[0], true, 0);
+	peer_start(&p, true, PEER_EXIT);
 	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
 	ck_assert_uint_eq(((uint8_t *)host_ring_shared(l))[0], 0);
-	ck_assert_int_eq(read(ready[0], &c, 1), 1);
-	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid) + 1));
-	area = host_ring_peer_shared(l, pid, host_qpn_proc_start(pid));
+	ck_assert_ptr_null(host_ring_peer_shared(l, p.pid, peer_start_time(&p) + 1));
+	area = host_ring_peer_shared(l, p.pid, peer_start_time(&p));
 	ck_assert_ptr_nonnull(area);
 	ck_assert_uint_eq(area[HOST_RING_SHARED_BYTES - 1], 0x5a);
 	/* Mapped and held from here: only the running mutex can tell that the process ended. */
-	ck_assert_int_eq(write(go[1], &c, 1), 1);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	ck_assert_ptr_null(host_ring_peer_shared(l, pid, 0));
+	peer_go(&p);
+	ck_assert_int_eq(peer_reap(&p), 0);
+	ck_assert_ptr_null(host_ring_peer_shared(l, p.pid, 0));
 	host_ring_close(l);
 }
 END_TEST
@@ -245,25 +287,20 @@ END_TEST
 /* A process that exec'd keeps its PID and start time, but is another program: never reached. */
 START_TEST(shared_area_not_after_exec)
 {
-	int ready[2], go[2], status;
 	struct host_ring *l;
-	char c = 0;
-	pid_t pid;
+	struct peer p;
 
-	ck_assert_int_eq(pipe(ready), 0);
-	ck_assert_int_eq(pipe(go), 0);
-	pid = peer_child(ready[1], go[0], true, 1);
+	peer_start(&p, true, PEER_EXEC);
 	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
-	ck_assert_int_eq(read(ready[0], &c, 1), 1);
-	ck_assert_ptr_nonnull(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
-	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	ck_assert_ptr_nonnull(host_ring_peer_shared(l, p.pid, peer_start_time(&p)));
+	peer_go(&p);
 	/* The kernel lets go of the old program's robust mutexes before it renames the process. */
-	for (int i = 0; i < 5000 && !runs_program(pid, "sleep"); i++)
+	for (int i = 0; i < 5000 && !runs_program(p.pid, "sleep"); i++)
 		usleep(1000);
-	ck_assert(runs_program(pid, "sleep"));
-	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
-	kill(pid, SIGKILL);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(runs_program(p.pid, "sleep"));
+	ck_assert_ptr_null(host_ring_peer_shared(l, p.pid, peer_start_time(&p)));
+	kill(p.pid, SIGKILL);
+	peer_reap(&p);
 	host_ring_close(l);
 }
 END_TEST
@@ -271,29 +308,22 @@ END_TEST
 /* Only while the peer's progress runs: not before it starts, not after it stops. */
 START_TEST(shared_area_only_while_running)
 {
-	int ready[2], go[2], status;
 	struct host_ring *l;
-	char c = 0;
-	pid_t pid;
+	struct peer p;
 
-	ck_assert_int_eq(pipe(ready), 0);
-	ck_assert_int_eq(pipe(go), 0);
-	pid = peer_child(ready[1], go[0], false, 0);
+	peer_start(&p, false, PEER_EXIT);
 	ck_assert_int_eq(host_ring_open("lvA", &l, err, sizeof(err)), 0);
-	ck_assert_int_eq(read(ready[0], &c, 1), 1);
-	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
-	ck_assert_int_eq(write(go[1], &c, 1), 1);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_ptr_null(host_ring_peer_shared(l, p.pid, peer_start_time(&p)));
+	peer_go(&p);
+	peer_reap(&p);
 
-	pid = peer_child(ready[1], go[0], true, 2);
-	ck_assert_int_eq(read(ready[0], &c, 1), 1);
-	ck_assert_ptr_nonnull(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
-	ck_assert_int_eq(write(go[1], &c, 1), 1);
-	ck_assert_int_eq(read(ready[0], &c, 1), 1);	/* stopped running, still alive */
-	ck_assert_ptr_null(host_ring_peer_shared(l, pid, host_qpn_proc_start(pid)));
-	ck_assert_int_eq(write(go[1], &c, 1), 1);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	peer_start(&p, true, PEER_STOP);
+	ck_assert_ptr_nonnull(host_ring_peer_shared(l, p.pid, peer_start_time(&p)));
+	peer_go(&p);
+	peer_wait(&p);		/* stopped running, still alive */
+	ck_assert_ptr_null(host_ring_peer_shared(l, p.pid, peer_start_time(&p)));
+	peer_go(&p);
+	ck_assert_int_eq(peer_reap(&p), 0);
 	host_ring_close(l);
 }
 END_TEST

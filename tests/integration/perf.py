@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Running perftest pairs and reading their results, shared by the perftest, loss and parallel suites."""
 
+import glob
+import os
 import re
 
 import it
@@ -70,3 +72,35 @@ def check(tap, name, srv, cli):
     if ok:
         tap.diag(f'{name}: {col} ' + ' '.join(f'{v:g}' for v in vals))
     return ok
+
+
+def direct_checks(tap, pair, where, devs, ends, run):
+    """Writes and reads between two processes of this host are copied between their memories, no
+    frame (docs/dataplane.md, "Direct placement"); with `direct = off` on DEVS the same runs go by
+    frames.  Data and errors: verbs_check's cases.  ENDS: (device, GID index) of the server and
+    of the client; RUN(server_argv, client_argv, pcap_dir): the pair run to its end, (server,
+    client), client None when the server never listened; each process captures into pcap_dir."""
+    prog = os.path.join(pair.build, 'tests', 'integration', 'verbs_check')
+    srv, cli = run(*([prog, '-d', dev, '-g', gid] for dev, gid in ends), None)
+    if it.both_ok(tap, f'verbs_check integrity and error cases {where}', srv, cli):
+        tap.diag(f'verbs_check: {cli.out.count("PASS ")} cases passed')
+    # RDMA WRITE First/Middle/Last/Only (6-8, 10) and READ Request (12) on the wire.
+    wire_ops = {'6', '7', '8', '10', '12'}
+    for on in (True, False):
+        it.set_direct(pair, on, devs)
+        for tool, opts in (('ib_write_bw', ['-s', '65536', '-n', '2000']),
+                           ('ib_read_lat', ['-s', '64', '-n', '1000'])):
+            pcaps = os.path.join(pair.tmp, f'pcap-direct-{tool}-{on}')
+            os.makedirs(pcaps)
+            srv, cli = run(*([tool, '-d', dev, '-F', '-x', gid] + opts for dev, gid in ends), pcaps)
+            name = f'{tool} {" ".join(opts)} {where}, direct {"on" if on else "off"}'
+            if not check(tap, name, srv, cli):
+                continue
+            ops = set().union(*(it.capture_facts(pair, f)[1]
+                                for f in glob.glob(os.path.join(pcaps, '*.pcap'))))
+            if on:
+                tap.ok(not ops & wire_ops, f'{name}: placed directly, no write or read frame',
+                       sorted(ops))
+            else:
+                tap.ok(bool(ops & wire_ops), f'{name}: by frames', sorted(ops))
+    it.set_direct(pair, True, devs)

@@ -49,36 +49,6 @@ def same_host(pair, argv_srv, argv_cli, pcap_dir=None, timeout=120):
     return srv, cli
 
 
-def direct_checks(tap, pair, gid4):
-    """Writes and reads between the two processes are copied between their memories, no frame;
-    with `direct = off` the same runs go by frames.  Data and errors: verbs_check's cases."""
-    prog = os.path.join(pair.build, 'tests', 'integration', 'verbs_check')
-    srv, cli = same_host(pair, [prog, '-d', 'uroce0', '-g', gid4], [prog, '-d', 'uroce0', '-g', gid4])
-    if it.both_ok(tap, 'verbs_check integrity and error cases same host, same device', srv, cli):
-        tap.diag(f'verbs_check: {cli.out.count("PASS ")} cases passed')
-    # RDMA WRITE First/Middle/Last/Only (6-8, 10) and READ Request (12) on the wire.
-    wire_ops = {'6', '7', '8', '10', '12'}
-    for on in (True, False):
-        it.set_direct(pair, on)
-        for tool, opts in (('ib_write_bw', ['-s', '65536', '-n', '2000']),
-                           ('ib_read_lat', ['-s', '64', '-n', '1000'])):
-            pcaps = os.path.join(pair.tmp, f'pcap{PORT + 1}')
-            os.makedirs(pcaps)
-            argv = [tool, '-d', 'uroce0', '-F', '-x', gid4] + opts
-            srv, cli = same_host(pair, argv, argv, pcap_dir=pcaps)
-            name = f'{tool} {" ".join(opts)} same host, direct {"on" if on else "off"}'
-            if not perf.check(tap, name, srv, cli):
-                continue
-            ops = set().union(*(it.capture_facts(pair, f)[1]
-                                for f in glob.glob(os.path.join(pcaps, '*.pcap'))))
-            if on:
-                tap.ok(not ops & wire_ops, f'{name}: placed directly, no write or read frame',
-                       sorted(ops))
-            else:
-                tap.ok(bool(ops & wire_ops), f'{name}: by frames', sorted(ops))
-    it.set_direct(pair, True)
-
-
 def body(tap, pair):
     gid4 = str(pair.gid_index(0, 4))
     gid6 = str(pair.gid_index(0, 6))
@@ -106,7 +76,8 @@ def body(tap, pair):
                'ICRC good (uroce decode)',
                f'{files} {res}')
 
-    direct_checks(tap, pair, gid4)
+    perf.direct_checks(tap, pair, 'same host, same device', ('uroce0',), [('uroce0', gid4)] * 2,
+                       lambda s, c, pcaps: same_host(pair, s, c, pcap_dir=pcaps))
 
     ud = ['ibv_ud_pingpong', '-d', 'uroce0', '-g', gid4, '-n', '500', '-s', '1024', '-c']
     srv, cli = same_host(pair, ud, ud)

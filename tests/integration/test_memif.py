@@ -12,7 +12,6 @@ without a peer, and a peer that connected and went away must show as
 IBV_EVENT_PORT_ERR, one that comes back as IBV_EVENT_PORT_ACTIVE.
 """
 
-import glob
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it  # noqa: E402
+import perf  # noqa: E402
 
 DEVS = ('umA', 'umB')
 ROLE = {'umA': 'memif server', 'umB': 'memif client'}
@@ -137,39 +137,6 @@ def memif_pair(pair, argv_srv, argv_cli, port, pcaps=None):
     return srv, cli
 
 
-def direct_checks(tap, pair):
-    """Both ends of the link are devices of this host: writes and reads are copied between the
-    two programs' memories, no frame; with `direct = off` on both they go by frames.  Data and
-    errors: verbs_check's cases."""
-    srv, cli = memif_pair(pair, verbs_check(pair, 'umA'), verbs_check(pair, 'umB'), 18780)
-    if it.both_ok(tap, 'verbs_check integrity and error cases across the memif link', srv, cli):
-        tap.diag(f'verbs_check: {cli.out.count("PASS ")} cases passed')
-    # RDMA WRITE First/Middle/Last/Only (6-8, 10) and READ Request (12) on the link.
-    wire_ops = {'6', '7', '8', '10', '12'}
-    port = 18781
-    for on in (True, False):
-        it.set_direct(pair, on, DEVS)
-        for tool, opts in (('ib_write_bw', ['-s', '65536', '-n', '2000']),
-                           ('ib_read_lat', ['-s', '64', '-n', '1000'])):
-            port += 1
-            pcaps = os.path.join(pair.tmp, f'pcap{port}')
-            os.makedirs(pcaps)
-            srv, cli = memif_pair(pair, [tool, '-d', 'umA', '-x', GID, '-F'] + opts,
-                                  [tool, '-d', 'umB', '-x', GID, '-F'] + opts, port, pcaps)
-            name = f'{tool} {" ".join(opts)} across the memif link, direct {"on" if on else "off"}'
-            if not it.both_ok(tap, name, srv, cli):
-                continue
-            tap.diag(cli.out.strip().splitlines()[-2].strip())
-            ops = set().union(*(it.capture_facts(pair, f)[1]
-                                for f in glob.glob(os.path.join(pcaps, '*.pcap'))))
-            if on:
-                tap.ok(not ops & wire_ops, f'{name}: placed directly, no write or read frame',
-                       sorted(ops))
-            else:
-                tap.ok(bool(ops & wire_ops), f'{name}: by frames', sorted(ops))
-    it.set_direct(pair, True, DEVS)
-
-
 def body(tap, pair):
     # Alone on the link, past the device's link refreshes: ACTIVE, no port error.
     for dev in DEVS:
@@ -190,7 +157,9 @@ def body(tap, pair):
             if it.both_ok(tap, name, srv, cli):
                 tap.diag(cli.out.strip().splitlines()[-2].strip())
 
-    direct_checks(tap, pair)
+    ports = iter(range(18780, 18790))
+    perf.direct_checks(tap, pair, 'across the memif link', DEVS, [(dev, GID) for dev in DEVS],
+                       lambda s, c, pcaps: memif_pair(pair, s, c, next(ports), pcaps))
 
     # A peer that was connected and went away is a link down, one that connects again a link up:
     # on the server when its client leaves and another comes ...
