@@ -245,6 +245,27 @@ ln -sfn "$res" "$UI_DIR/results/latest"
 find "$UI_DIR/results" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort -r | tail -n +6 |
 	xargs -r rm -rf
 
+# The uroce device on the host end: created once after the guest is up (see below).
+UROCE_DEV_RUN=$UI_RUN/uroce
+uroce_ns() { ip netns exec "$UI_NS_HOST" env UROCE_RUN_DIR="$UROCE_DEV_RUN" "$@"; }
+uroce_dev_up() {
+	rm -rf "$UROCE_DEV_RUN"
+	mkdir -p "$UROCE_DEV_RUN"
+	uroce_ns "$uroce" link add uroce0 netdev "$UI_VETH_HOST" >/dev/null ||
+		ui_die "uroce link add uroce0 netdev $UI_VETH_HOST failed"
+	uroce_dev=1
+	# the RoCE v2 GID of 192.168.79.1 (perftest -x, pingpong -g)
+	uroce_gid=$(uroce_ns "$uroce" exec -- ibv_devinfo -v -d uroce0 |
+		sed -n "s/.*GID\[ *\([0-9]*\)\]:.*::ffff:$UI_HOST_IP, RoCE v2.*/\1/p" | head -n 1)
+	[ -n "$uroce_gid" ] || ui_die "uroce0 has no RoCE v2 GID for $UI_HOST_IP"
+	ui_log "uroce0 on $UI_VETH_HOST, RoCE v2 GID index $uroce_gid"
+}
+uroce_dev_down() {
+	[ "${uroce_dev:-0}" = 1 ] || return 0
+	uroce_ns "$uroce" link del uroce0 >/dev/null 2>&1 || true
+	uroce_dev=0
+}
+
 cleanup() {
 	local pid
 	trap '' INT TERM HUP
@@ -497,27 +518,6 @@ run_probe_case() {
 	grep -hv '^tshark: [0-9]* RoCE v2 frames, 0 rejected\|^uroce decode: [0-9]* frames' "$out.checks.log" |
 		sed 's/^/     /' || true
 	return 1
-}
-
-# The uroce device on the host end: created once after the guest is up (see below).
-UROCE_DEV_RUN=$UI_RUN/uroce
-uroce_ns() { ip netns exec "$UI_NS_HOST" env UROCE_RUN_DIR="$UROCE_DEV_RUN" "$@"; }
-uroce_dev_up() {
-	rm -rf "$UROCE_DEV_RUN"
-	mkdir -p "$UROCE_DEV_RUN"
-	uroce_ns "$uroce" link add uroce0 netdev "$UI_VETH_HOST" >/dev/null ||
-		ui_die "uroce link add uroce0 netdev $UI_VETH_HOST failed"
-	uroce_dev=1
-	# the RoCE v2 GID of 192.168.79.1 (perftest -x, pingpong -g)
-	uroce_gid=$(uroce_ns "$uroce" exec -- ibv_devinfo -v -d uroce0 |
-		sed -n "s/.*GID\[ *\([0-9]*\)\]:.*::ffff:$UI_HOST_IP, RoCE v2.*/\1/p" | head -n 1)
-	[ -n "$uroce_gid" ] || ui_die "uroce0 has no RoCE v2 GID for $UI_HOST_IP"
-	ui_log "uroce0 on $UI_VETH_HOST, RoCE v2 GID index $uroce_gid"
-}
-uroce_dev_down() {
-	[ "${uroce_dev:-0}" = 1 ] || return 0
-	uroce_ns "$uroce" link del uroce0 >/dev/null 2>&1 || true
-	uroce_dev=0
 }
 
 # A capture written by uroce (UROCE_PCAP) through tshark's InfiniBand dissector (UDP
@@ -809,11 +809,12 @@ mark_result() {
 guest_nic_stalled() {
 	{ tail -c +$(($1 + 1)) "$UI_RUN/console.log" | grep -a -m 1 'NETDEV WATCHDOG' || true; } | tr -d '\r'
 }
+# The guest's virtio-net device, as qemu's monitor names it.
+VIRTIO_NET='/machine/peripheral-anon/device[0]/virtio-backend'
 # The transmit ring's indexes as the guest wrote them (qemu's shadow copies may be stale): avail
-# flags and idx, used flags and idx, used_event, avail_event.
+# flags and idx, used flags and idx, used_event, avail_event; ST: the monitor's status of queue 1.
 guest_tx_ring() {
-	local st num avail used
-	st=$(ui_vm_monitor "info virtio-queue-status /machine/peripheral-anon/device[0]/virtio-backend 1")
+	local st=$1 num avail used
 	num=$(sed -n 's/^ *num: *//p' <<<"$st")
 	avail=$(sed -n 's/^ *avail: *//p' <<<"$st")
 	used=$(sed -n 's/^ *used: *//p' <<<"$st")
@@ -828,12 +829,13 @@ guest_tx_ring() {
 
 # Keep what the stalled guest shows in DIR (with the logs of case NAME, if any), boot it again.
 restart_stalled_guest() {
-	local dir=$1 name=$2 f q
+	local dir=$1 name=$2 f q st=
 	mkdir -p "$dir"
 	for q in 0 1; do	# receive and transmit queue of the virtio-net device
-		ui_vm_monitor "info virtio-queue-status /machine/peripheral-anon/device[0]/virtio-backend $q"
-	done >"$dir/qemu-virtio-queues.log" 2>&1 || true
-	guest_tx_ring >>"$dir/qemu-virtio-queues.log" 2>&1 || true
+		st=$(ui_vm_monitor "info virtio-queue-status $VIRTIO_NET $q" 2>&1) || true
+		echo "$st"
+	done >"$dir/qemu-virtio-queues.log"
+	guest_tx_ring "$st" >>"$dir/qemu-virtio-queues.log" 2>&1 || true
 	cp "$UI_RUN/console.log" "$dir/console.log"
 	for f in ${name:+"$res/$name".*}; do
 		[ -f "$f" ] && mv "$f" "$dir/"
