@@ -802,12 +802,30 @@ mark_result() {
 
 # The guest's virtio-net can stop transmitting for good under TCG: its kernel then logs "NETDEV
 # WATCHDOG: ... transmit queue 0 timed out" every 5 s and nothing reaches the bridge again (not
-# even ARP replies), so every later case would fail.  That is a fault of the emulated peer, not
-# of the code under test: the first run's logs go to NAME.stalled/ with qemu's view of the
-# queues, the guest boots again (about 10 s) and the case runs once more.
+# even ARP replies), so every later case would fail.  With too little traffic to fill the queue
+# the watchdog stays silent and the guest just stops answering (ssh: "No route to host").  That
+# is a fault of the emulated peer, not of the code under test: the first run's logs go to
+# NAME.stalled/ with qemu's view of the queues, the guest boots again (about 10 s) and the case
+# runs once more.
 # The first "NETDEV WATCHDOG" line the guest wrote to its console past byte OFFSET.
 guest_nic_stalled() {
 	{ tail -c +$(($1 + 1)) "$UI_RUN/console.log" | grep -a -m 1 'NETDEV WATCHDOG' || true; } | tr -d '\r'
+}
+# Why the guest is lost after a failed case (console past byte OFFSET), or nothing if it is not:
+# its watchdog spoke, or three ssh attempts over about 20 s got no answer.
+guest_lost() {
+	local why
+	why=$(guest_nic_stalled "$1")
+	[ -z "$why" ] || { echo "$why"; return; }
+	for _ in 1 2 3; do
+		ui_vm_exec true 2>/dev/null && return
+		sleep 2
+	done
+	if ui_vm_pid >/dev/null; then
+		echo "no answer to ssh, qemu still running"
+	else
+		echo "no answer to ssh, qemu has exited"
+	fi
 }
 # The guest's virtio-net device, as qemu's monitor names it.
 VIRTIO_NET='/machine/peripheral-anon/device[0]/virtio-backend'
@@ -876,9 +894,10 @@ while read -r name mtu kind args <&3; do
 	ok=0
 	# shellcheck disable=SC2086 # ARGS are words
 	$run "$name" "$kind" $args >"$res/$name.result" || ok=$?
-	stall=$(guest_nic_stalled "$console_at")
-	if [ $ok != 0 ] && [ -n "$stall" ] && [ $stalls -lt 3 ]; then
-		printf 'STALL %-25s the guest stopped transmitting (%s); first run in %s.stalled/, run again on a rebooted guest\n' \
+	stall=
+	[ $ok = 0 ] || stall=$(guest_lost "$console_at")
+	if [ -n "$stall" ] && [ $stalls -lt 3 ]; then
+		printf 'STALL %-25s the guest network stopped (%s); first run in %s.stalled/, run again on a rebooted guest\n' \
 			"$name" "$stall" "$res/$name" | tee -a "$summary"
 		restart_stalled_guest "$res/$name.stalled" "$name"
 		console_at=0
