@@ -503,6 +503,10 @@ run_suite() {
 		set_sides_memif
 		for s in $MEMIF_BW_SIZES; do bw memif ib_write_bw $s 0; memcpy_bw $s; done
 		lat memif ib_write_lat 64 -H
+		[ $QUICK = 1 ] && continue
+		bw memif ib_read_bw 65536 0
+		lat memif ib_read_lat 64
+		lat memif ib_send_lat 64
 	done
 
 	echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $OUT/machine.txt

@@ -247,10 +247,11 @@ def table(res, machine):
                    res.get('ib_send_lat', 'send', 64, pmd), wl, 'write', '≤ 1.25', lambda r: r <= 1.25)
         target_row(f'{pmd} read latency 64 B (RTT) vs write latency (½ RTT)',
                    res.get('ib_read_lat', 'read', 64, pmd), wl, 'write', '≤ 2.5', lambda r: r <= 2.5)
-    target_row('memif 64 KiB write goodput (Gbit/s) vs memcpy',
-               res.get('ib_write_bw', 'write', 65536, 'memif'),
-               res.get('memcpy', 'memcpy', 65536, 'memif'), 'memcpy', '≥ 0.40',
-               lambda r: r >= 0.40)
+    for tool, op in (('ib_write_bw', 'write'), ('ib_read_bw', 'read')):
+        target_row(f'memif 64 KiB {op} goodput (Gbit/s) vs memcpy',
+                   res.get(tool, op, 65536, 'memif'),
+                   res.get('memcpy', 'memcpy', 65536, 'memif'), 'memcpy', '≥ 0.40',
+                   lambda r: r >= 0.40)
     w('')
 
     w('### Latency (µs): perftest t_typical (median) and 99th percentile; write and send: '
@@ -379,6 +380,8 @@ def plots(res, d):
             ('ib_atomic_lat', 'atomic', 'af_packet', 'ib_atomic_lat af_packet (RTT)'),
             ('ib_write_lat', 'write', 'af_xdp', 'ib_write_lat af_xdp'),
             ('ib_write_lat', 'write', 'memif', 'ib_write_lat memif'),
+            ('ib_read_lat', 'read', 'memif', 'ib_read_lat memif (RTT)'),
+            ('ib_send_lat', 'send', 'memif', 'ib_send_lat memif'),
             ('ib_write_lat', 'write', 'same_host', 'ib_write_lat same host'),
             ('ib_read_lat', 'read', 'same_host', 'ib_read_lat same host (RTT)'),
             ('ib_send_lat', 'send', 'same_host', 'ib_send_lat same host'),
@@ -402,7 +405,8 @@ def plots(res, d):
     lines = []
     for tool, op, pmd in (('ib_write_bw', 'write', 'af_packet'), ('ib_read_bw', 'read', 'af_packet'),
                           ('ib_send_bw', 'send', 'af_packet'), ('ib_write_bw', 'write', 'af_xdp'),
-                          ('ib_write_bw', 'write', 'memif'), ('memcpy', 'memcpy', 'memif'),
+                          ('ib_write_bw', 'write', 'memif'), ('ib_read_bw', 'read', 'memif'),
+                          ('memcpy', 'memcpy', 'memif'),
                           ('ib_write_bw', 'write', 'same_host'), ('ib_read_bw', 'read', 'same_host'),
                           ('ib_write_bw', 'write', 'same_host_frames'),
                           ('memcpy', 'memcpy_hot', 'same_host')):
