@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,6 +116,7 @@ struct dp_port {
 	bool			memif;
 	bool			memif_client;
 	atomic_bool		peer_seen;	/* memif: a peer was connected (losing it is a link down) */
+	atomic_bool		memif_warm;	/* memif: the connection's shared memory is faulted in */
 	uint64_t		link_down_since;	/* memif client: when its link was first seen down */
 	_Atomic uint64_t	ring_drops;
 };
@@ -446,6 +448,32 @@ static unsigned try_start(struct dp_port *dp)
 }
 
 /*
+ * A memif connection's rings and packet buffers are shared memory the PMD
+ * maps when the peer connects; each page of it first touched in a process
+ * costs a fault there, and small frames touch a new page each until the
+ * rings have wrapped once: ib_send_lat's first 500 iterations took 9.3 us
+ * instead of 1.3.  Fault the whole mapping in at once, when the connection
+ * is first seen (the client's open, the first frame received, link checks).
+ */
+static void memif_connected(struct dp_port *dp)
+{
+	unsigned long lo, hi;
+	char line[512];
+	FILE *maps;
+
+	atomic_store(&dp->peer_seen, true);
+	if (atomic_exchange(&dp->memif_warm, true))
+		return;
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "/memfd:memif_region_") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+	fclose(maps);
+}
+
+/*
  * A memif server answers a client that knocks before the server device has
  * started with "ID not found", and the client does not try again: restart a
  * client whose link stays down, a few times a second.  A link seen up means
@@ -459,7 +487,7 @@ static void memif_watch(struct dp_port *dp)
 		return;
 	dp->next_start_ns = now + START_RETRY_NS;
 	if (ethdev_link_up(dp)) {
-		atomic_store(&dp->peer_seen, true);
+		memif_connected(dp);
 		dp->link_down_since = 0;
 		return;
 	}
@@ -525,8 +553,8 @@ static unsigned dpp_rx_burst(struct port *p, struct port_frame *f, unsigned max)
 		(&dp->cnt.rx_burst_1)[burst_bucket(n)]++;
 		dp->cnt.rx_frames += n;
 		/* A frame came through: a peer is connected, however briefly (memif_link_state()). */
-		if (dp->memif && !atomic_load_explicit(&dp->peer_seen, memory_order_relaxed))
-			atomic_store(&dp->peer_seen, true);
+		if (dp->memif && !atomic_load_explicit(&dp->memif_warm, memory_order_relaxed))
+			memif_connected(dp);
 	} else if (unlikely(dp->memif_client)) {
 		memif_watch(dp);
 	}
@@ -848,9 +876,10 @@ static void read_addrs(struct dp_port *dp, uint8_t (*addrs)[16], unsigned *n)
 static bool memif_link_state(struct dp_port *dp)
 {
 	if (ethdev_link_up(dp)) {
-		atomic_store(&dp->peer_seen, true);
+		memif_connected(dp);
 		return true;
 	}
+	atomic_store(&dp->memif_warm, false);	/* the next peer's memory is mapped anew */
 	return !atomic_load(&dp->peer_seen);
 }
 
@@ -869,7 +898,7 @@ static void memif_wait_connected(struct dp_port *dp)
 			return;
 		nanosleep(&(struct timespec){ .tv_nsec = MEMIF_CONNECT_POLL_NS }, NULL);
 	}
-	atomic_store(&dp->peer_seen, true);
+	memif_connected(dp);
 }
 
 /* The broker attaches uroce's XDP program for this process: the netdev is ours until it closes. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 
 #include "rc_internal.h"
@@ -124,7 +125,8 @@ void rc_engine_destroy(struct rc_engine *eng)
 	rc_mr_free_all(eng);
 	rc_pd_free_all(eng);
 	rc_hash_free(&eng->qps);
-	free(eng->self_ring);
+	if (eng->self_ring)
+		munmap(eng->self_ring, RC_SELF_RING_BYTES);
 	pthread_mutex_unlock(&eng->lock);
 	pthread_mutex_destroy(&eng->lock);
 	free(eng);

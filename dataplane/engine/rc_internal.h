@@ -546,6 +546,7 @@ struct rc_self_slot {
 	uint32_t	len;
 	uint8_t		data[RC_FRAME_MAX];
 };
+#define RC_SELF_RING_BYTES	(sizeof(struct rc_self_slot) * RC_SELF_SLOTS)
 
 struct rc_engine {
 	pthread_mutex_t		lock;
